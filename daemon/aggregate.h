@@ -1,0 +1,68 @@
+/*
+ * Per-interval aggregation of samples by (process, thread, CPU, stack). Stacks are interned once
+ * and shared by every thread that hit them. Everything is bounded: distinct stacks, bytes of stack
+ * storage and samples; what does not fit is dropped and counted, never silently lost.
+ *
+ * The aggregate owns all its memory. Pointers returned by the accessors stay valid until the next
+ * aggregate_add(), aggregate_reset() or aggregate_free().
+ */
+#ifndef OTELPROFD_AGGREGATE_H
+#define OTELPROFD_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "records.h" /* the BPF record: struct otelprof_sample */
+
+struct agg_stack {
+	uint32_t hash;
+	uint16_t kernel_depth;  /* ips[0 .. kernel_depth) are kernel frames, leaf first */
+	uint16_t user_depth;    /* then ips[kernel_depth .. +user_depth) user frames, leaf first */
+	bool kernel_mode;       /* the sample interrupted kernel code: user ips[0] is a return address */
+	uint64_t ips[];
+};
+
+struct agg_entry {
+	uint32_t pid, tid, cpu;
+	uint32_t stack_id;          /* index for aggregate_stack() */
+	uint64_t count;             /* samples; equals ntimestamps */
+	uint64_t *timestamps;       /* unix time of each sample in ns */
+	size_t ntimestamps, capacity;
+	char comm[16];              /* thread name at the last sample */
+	char process_comm[16];      /* process name at the last sample */
+};
+
+struct agg_limits {
+	size_t max_entries;      /* distinct (pid, tid, cpu, stack) */
+	size_t max_stack_bytes;  /* bytes of interned stacks */
+	size_t max_samples;      /* samples per interval */
+};
+
+struct agg_counters {
+	uint64_t samples;             /* samples kept */
+	uint64_t dropped_entries;     /* dropped: max_entries reached */
+	uint64_t dropped_stack_bytes; /* dropped: max_stack_bytes reached */
+	uint64_t dropped_samples;     /* dropped: max_samples reached */
+	uint64_t dropped_nomem;       /* dropped: allocation failed */
+	uint64_t malformed;           /* records whose depths were out of range */
+};
+
+struct aggregate;
+
+struct aggregate *aggregate_new(const struct agg_limits *limits);
+void aggregate_free(struct aggregate *agg);
+
+/* Add one sample taken at unix time time_unix_ns. 0, or -ENOSPC/-ENOMEM/-EINVAL (counted). */
+int aggregate_add(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t time_unix_ns);
+/* Forget every sample: a new interval starts. Counters are kept. */
+void aggregate_reset(struct aggregate *agg);
+
+size_t aggregate_entry_count(const struct aggregate *agg);
+const struct agg_entry *aggregate_entry(const struct aggregate *agg, size_t i);
+const struct agg_stack *aggregate_stack(const struct aggregate *agg, uint32_t stack_id);
+const struct agg_counters *aggregate_counters(const struct aggregate *agg);
+/* Earliest and latest sample time of the interval; false when it is empty. */
+bool aggregate_time_range(const struct aggregate *agg, uint64_t *first, uint64_t *last);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * Command-line options. options_parse() fills a struct options from argv; options_free() releases
+ * what it allocated (the pid array). Strings point into argv and are not copied.
+ */
+#ifndef OTELPROFD_OPTIONS_H
+#define OTELPROFD_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define OPTIONS_DEFAULT_FREQUENCY 19
+#define OPTIONS_MAX_FREQUENCY 10000
+#define OPTIONS_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
+#define OPTIONS_DEFAULT_TOP 20
+#define OPTIONS_DEFAULT_RINGBUF_KIB 4096
+#define OPTIONS_DEFAULT_MAX_STACKS 65536
+#define OPTIONS_DEFAULT_MAX_SAMPLES 1000000
+
+enum output_format {
+	OUTPUT_TOP,    /* "-" or no -o: top-N functions table on stdout */
+	OUTPUT_FOLDED, /* *.folded: comm;frame;frame count */
+	OUTPUT_PPROF,  /* *.pb.gz: gzipped perftools.profiles.Profile */
+};
+
+struct options {
+	unsigned frequency;       /* samples per second per CPU */
+	uint64_t duration_ns;     /* stop after this long; 0 = until SIGINT/SIGTERM */
+	pid_t *pids;              /* --pid targets (owned); NULL = every process */
+	size_t npids;
+	bool follow_children;     /* also profile children the targets start */
+	bool include_idle;        /* keep samples of the idle task */
+	const char *output;       /* -o path, "-" for stdout; NULL = top table on stdout */
+	enum output_format format;
+	unsigned top;             /* rows of the top table */
+	unsigned ringbuf_kib;     /* BPF ring buffer size */
+	size_t max_stacks;        /* bound on distinct stacks aggregated per interval */
+	size_t max_samples;       /* bound on samples aggregated per interval */
+	bool verbose;
+	bool quiet;
+};
+
+enum options_result {
+	OPTIONS_OK = 0,    /* run */
+	OPTIONS_EXIT = 1,  /* --help or --version was printed: exit 0 */
+	OPTIONS_USAGE = 2, /* bad usage was reported on err: exit 2 */
+};
+
+/* Parse argv into opts (which it initialises). Messages go to out (help, version) and err. */
+enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err);
+void options_free(struct options *opts);
+
+/* "30s", "500ms", "2m", "1h", "1.5s", or plain seconds. Returns 0 or -EINVAL. */
+int parse_duration(const char *text, uint64_t *ns);
+/* A decimal unsigned integer in [min, max]. Returns 0, -EINVAL or -ERANGE. */
+int parse_uint(const char *text, unsigned long long min, unsigned long long max, unsigned long long *value);
+
+#endif

@@ -1,0 +1,351 @@
+#include "sampler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "profile.skel.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+#define MAX_CPUS 4096
+/* libbpf's messages of the last load, kept to show the verifier's last lines on failure. */
+#define LIBBPF_LOG_LINES 40
+
+struct sampler {
+	struct profile_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *perf_fds;
+	unsigned ncpus;
+	int ncpu_ids;
+	sampler_record_fn fn;
+	void *ctx;
+};
+
+static char *libbpf_log[LIBBPF_LOG_LINES];
+static unsigned libbpf_log_next;
+
+static int capture_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LEVEL_DEBUG)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = 0;
+	if (!line[0])
+		return 0;
+	free(libbpf_log[libbpf_log_next % LIBBPF_LOG_LINES]);
+	libbpf_log[libbpf_log_next++ % LIBBPF_LOG_LINES] = strdup(line);
+	if (log_get_level() >= LOG_LEVEL_DEBUG)
+		log_debug("libbpf: %s", line);
+	return 0;
+}
+
+static void print_libbpf_log_tail(unsigned lines)
+{
+	unsigned n = libbpf_log_next < LIBBPF_LOG_LINES ? libbpf_log_next : LIBBPF_LOG_LINES;
+
+	if (lines > n)
+		lines = n;
+	for (unsigned i = libbpf_log_next - lines; i < libbpf_log_next; i++)
+		if (libbpf_log[i % LIBBPF_LOG_LINES])
+			fprintf(stderr, "  %s\n", libbpf_log[i % LIBBPF_LOG_LINES]);
+}
+
+static void clear_libbpf_log(void)
+{
+	for (unsigned i = 0; i < LIBBPF_LOG_LINES; i++) {
+		free(libbpf_log[i]);
+		libbpf_log[i] = NULL;
+	}
+	libbpf_log_next = 0;
+}
+
+static bool has_capability(int cap)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &header, data))
+		return false;
+	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+const char *sampler_missing_privileges(void)
+{
+	static char missing[64];
+	bool bpf = has_capability(CAP_BPF), perfmon = has_capability(CAP_PERFMON);
+
+	/* CAP_SYS_ADMIN stands in for both on any kernel. */
+	if (has_capability(CAP_SYS_ADMIN) || (bpf && perfmon))
+		return "";
+	snprintf(missing, sizeof(missing), "%s%s%s", bpf ? "" : "CAP_BPF", !bpf && !perfmon ? ", " : "",
+		 perfmon ? "" : "CAP_PERFMON");
+	return missing;
+}
+
+/* Online CPUs from /sys/devices/system/cpu/online ("0-3,5"). */
+static int online_cpus(bool *online, int max, int *count)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	char buf[4096], *p, *tok, *save = NULL;
+	int highest = -1;
+
+	if (!f)
+		return -errno;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p)
+		return -EIO;
+	for (tok = strtok_r(buf, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save)) {
+		int lo, hi;
+
+		if (sscanf(tok, "%d-%d", &lo, &hi) != 2) {
+			if (sscanf(tok, "%d", &lo) != 1)
+				return -EIO;
+			hi = lo;
+		}
+		if (lo < 0 || hi < lo || hi >= max)
+			return -ERANGE;
+		for (int c = lo; c <= hi; c++)
+			online[c] = true;
+		if (hi > highest)
+			highest = hi;
+	}
+	*count = highest + 1;
+	return 0;
+}
+
+static int handle_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	s->fn(s->ctx, data, size);
+	return 0;
+}
+
+static void explain_load_failure(int err)
+{
+	log_error("Failed to load the BPF programs: %s", strerror(-err));
+	fprintf(stderr, "Last messages of the loader and the kernel verifier:\n");
+	print_libbpf_log_tail(12);
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		fprintf(stderr, "The kernel has no BTF (/sys/kernel/btf/vmlinux): otelprofd's CO-RE programs need "
+			"a kernel built with CONFIG_DEBUG_INFO_BTF=y (Linux 5.8 or later).\n");
+	else if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1)
+		fprintf(stderr, "The kernel has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF): Linux 5.8 or later is needed.\n");
+	else if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) != 1)
+		fprintf(stderr, "The kernel cannot run BPF programs on perf events (BPF_PROG_TYPE_PERF_EVENT).\n");
+}
+
+static int open_perf_events(struct sampler *s, const struct sampler_config *config)
+{
+	bool online[MAX_CPUS] = { 0 };
+	int r = online_cpus(online, MAX_CPUS, &s->ncpu_ids);
+
+	if (r) {
+		log_error("Failed to read the online CPUs: %s", strerror(-r));
+		return r;
+	}
+	s->perf_fds = calloc(s->ncpu_ids, sizeof(*s->perf_fds));
+	s->links = calloc(s->ncpu_ids, sizeof(*s->links));
+	if (!s->perf_fds || !s->links)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < s->ncpu_ids; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.size = sizeof(attr),
+			.freq = 1,
+			.sample_freq = config->frequency,
+		};
+		int fd;
+
+		s->perf_fds[cpu] = -1;
+		if (!online[cpu])
+			continue;
+		fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			r = -errno;
+			if (r == -ENODEV) /* went offline meanwhile */
+				continue;
+			if (r == -EINVAL)
+				log_error("Failed to open a perf event at %u Hz on CPU %d: %s (is the frequency above "
+					  "kernel.perf_event_max_sample_rate?)", config->frequency, cpu, strerror(-r));
+			else
+				log_error("Failed to open a perf event on CPU %d: %s", cpu, strerror(-r));
+			return r;
+		}
+		s->perf_fds[cpu] = fd;
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_cpu_sample, fd);
+		if (!s->links[cpu]) {
+			r = -errno;
+			log_error("Failed to attach the BPF program to CPU %d: %s", cpu, strerror(-r));
+			return r;
+		}
+		s->ncpus++;
+	}
+	return s->ncpus ? 0 : -ENODEV;
+}
+
+struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err)
+{
+	struct sampler *s;
+	const char *missing = sampler_missing_privileges();
+	int r;
+
+	if (*missing) {
+		log_error("Missing privileges: %s. Run otelprofd as root, or grant it the capabilities "
+			  "(setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,cap_sys_resource+ep otelprofd).",
+			  missing);
+		*err = -EPERM;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	s->fn = fn;
+	s->ctx = ctx;
+	clear_libbpf_log();
+	libbpf_set_print(capture_libbpf_log);
+
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		r = -errno;
+		explain_load_failure(r);
+		*err = -ENOEXEC;
+		goto fail;
+	}
+	s->skel->rodata->filter_pids = config->npids > 0;
+	s->skel->rodata->follow_children = config->follow_children;
+	s->skel->rodata->include_idle = config->include_idle;
+	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
+	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children);
+	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0);
+
+	r = profile_bpf__load(s->skel);
+	if (r) {
+		explain_load_failure(r);
+		*err = -ENOEXEC;
+		goto fail;
+	}
+	for (size_t i = 0; i < config->npids; i++) {
+		__u32 pid = (__u32)config->pids[i];
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.target_pids, &pid, sizeof(pid), &one, sizeof(one), BPF_ANY)) {
+			r = -errno;
+			log_error("Failed to add pid %u to the filter: %s", pid, strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	if (config->follow_children) {
+		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+		if (!s->skel->links.on_fork) {
+			r = -errno;
+			log_error("Failed to attach to sched_process_fork: %s", strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	if (config->npids) {
+		s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+		if (!s->skel->links.on_exit) {
+			r = -errno;
+			log_error("Failed to attach to sched_process_exit: %s", strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
+	if (!s->rb) {
+		r = -errno;
+		log_error("Failed to set up the ring buffer: %s", strerror(-r));
+		*err = r;
+		goto fail;
+	}
+	r = open_perf_events(s, config);
+	if (r) {
+		*err = r;
+		goto fail;
+	}
+	clear_libbpf_log();
+	return s;
+
+fail:
+	sampler_close(s);
+	clear_libbpf_log();
+	return NULL;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	for (int cpu = 0; s->links && cpu < s->ncpu_ids; cpu++)
+		bpf_link__destroy(s->links[cpu]);
+	for (int cpu = 0; s->perf_fds && cpu < s->ncpu_ids; cpu++)
+		if (s->perf_fds[cpu] >= 0)
+			close(s->perf_fds[cpu]);
+	free(s->links);
+	free(s->perf_fds);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->skel);
+	free(s);
+}
+
+int sampler_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+int sampler_consume(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *values;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	values = calloc(ncpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (__u32 key = 0; key < OTELPROF_CNT_MAX; key++) {
+		counters[key] = 0;
+		if (bpf_map__lookup_elem(s->skel->maps.counters, &key, sizeof(key), values,
+					 ncpus * sizeof(*values), 0))
+			continue;
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			counters[key] += values[cpu];
+	}
+	free(values);
+	return 0;
+}
+
+unsigned sampler_cpu_count(const struct sampler *s)
+{
+	return s->ncpus;
+}

@@ -1,0 +1,49 @@
+/*
+ * The on-CPU sampler: loads the BPF programs, opens one cpu-clock perf event per online CPU and
+ * hands every ring buffer record to a callback. sampler_open() returns an object that owns the BPF
+ * objects, perf event fds and ring buffer; sampler_close() releases them.
+ */
+#ifndef OTELPROFD_SAMPLER_H
+#define OTELPROFD_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "records.h"
+
+struct sampler_config {
+	unsigned frequency;     /* Hz per CPU */
+	const pid_t *pids;      /* NULL: every process */
+	size_t npids;
+	bool follow_children;
+	bool include_idle;
+	unsigned ringbuf_kib;
+};
+
+/* Called for every record; data is valid only during the call. */
+typedef void (*sampler_record_fn)(void *ctx, const void *data, size_t size);
+
+struct sampler;
+
+/*
+ * Check privileges, load and attach. On failure logs what went wrong and how to fix it, and
+ * returns NULL with *err set: -EPERM (privileges), -ENOEXEC (BPF load), or another -errno.
+ */
+struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err);
+void sampler_close(struct sampler *s);
+
+/* fd to wait on (epoll) for records. */
+int sampler_fd(const struct sampler *s);
+/* Hand every pending record to the callback. Records consumed, or -errno. */
+int sampler_consume(struct sampler *s);
+/* Sum of the BPF-side per-CPU counters, indexed by enum otelprof_counter. 0 or -errno. */
+int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX]);
+/* Number of CPUs sampled. */
+unsigned sampler_cpu_count(const struct sampler *s);
+
+/* Capabilities missing for sampling, as a readable list ("CAP_BPF, CAP_PERFMON"), or "" when none. */
+const char *sampler_missing_privileges(void);
+
+#endif

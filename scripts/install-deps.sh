@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of otelprofd from Debian 12's packages.
+# Unattended and idempotent: safe to run again; does nothing when all is present.
+set -euo pipefail
+
+packages=(
+  build-essential meson ninja-build pkg-config
+  clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev
+  protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
+  libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev libcap-dev
+  libcmocka-dev
+  openssl ca-certificates util-linux xz-utils binutils elfutils
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: ${missing[*]}; run as root (or with sudo)" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

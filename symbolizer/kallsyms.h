@@ -1,0 +1,30 @@
+/* /proc/kallsyms: the kernel's text symbols, sorted for address lookup. Owns all its memory. */
+#ifndef OTELPROF_KALLSYMS_H
+#define OTELPROF_KALLSYMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct ksym {
+	uint64_t address;
+	const char *name;   /* points into the table's string pool */
+	const char *module; /* "vmlinux", a module name, or "bpf" */
+};
+
+struct kallsyms;
+
+/* Parse a kallsyms-format stream. NULL on allocation failure (errno set). */
+struct kallsyms *kallsyms_parse(FILE *f);
+/* kallsyms_parse() of a file; NULL with errno set when it cannot be read. */
+struct kallsyms *kallsyms_load(const char *path);
+void kallsyms_free(struct kallsyms *k);
+
+/* The symbol covering address (the last one at or below it), or NULL. */
+const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address);
+size_t kallsyms_count(const struct kallsyms *k);
+/* Every address was zero: kptr_restrict hides them from us. */
+bool kallsyms_hidden(const struct kallsyms *k);
+
+#endif

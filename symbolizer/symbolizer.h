@@ -1,0 +1,96 @@
+/*
+ * otelprofd's symbolizer: turns the addresses of a process (or of the kernel) into functions,
+ * files and lines. A static library with no knowledge of the daemon; it never prints, and reports
+ * failures as negative errno values and counters.
+ *
+ * Ownership: the symbolizer owns every string it returns. Strings and mapping data in a filled
+ * struct sym_frame stay valid until the next call to symbolizer_maintain(),
+ * symbolizer_forget_process() or symbolizer_free(); lookups never free anything. Callers that keep
+ * results longer copy them.
+ */
+#ifndef OTELPROF_SYMBOLIZER_H
+#define OTELPROF_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Most inline frames reported for one address (innermost first); deeper chains are cut. */
+#define SYM_MAX_INLINE 16
+
+enum sym_frame_kind {
+	SYM_FRAME_NATIVE, /* user-space machine code */
+	SYM_FRAME_KERNEL, /* kernel, kernel module or BPF program */
+};
+
+struct sym_line {
+	const char *function;    /* readable (demangled) name, or NULL when unknown */
+	const char *system_name; /* name as in the symbol table (mangled), or NULL */
+	const char *file;        /* source file, or NULL */
+	uint32_t line;           /* 0 when unknown */
+	uint32_t column;         /* 0 when unknown */
+};
+
+struct sym_mapping {
+	uint64_t start, limit;   /* runtime range [start, limit) in the process */
+	uint64_t file_offset;    /* offset in the file that start maps */
+	const char *path;        /* path as the process sees it */
+	const char *build_id;    /* hex of the GNU build id, or NULL */
+	const char *htlhash;     /* hex of the htlhash (see the OTLP attribute sheet), or NULL */
+	uint64_t dev, inode;     /* identity of the file */
+};
+
+struct sym_frame {
+	enum sym_frame_kind kind;
+	bool has_mapping;           /* mapping is filled (user frames inside a file mapping) */
+	struct sym_mapping mapping;
+	uint64_t file_address;      /* address in the ELF file's own virtual address space; for the
+				       kernel, the address itself */
+	const char *module;         /* kernel frames: "vmlinux", a module name or "bpf"; else NULL */
+	unsigned nlines;            /* 0: not symbolized (mapping and file_address still say where) */
+	struct sym_line lines[SYM_MAX_INLINE]; /* innermost (inlined callee) first */
+};
+
+struct symbolizer_config {
+	const char *kallsyms_path; /* default "/proc/kallsyms" */
+	size_t max_modules;        /* cached ELF files; default 1024 */
+	size_t max_processes;      /* processes whose mappings are kept; default 16384 */
+};
+
+struct symbolizer_stats {
+	uint64_t lookups;          /* user and kernel lookups */
+	uint64_t symbolized;       /* lookups that found at least a function name */
+	uint64_t no_mapping;       /* user address outside every file mapping */
+	uint64_t process_gone;     /* the process had exited before its maps were read */
+	uint64_t module_open_failed; /* binary could not be opened, or was not the mapped file */
+	uint64_t module_cache_full;  /* module not loaded because the cache was full */
+	uint64_t modules_loaded;
+	uint64_t modules_evicted;
+	uint64_t processes_evicted;
+	bool kallsyms_hidden;      /* kallsyms shows zero addresses (kptr_restrict) */
+};
+
+struct symbolizer;
+
+struct symbolizer *symbolizer_new(const struct symbolizer_config *config);
+void symbolizer_free(struct symbolizer *s);
+
+/*
+ * Read the mappings of pid now, so that its samples can be symbolized after it exits.
+ * 0, -ESRCH (gone), -ENOSPC (process table full) or another -errno.
+ */
+int symbolizer_prepare_process(struct symbolizer *s, pid_t pid);
+/* Symbolize a user address of pid. 0 (frame filled, maybe with nlines == 0), or -errno. */
+int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame);
+/* Symbolize a kernel address. 0, or -ENOENT when no symbol covers it (frame still filled). */
+int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *frame);
+
+/* Drop what is kept for pid. */
+void symbolizer_forget_process(struct symbolizer *s, pid_t pid);
+/* Housekeeping between batches: enforce the cache bounds, reload kallsyms if modules changed. */
+void symbolizer_maintain(struct symbolizer *s);
+
+const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s);
+
+#endif
