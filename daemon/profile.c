@@ -346,7 +346,8 @@ static int add_sample(struct builder *b, const struct aggregate *agg, const stru
 	if (!s->timestamps)
 		return -ENOMEM;
 	memcpy(s->timestamps, e->timestamps, e->ntimestamps * sizeof(uint64_t));
-	qsort(s->timestamps, e->ntimestamps, sizeof(uint64_t), compare_u64);
+	if (e->ntimestamps > 1)
+		qsort(s->timestamps, e->ntimestamps, sizeof(uint64_t), compare_u64);
 	p->nsamples++;
 	p->total_count += s->count;
 	return 0;

@@ -40,6 +40,7 @@ struct sampler {
 static char *libbpf_log[LIBBPF_LOG_LINES];
 static unsigned libbpf_log_next;
 
+__attribute__((format(printf, 2, 0)))
 static int capture_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char line[1024];

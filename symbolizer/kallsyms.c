@@ -88,7 +88,8 @@ struct kallsyms *kallsyms_parse(FILE *f)
 	}
 	free(line);
 	k->hidden = seen > 0 && zero == seen;
-	qsort(k->syms, k->count, sizeof(*k->syms), by_address);
+	if (k->count)
+		qsort(k->syms, k->count, sizeof(*k->syms), by_address);
 	return k;
 
 fail:

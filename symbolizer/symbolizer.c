@@ -191,7 +191,8 @@ static int read_maps(struct sym_process *p)
 		free(maps);
 		return err;
 	}
-	qsort(maps, n, sizeof(*maps), by_start);
+	if (n)
+		qsort(maps, n, sizeof(*maps), by_start);
 	for (size_t i = 0; i < p->nmaps; i++) {
 		module_release(p->maps[i].module);
 		free(p->maps[i].path);

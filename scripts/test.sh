@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Install what is needed, build with gcc and with clang (ASan + UBSan), and run every test.
+# The BPF tests load the real programs: run as root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+echo "== gcc build: every suite"
+scripts/build.sh build
+meson test -C build --print-errorlogs --num-processes 2
+
+echo "== clang build with AddressSanitizer and UndefinedBehaviorSanitizer: every suite"
+CC=clang scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --print-errorlogs --num-processes 2

@@ -1,0 +1,91 @@
+"""Helpers shared by the integration tests that load otelprofd's real BPF programs.
+
+A test skips (exit 77) only where this machine cannot load BPF at all, and says why; everywhere
+else a failure to load is a failure.
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def skip(reason):
+    print(f"SKIP: {reason}")
+    sys.exit(SKIP)
+
+
+def fail(reason):
+    print(f"FAIL: {reason}")
+    sys.exit(1)
+
+
+def _can_load_bpf():
+    """Load a two-instruction socket filter through bpf(2): proves the kernel and our privileges allow BPF."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    # r0 = 0; exit
+    insns = (ctypes.c_uint64 * 2)(0x00000000000000B7, 0x0000000000000095)
+    license_ = ctypes.create_string_buffer(b"GPL")
+
+    class Attr(ctypes.Structure):
+        _fields_ = [("prog_type", ctypes.c_uint32), ("insn_cnt", ctypes.c_uint32),
+                    ("insns", ctypes.c_uint64), ("license", ctypes.c_uint64),
+                    ("pad", ctypes.c_uint8 * 128)]
+
+    attr = Attr(1, 2, ctypes.addressof(insns), ctypes.addressof(license_))
+    SYS_bpf = {"x86_64": 321, "aarch64": 280}.get(os.uname().machine)
+    if SYS_bpf is None:
+        return True, ""
+    fd = libc.syscall(SYS_bpf, 5, ctypes.byref(attr), ctypes.sizeof(attr))  # BPF_PROG_LOAD
+    if fd < 0:
+        return False, os.strerror(ctypes.get_errno())
+    os.close(fd)
+    return True, ""
+
+
+def require_bpf():
+    """Exit 77 with the reason when this machine cannot run BPF programs at all."""
+    if os.geteuid() != 0:
+        skip("BPF tests need root (or CAP_BPF and CAP_PERFMON); running as uid %d" % os.geteuid())
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        skip("the kernel has no BTF (/sys/kernel/btf/vmlinux), which CO-RE programs need")
+    ok, why = _can_load_bpf()
+    if not ok:
+        skip("the kernel refuses even a trivial BPF program here: " + why)
+
+
+def otelprofd():
+    path = os.environ.get("OTELPROFD")
+    if not path or not os.path.exists(path):
+        fail("OTELPROFD is not set to the built binary")
+    return path
+
+
+def run(args, timeout=120, check=True):
+    """Run a command, echo its output, and fail the test when it exits non-zero (unless check=False)."""
+    print("$", " ".join(args), flush=True)
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    sys.stdout.write(p.stdout[-4000:])
+    sys.stdout.write(p.stderr[-4000:])
+    if check and p.returncode != 0:
+        fail(f"{args[0]} exited {p.returncode}")
+    return p
+
+
+def read_folded(path):
+    """{stack: count} from a folded file; a stack is a tuple (comm, root, ..., leaf)."""
+    stacks = {}
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            stack, _, count = line.rpartition(" ")
+            stacks[tuple(stack.split(";"))] = stacks.get(tuple(stack.split(";")), 0) + int(count)
+    return stacks
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="otelprofd-test-")

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""otelprofd --pid over the 60/30/10 workload: shares within 5 points, the full call chain
+main -> caller -> hot function, and not one sample of another process (checked in the pprof
+output, decoded with protoc)."""
+import os
+import re
+import subprocess
+import sys
+
+import bpftest
+
+bpftest.require_bpf()
+workload = os.environ["SPLIT_WORKLOAD"]
+proto = os.environ["PPROF_PROTO"]
+out = bpftest.tmpdir()
+
+proc = subprocess.Popen([workload, "30"])
+try:
+    folded = os.path.join(out, "split.folded")
+    pprof = os.path.join(out, "split.pb.gz")
+    bpftest.run([bpftest.otelprofd(), "--pid", str(proc.pid), "--frequency", "499", "--duration", "4s",
+                 "-o", folded])
+    bpftest.run([bpftest.otelprofd(), "--pid", str(proc.pid), "--frequency", "499", "--duration", "2s",
+                 "-o", pprof])
+finally:
+    proc.kill()
+    proc.wait()
+
+stacks = bpftest.read_folded(folded)
+total = sum(stacks.values())
+if total < 500:
+    bpftest.fail(f"only {total} samples in 4 s at 499 Hz")
+counts = {"hot_a": 0, "hot_b": 0, "hot_c": 0}
+broken = 0
+for stack, n in stacks.items():
+    if stack[0] != "split":
+        bpftest.fail(f"a sample of another process: {';'.join(stack)}")
+    leaf = stack[-1]
+    if leaf in counts:
+        caller = "caller_" + leaf[-1]
+        if stack[-3:-1] != ("main", caller):
+            # A sample on a function's first or last instruction, before its frame is set up or
+            # after it is torn down: the frame-pointer walk cannot see the caller.
+            print(f"without the chain main -> {caller} -> {leaf} ({n}): {';'.join(stack)}")
+            broken += n
+        counts[leaf] += n
+hot = sum(counts.values())
+print(f"{hot - broken} of {hot} hot samples have the exact chain main -> caller -> hot function")
+if broken > hot / 100:
+    bpftest.fail(f"{broken} of {hot} hot samples lack the chain main -> caller -> hot function")
+expected = {"hot_a": 60, "hot_b": 30, "hot_c": 10}
+for name, want in expected.items():
+    share = 100.0 * counts[name] / total
+    print(f"{name}: {share:.1f}% (expected {want}%)")
+    if abs(share - want) > 5:
+        bpftest.fail(f"{name} has {share:.1f}% of {total} samples, expected {want} +- 5")
+
+# The pprof output decodes with protoc and every sample's pid label is the workload's.
+import gzip
+raw = gzip.open(pprof).read()
+dec = subprocess.run(["protoc", "--decode", "perftools.profiles.Profile", "--proto_path",
+                      os.path.dirname(proto), os.path.basename(proto)],
+                     input=raw, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+if dec.returncode != 0:
+    bpftest.fail("protoc could not decode the pprof output: " + dec.stderr.decode())
+text = dec.stdout.decode()
+strings = re.findall(r'^string_table: "(.*)"$', text, re.M)
+pid_key = strings.index("pid")
+pids = set(int(m) for m in re.findall(r"label \{\s*key: %d\s*num: (\d+)" % pid_key, text))
+if pids != {proc.pid}:
+    bpftest.fail(f"pprof samples carry pids {pids}, expected only {proc.pid}")
+samples = text.count("\nsample {")
+if samples == 0:
+    bpftest.fail("pprof output has no sample")
+print(f"pprof: {samples} samples, all of pid {proc.pid}")
+print("PASS")

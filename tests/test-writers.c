@@ -1,0 +1,251 @@
+/*
+ * The output writers over a profile built from real addresses of this test program (symbolized
+ * through /proc/self like any other process) and a kernel frame from a made-up kallsyms file.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "pprof_profile.pb-c.h"
+#include "profile.h"
+#include "writers.h"
+
+void leaf_fn(void);
+void mid_fn(void);
+void root_fn(void);
+
+void __attribute__((noinline)) leaf_fn(void) { __asm__ volatile(""); }
+void __attribute__((noinline)) mid_fn(void) { leaf_fn(); __asm__ volatile(""); }
+void __attribute__((noinline)) root_fn(void) { mid_fn(); __asm__ volatile(""); }
+
+static char kallsyms_path[] = "/tmp/test-writers-kallsymsXXXXXX";
+
+struct fixture {
+	struct aggregate *agg;
+	struct symbolizer *sym;
+	struct profile *profile;
+};
+
+static struct otelprof_sample sample(uint32_t tid, bool with_kernel)
+{
+	struct otelprof_sample s;
+
+	memset(&s, 0, sizeof(s));
+	s.hdr.kind = OTELPROF_RECORD_SAMPLE;
+	s.hdr.size = sizeof(s);
+	s.pid = (uint32_t)getpid();
+	s.tid = tid;
+	strcpy(s.comm, "thread;x");
+	strcpy(s.process_comm, "app");
+	/* Leaf exact; callers as return addresses a few bytes into the function. */
+	s.user_depth = 3;
+	s.user_ips[0] = (uint64_t)(uintptr_t)&leaf_fn;
+	s.user_ips[1] = (uint64_t)(uintptr_t)&mid_fn + 4;
+	s.user_ips[2] = (uint64_t)(uintptr_t)&root_fn + 4;
+	if (with_kernel) {
+		/* Under a kernel frame the user leaf is a return address too. */
+		s.kernel_depth = 1;
+		s.kernel_ips[0] = 0xffffffff81000110ULL;
+		s.user_ips[0] += 1;
+	}
+	return s;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct agg_limits limits = { 1000, 1 << 20, 1000 };
+	struct otelprof_sample a = sample(100, false), b = sample(101, true);
+	int fd = mkstemp(kallsyms_path);
+	static const char ksyms[] = "ffffffff81000000 T _stext\nffffffff81000100 T do_kernel_work\n";
+
+	assert_int_equal(write(fd, ksyms, sizeof(ksyms) - 1), sizeof(ksyms) - 1);
+	close(fd);
+	f->agg = aggregate_new(&limits);
+	f->sym = symbolizer_new(&(struct symbolizer_config){ .kallsyms_path = kallsyms_path });
+	assert_int_equal(aggregate_add(f->agg, &a, 3000), 0);
+	assert_int_equal(aggregate_add(f->agg, &a, 1000), 0);
+	assert_int_equal(aggregate_add(f->agg, &b, 2000), 0);
+	f->profile = profile_build(f->agg, f->sym, &(struct profile_build_options){
+		.frequency = 100, .time_unix_ns = 1000, .duration_ns = 5000 });
+	assert_non_null(f->profile);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	profile_free(f->profile);
+	symbolizer_free(f->sym);
+	aggregate_free(f->agg);
+	free(f);
+	unlink(kallsyms_path);
+	return 0;
+}
+
+static char *capture(int (*fn)(const struct profile *, FILE *), const struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	assert_int_equal(fn(p, out), 0);
+	fclose(out);
+	return buf;
+}
+
+static int top10(const struct profile *p, FILE *out)
+{
+	return write_top(p, 10, out);
+}
+
+static void test_profile_tables(void **state)
+{
+	struct fixture *f = *state;
+	const struct profile *p = f->profile;
+
+	assert_int_equal(p->nsamples, 2);
+	assert_int_equal(p->total_count, 3);
+	assert_int_equal(p->period_ns, 10000000);
+	/* Zero element first; leaf_fn (its exact address, and the return address minus 1 under the
+	 * kernel frame, which is the same), mid_fn, root_fn, one kernel location. */
+	assert_int_equal(p->nlocations, 5);
+	assert_int_equal(p->locations[0].type, PF_FRAME_NONE);
+	assert_int_equal(p->nprocesses, 2);
+	assert_string_equal(profile_string(p, 0), "");
+	assert_string_equal(profile_string(p, p->processes[1].name), "app");
+	/* Timestamps sorted. */
+	assert_int_equal(p->samples[0].timestamps[0], 1000);
+	assert_int_equal(p->samples[0].timestamps[1], 3000);
+	/* The leaf is looked up at its exact address, callers at return address - 1. */
+	assert_int_equal(p->locations[p->stack_locations[p->stacks[p->samples[0].stack].first]].address,
+			 (uint64_t)(uintptr_t)&leaf_fn);
+	assert_int_equal(p->locations[p->stack_locations[p->stacks[p->samples[0].stack].first + 1]].address,
+			 (uint64_t)(uintptr_t)&mid_fn + 3);
+}
+
+static void test_folded(void **state)
+{
+	struct fixture *f = *state;
+	char *text = capture(write_folded, f->profile);
+
+	assert_string_equal(text,
+			    "app;root_fn;mid_fn;leaf_fn 2\n"
+			    "app;root_fn;mid_fn;leaf_fn;do_kernel_work_[k] 1\n");
+	free(text);
+}
+
+static void test_top(void **state)
+{
+	struct fixture *f = *state;
+	char *text = capture(top10, f->profile);
+
+	print_message("%s", text);
+	assert_non_null(strstr(text, "3 samples from 1 processes"));
+	assert_non_null(strstr(text, "  66.67  100.00         2  leaf_fn"));
+	assert_non_null(strstr(text, "  33.33   33.33         1  do_kernel_work"));
+	assert_non_null(strstr(text, "   0.00  100.00         0  root_fn"));
+	free(text);
+}
+
+static void test_pprof(void **state)
+{
+	struct fixture *f = *state;
+	Perftools__Profiles__Profile *pp;
+	uint8_t *buf;
+	size_t len;
+	char path[] = "/tmp/test-writers-pprofXXXXXX";
+	int fd = mkstemp(path);
+
+	assert_int_equal(encode_pprof(f->profile, &buf, &len), 0);
+	pp = perftools__profiles__profile__unpack(NULL, len, buf);
+	assert_non_null(pp);
+	assert_string_equal(pp->string_table[0], "");
+	assert_int_equal(pp->n_sample_type, 2);
+	assert_string_equal(pp->string_table[pp->sample_type[0]->type], "samples");
+	assert_string_equal(pp->string_table[pp->sample_type[1]->unit], "nanoseconds");
+	assert_int_equal(pp->period, 10000000);
+	assert_int_equal(pp->n_sample, 2);
+	assert_int_equal(pp->n_location, 4);
+	for (size_t i = 0; i < pp->n_sample; i++) {
+		Perftools__Profiles__Sample *s = pp->sample[i];
+
+		assert_int_equal(s->n_value, 2);
+		assert_int_equal(s->value[1], s->value[0] * 10000000);
+		for (size_t j = 0; j < s->n_location_id; j++)
+			assert_in_range(s->location_id[j], 1, pp->n_location);
+		for (size_t j = 0; j < s->n_label; j++)
+			if (!strcmp(pp->string_table[s->label[j]->key], "pid"))
+				assert_int_equal(s->label[j]->num, getpid());
+	}
+	for (size_t i = 0; i < pp->n_location; i++) {
+		assert_int_equal(pp->location[i]->id, i + 1);
+		assert_in_range(pp->location[i]->mapping_id, 0, pp->n_mapping);
+		for (size_t j = 0; j < pp->location[i]->n_line; j++)
+			assert_in_range(pp->location[i]->line[j]->function_id, 1, pp->n_function);
+	}
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+
+	/* The file is the same message, gzipped. */
+	close(fd);
+	assert_int_equal(write_pprof_file(f->profile, path), 0);
+	{
+		gzFile gz = gzopen(path, "rb");
+		uint8_t *back = malloc(len + 16);
+		int n = gzread(gz, back, (unsigned)len + 16);
+
+		assert_int_equal(n, (int)len);
+		assert_memory_equal(back, buf, len);
+		gzclose(gz);
+		free(back);
+	}
+	unlink(path);
+	free(buf);
+	assert_int_not_equal(write_pprof_file(f->profile, "/nonexistent-dir/x.pb.gz"), 0);
+}
+
+static void test_empty_profile(void **state)
+{
+	struct agg_limits limits = { 10, 1 << 20, 10 };
+	struct aggregate *agg = aggregate_new(&limits);
+	struct symbolizer *sym = symbolizer_new(NULL);
+	struct profile *p = profile_build(agg, sym, &(struct profile_build_options){ .frequency = 19 });
+	char *text;
+	uint8_t *buf;
+	size_t len;
+
+	assert_non_null(p);
+	text = capture(top10, p);
+	assert_non_null(strstr(text, "No samples"));
+	free(text);
+	text = capture(write_folded, p);
+	assert_string_equal(text, "");
+	free(text);
+	assert_int_equal(encode_pprof(p, &buf, &len), 0);
+	free(buf);
+	profile_free(p);
+	symbolizer_free(sym);
+	aggregate_free(agg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile_tables),
+		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_pprof),
+		cmocka_unit_test(test_empty_profile),
+	};
+
+	root_fn();
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
