@@ -18,8 +18,10 @@
 #include "aggregate.h"
 #include "log.h"
 #include "options.h"
+#include "privileges.h"
 #include "profile.h"
 #include "sampler.h"
+#include "service_notify.h"
 #include "symbolizer.h"
 #include "writers.h"
 
@@ -141,10 +143,12 @@ static int run_loop(struct daemon *d)
 		}
 	}
 
+	service_notify_ready("Sampling");
 	for (;;) {
 		struct epoll_event events[4];
 		int n = epoll_wait(epfd, events, 4, 1000);
 
+		service_notify_watchdog(clock_ns(CLOCK_MONOTONIC));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -175,6 +179,7 @@ static int run_loop(struct daemon *d)
 		}
 	}
 out:
+	service_notify_stopping();
 	if (sampler_consume(d->sampler) < 0)
 		log_warn("Failed to read the last samples");
 	if (timerfd >= 0)
@@ -273,6 +278,9 @@ int main(int argc, char **argv)
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
 		goto out;
 	}
+	r = privileges_drop_after_setup();
+	if (r)
+		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;

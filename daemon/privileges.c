@@ -1,0 +1,39 @@
+#include "privileges.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef CAP_CHECKPOINT_RESTORE
+#define CAP_CHECKPOINT_RESTORE 40
+#endif
+
+uint64_t privileges_kept_mask(void)
+{
+	return (1ULL << CAP_SYS_PTRACE) | (1ULL << CAP_DAC_READ_SEARCH) | (1ULL << CAP_CHECKPOINT_RESTORE) |
+	       (1ULL << CAP_SYSLOG);
+}
+
+int privileges_drop_after_setup(void)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	uint64_t keep = privileges_kept_mask();
+
+	if (syscall(SYS_capget, &header, data))
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		uint32_t mask = (uint32_t)(keep >> (32 * i));
+
+		data[i].effective &= mask;
+		data[i].permitted &= mask;
+		data[i].inheritable = 0;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return -errno;
+	if (syscall(SYS_capset, &header, data))
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* Capabilities: what otelprofd keeps once sampling is set up, and dropping the rest. */
+#ifndef OTELPROFD_PRIVILEGES_H
+#define OTELPROFD_PRIVILEGES_H
+
+#include <stdint.h>
+
+/*
+ * Capabilities kept after setup, as a bit mask of CAP_* numbers:
+ *   CAP_SYS_PTRACE          read other processes' /proc/PID/{maps,root,environ,exe}
+ *   CAP_DAC_READ_SEARCH     read their binaries and debug files whatever the file modes
+ *   CAP_CHECKPOINT_RESTORE  open the entries of /proc/PID/map_files (the mapped file itself)
+ *   CAP_SYSLOG              real addresses in /proc/kallsyms, re-read when modules load
+ * Everything else, CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_ADMIN among them, is only
+ * needed to load the programs and open the perf events.
+ */
+uint64_t privileges_kept_mask(void);
+
+/* Drop every capability but the kept ones from the effective, permitted, inheritable and ambient
+ * sets of the calling process. 0 or -errno. */
+int privileges_drop_after_setup(void);
+
+#endif

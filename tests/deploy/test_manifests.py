@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""Every Kubernetes manifest parses and has what the DaemonSet needs, and every otelprofd flag the
+manifests use is one the daemon really has (a flag renamed in the code breaks this test)."""
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+root = os.environ["SOURCE_ROOT"]
+kdir = os.path.join(root, "deploy", "kubernetes")
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+docs = {}
+for name in sorted(os.listdir(kdir)):
+    if name.endswith(".yaml"):
+        with open(os.path.join(kdir, name)) as f:
+            docs[name] = [d for d in yaml.safe_load_all(f) if d]
+        print(f"parsed {name}: {[d.get('kind') for d in docs[name]]}")
+objects = {(d["kind"], d["metadata"]["name"]) for n, ds in docs.items() for d in ds if "metadata" in d}
+
+kust = docs["kustomization.yaml"][0]
+for res in kust["resources"]:
+    if not os.path.exists(os.path.join(kdir, res)):
+        fail(f"kustomization lists missing {res}")
+for gen in kust.get("configMapGenerator", []):
+    for f in gen["files"]:
+        path = f.split("=", 1)[-1]
+        if not os.path.exists(os.path.join(kdir, path)):
+            fail(f"configMapGenerator file missing: {path}")
+
+ds = next(d for d in docs["daemonset.yaml"] if d["kind"] == "DaemonSet")
+pod = ds["spec"]["template"]["spec"]
+c = next(c for c in pod["containers"] if c["name"] == "otelprofd")
+sc = c["securityContext"]
+checks = {
+    "hostPID": pod.get("hostPID") is True,
+    "privileged false": sc.get("privileged") is False,
+    "no privilege escalation": sc.get("allowPrivilegeEscalation") is False,
+    "read-only root": sc.get("readOnlyRootFilesystem") is True,
+    "drop ALL": sc["capabilities"]["drop"] == ["ALL"],
+    "BPF and PERFMON added": {"BPF", "PERFMON"} <= set(sc["capabilities"]["add"]),
+    "no SYS_ADMIN": "SYS_ADMIN" not in sc["capabilities"]["add"],
+    "requests": {"cpu", "memory"} <= set(c["resources"]["requests"]),
+    "limits": {"cpu", "memory"} <= set(c["resources"]["limits"]),
+    "tolerates every taint": {"operator": "Exists"} in pod.get("tolerations", []),
+    "service account": pod.get("serviceAccountName") == "otelprofd",
+    "node name from the downward API": any(
+        e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName" for e in c.get("env", [])),
+    "no host root mount": all(v.get("hostPath", {}).get("path") not in ("/", "/proc") for v in pod["volumes"]),
+}
+for what, ok in checks.items():
+    print(("ok  " if ok else "BAD ") + what)
+    if not ok:
+        fail(what)
+if ("ServiceAccount", "otelprofd") not in objects or ("ClusterRoleBinding", "otelprofd") not in objects:
+    fail("ServiceAccount or ClusterRoleBinding missing")
+role = next(d for d in docs["rbac.yaml"] if d["kind"] == "ClusterRole")
+if role["rules"] != [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]:
+    fail(f"ClusterRole must grant exactly pods get/list/watch: {role['rules']}")
+
+# The collector: profiles pipeline behind its feature gate.
+col = yaml.safe_load(open(os.path.join(root, "deploy", "collector", "config.yaml")))
+if "profiles" not in col["service"]["pipelines"]:
+    fail("the collector configuration has no profiles pipeline")
+coldep = next(d for d in docs["collector.yaml"] if d["kind"] == "Deployment")
+if "--feature-gates=+service.profilesSupport" not in coldep["spec"]["template"]["spec"]["containers"][0]["args"]:
+    fail("the collector runs without --feature-gates=+service.profilesSupport")
+
+# Flags used in the manifests exist in the daemon.
+help_text = subprocess.run([os.environ["OTELPROFD"], "--help"], capture_output=True, text=True).stdout
+known = set(re.findall(r"(--[a-z][a-z0-9-]*)", help_text))
+used = set()
+for a in c.get("args", []) + c.get("command", []):
+    used.update(re.findall(r"^(--[a-z][a-z0-9-]*)", a))
+for flag in sorted(used):
+    if flag not in known:
+        fail(f"the DaemonSet passes {flag}, which otelprofd --help does not list")
+print(f"flags used by the DaemonSet, all known to the daemon: {sorted(used)}")
+print("PASS")
