@@ -1,0 +1,391 @@
+#!/usr/bin/python3
+"""otelprofd's benchmarks, side by side with perf and bpftrace, on this machine, in one run.
+
+Writes bench/RESULTS.md: workload slowdown under each profiler (ratio of medians to the run alone,
+alternating order), each profiler's own CPU per 1000 samples and peak RSS, fidelity on the known
+60/30/10 split, the fraction of complete stacks of a binary built without frame pointers, and
+otelprofd's CPU and RSS with 1000 live processes and with 200 new processes per second.
+"""
+import argparse
+import datetime
+import os
+import platform
+import re
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def proc_cpu_seconds(pid):
+    """user + system CPU seconds of a live process (all its threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def proc_peak_rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        m = re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M)
+    return int(m.group(1)) / 1024 if m else 0.0
+
+
+class Profiler:
+    """One profiler run in the background over a workload; subclasses say how to start it and count samples."""
+    name = ""
+    startup = 1.0  # seconds to wait for it to be sampling
+
+    def __init__(self, build, freq, tmp):
+        self.build, self.freq, self.tmp = build, freq, tmp
+
+    def command(self):
+        raise NotImplementedError
+
+    def samples(self):
+        raise NotImplementedError
+
+    def start(self):
+        self.out = open(os.path.join(self.tmp, f"{self.name}.log"), "w")
+        self.proc = subprocess.Popen(self.command(), stdout=self.out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        time.sleep(self.startup)
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"{self.name} exited early: see {self.out.name}")
+        self.cpu0 = proc_cpu_seconds(self.proc.pid)
+
+    def stop(self):
+        """Stop it; returns (steady CPU seconds while the workload ran, total CPU seconds, peak RSS MiB)."""
+        cpu1 = proc_cpu_seconds(self.proc.pid)
+        self.proc.send_signal(signal.SIGINT)
+        # Sample the process until it exits: its final output work counts in its total.
+        total, rss = cpu1, proc_peak_rss_mib(self.proc.pid)
+        while self.proc.poll() is None:
+            try:
+                total = proc_cpu_seconds(self.proc.pid)
+                rss = max(rss, proc_peak_rss_mib(self.proc.pid))
+            except (FileNotFoundError, ProcessLookupError):
+                break
+            time.sleep(0.02)
+        self.proc.wait(timeout=120)
+        self.out.close()
+        return cpu1 - self.cpu0, total, rss
+
+
+class Otelprofd(Profiler):
+    name = "otelprofd"
+
+    def command(self):
+        self.folded = os.path.join(self.tmp, "otelprofd.folded")
+        return [os.path.join(self.build, "daemon", "otelprofd"), "-F", str(self.freq), "--duration", "0",
+                "-o", self.folded]
+
+    def samples(self):
+        return sum(int(l.rsplit(" ", 1)[1]) for l in open(self.folded) if l.strip())
+
+    def stacks(self):
+        for line in open(self.folded):
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            frames = stack.split(";")
+            yield frames[0], frames[1:], int(n)
+
+
+class PerfFP(Profiler):
+    name = "perf -g"
+    mode = ["-g"]
+
+    def command(self):
+        self.data = os.path.join(self.tmp, self.name.replace(" ", "_") + ".data")
+        return ["perf", "record", *self.mode, "-a", "-F", str(self.freq), "-o", self.data, "-q"]
+
+    def samples(self):
+        out = subprocess.run(["perf", "script", "-i", self.data, "-F", "comm"], capture_output=True,
+                             text=True).stdout
+        return sum(1 for l in out.splitlines() if l.strip())
+
+    def stacks(self):
+        out = subprocess.run(["perf", "script", "-i", self.data, "-F", "comm,ip,sym,dso"], capture_output=True,
+                             text=True).stdout
+        for block in out.split("\n\n"):
+            lines = [l for l in block.splitlines() if l.strip()]
+            if not lines:
+                continue
+            comm = lines[0].strip()
+            frames = []
+            for l in lines[1:]:
+                parts = l.split(None, 1)
+                sym = parts[1].rsplit(" (", 1)[0].split("+")[0] if len(parts) > 1 else "[unknown]"
+                frames.append(sym + "_[k]" if "[kernel.kallsyms]" in l else sym)
+            yield comm, list(reversed(frames)), 1
+
+
+class PerfDwarf(PerfFP):
+    name = "perf dwarf"
+    mode = ["--call-graph", "dwarf"]
+
+
+class Bpftrace(Profiler):
+    name = "bpftrace"
+    startup = 4.0  # it compiles its program with LLVM first
+
+    def command(self):
+        return ["bpftrace", "-e", f"profile:hz:{self.freq} {{ @[comm, kstack, ustack] = count(); }}"]
+
+    def _entries(self):
+        """(comm, frames root first with kernel frames last and marked _[k], count) per map entry."""
+        text = open(self.out.name).read()
+        for m in re.finditer(r"^@\[(.*?)\]: (\d+)$", text, re.S | re.M):
+            comm, _, rest = m.group(1).partition(",")
+            kstack, _, ustack = rest.partition("\n,")
+
+            def frames(block):
+                return [l.strip().split("+")[0] for l in block.splitlines() if l.strip() and l.strip() != ","]
+            yield (comm.strip(), list(reversed(frames(ustack))) +
+                   [f + "_[k]" for f in reversed(frames(kstack))], int(m.group(2)))
+
+    def samples(self):
+        return sum(n for _, _, n in self._entries())
+
+    def stacks(self):
+        yield from self._entries()
+
+
+PROFILERS = [Otelprofd, PerfFP, PerfDwarf, Bpftrace]
+
+
+def run_workload(cmd):
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return float(out.strip().splitlines()[-1])
+
+
+def overhead(build, freqs, runs, units, tmp):
+    """Slowdown of cpu_bench under each profiler, and each profiler's own cost."""
+    bench = [os.path.join(build, "bench", "cpu_bench"), str(os.cpu_count()), str(units)]
+    results = {}
+    for freq in freqs:
+        order = ["alone"] + [p.name for p in PROFILERS]
+        times = {k: [] for k in order}
+        cost = {p.name: [] for p in PROFILERS}
+        for r in range(runs):
+            rot = order[r % len(order):] + order[:r % len(order)]
+            for k in rot:
+                if k == "alone":
+                    times[k].append(run_workload(bench))
+                    continue
+                prof = next(p for p in PROFILERS if p.name == k)(build, freq, tmp)
+                prof.start()
+                t = run_workload(bench)
+                steady, total, rss = prof.stop()
+                n = prof.samples()
+                times[k].append(t)
+                cost[k].append((steady, total, rss, n, t))
+            log(f"  {freq} Hz round {r + 1}/{runs}: " + ", ".join(f"{k} {times[k][-1]:.3f}s" for k in order))
+        results[freq] = (times, cost)
+    return results
+
+
+def shares_and_completeness(build, freq, tmp):
+    """Per profiler: distance from the true 60/30/10 split, and complete stacks of a no-frame-pointer binary."""
+    out = {}
+    split = os.path.join(build, "tests", "workloads", "split")
+    nofp = os.path.join(build, "bench", "split_nofp")
+    for P in PROFILERS:
+        row = {}
+        for label, exe in (("fp", split), ("nofp", nofp)):
+            work = subprocess.Popen([exe, "30"])
+            prof = P(build, freq, tmp)
+            prof.start()
+            time.sleep(5)
+            prof.stop()
+            work.kill()
+            work.wait()
+            comm = os.path.basename(exe)[:15]
+            counts, total, complete = {"hot_a": 0, "hot_b": 0, "hot_c": 0}, 0, 0
+            for c, frames, n in prof.stacks():
+                if c != comm:
+                    continue
+                total += n
+                leaf_user = [f for f in frames if not f.endswith("_[k]")]
+                if leaf_user and leaf_user[-1] in counts:
+                    counts[leaf_user[-1]] += n
+                if "main" in frames and any(f.startswith("caller_") for f in frames):
+                    complete += n
+            if label == "fp":
+                shares = {k: 100.0 * v / total if total else 0.0 for k, v in counts.items()}
+                err = max(abs(shares["hot_a"] - 60), abs(shares["hot_b"] - 30), abs(shares["hot_c"] - 10))
+                row["shares"], row["max_error"], row["fp_samples"] = shares, err, total
+            else:
+                row["complete"] = 100.0 * complete / total if total else 0.0
+                row["nofp_samples"] = total
+        out[P.name] = row
+        log(f"  fidelity {P.name}: {row}")
+    return out
+
+
+def scale(build, freq, tmp, seconds):
+    """otelprofd's CPU and RSS with 1000 live processes, and with 200 new processes per second."""
+    burst = os.path.join(build, "bench", "burst")
+    res = {}
+    # 1000 live processes, each running 1 ms of every second: one CPU's worth in all.
+    procs = [subprocess.Popen([burst, "1", "1000", "0"]) for _ in range(1000)]
+    try:
+        time.sleep(2)
+        prof = Otelprofd(build, freq, tmp)
+        prof.start()
+        time.sleep(seconds)
+        steady, total, rss = prof.stop()
+        res["live_1000"] = (steady / seconds, total, rss, prof.samples())
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+    # 200 new processes per second, each burning 5 ms (a C spawner: Python cannot fork that fast).
+    prof = Otelprofd(build, freq, tmp)
+    prof.start()
+    out = subprocess.run([os.path.join(build, "bench", "spawner"), "200", str(seconds), burst, "5", "0", "1"],
+                         capture_output=True, text=True, check=True).stdout
+    steady, total, rss = prof.stop()
+    res["churn_200"] = (steady / seconds, total, rss, prof.samples(), float(out.split()[0]))
+    log(f"  scale: {res}")
+    return res
+
+
+def machine():
+    kernel = platform.release()
+    cpu = "unknown"
+    for l in open("/proc/cpuinfo"):
+        if l.startswith("model name"):
+            cpu = l.split(":", 1)[1].strip()
+            break
+    mem = int(re.search(r"MemTotal:\s+(\d+)", open("/proc/meminfo").read()).group(1)) // 1024 // 1024
+    tools = {t: subprocess.run([t, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[0]
+             for t in ("perf", "bpftrace")}
+    return kernel, cpu, mem, tools
+
+
+def write_results(path, args, ov, fid, sc):
+    kernel, cpu, mem, tools = machine()
+    L = []
+    L.append("# otelprofd benchmark results\n")
+    L.append(f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    L.append(f"- Machine: {os.cpu_count()} CPUs ({cpu}), {mem} GiB, Linux {kernel}; "
+             "a shared VM: only cpu-clock events, no hardware counters")
+    L.append(f"- Tools: otelprofd (this tree, release build), {tools['perf']}, {tools['bpftrace']}")
+    L.append(f"- Command: `bench/run.sh {' '.join(shlex.quote(a) for a in sys.argv[1:])}`")
+    L.append(f"- Workload: `cpu_bench {os.cpu_count()} {args.units}` (one thread per CPU, fixed work); "
+             f"{args.runs} runs per configuration, alternating order; figures are medians.")
+    L.append("- Profilers, all system-wide: `otelprofd -F HZ --duration 0 -o FILE.folded`, "
+             "`perf record -g -a -F HZ`, `perf record --call-graph dwarf -a -F HZ`, "
+             "`bpftrace -e 'profile:hz:HZ { @[comm, kstack, ustack] = count(); }'`.")
+    L.append("- Profiler CPU is user+system time read from /proc: *steady* while the workload ran (after "
+             "start-up), *total* from start to exit (start-up, and the final write: otelprofd symbolizes "
+             "then, perf leaves that to `perf report`, bpftrace symbolizes when it prints).\n")
+    for freq, (times, cost) in ov.items():
+        alone = statistics.median(times["alone"])
+        L.append(f"## Overhead at {freq} Hz\n")
+        L.append(f"Workload alone: {alone:.3f} s (median; runs {', '.join(f'{t:.3f}' for t in times['alone'])}).\n")
+        L.append("| profiler | workload time | slowdown | samples | steady CPU ms / 1000 samples | total CPU s | peak RSS MiB |")
+        L.append("|---|---|---|---|---|---|---|")
+        for name, rows in cost.items():
+            t = statistics.median(times[name])
+            steady = statistics.median(r[0] for r in rows)
+            total = statistics.median(r[1] for r in rows)
+            rss = max(r[2] for r in rows)
+            n = statistics.median(r[3] for r in rows)
+            per = 1000.0 * steady / n * 1000 if n else float("nan")
+            L.append(f"| {name} | {t:.3f} s | {100 * (t / alone - 1):+.2f}% | {n:.0f} | {per:.1f} | {total:.2f} | {rss:.1f} |")
+        L.append("")
+    if fid:
+        L.append(f"## Fidelity at {args.fidelity_hz} Hz\n")
+        L.append("Known split (tests/workloads/split, frame pointers): hot_a 60%, hot_b 30%, hot_c 10% of the "
+                 "process's samples. Complete stacks: share of samples of the same program built with "
+                 "`gcc -O2 -fomit-frame-pointer` whose stack reaches main through caller_*.\n")
+        L.append("| profiler | hot_a | hot_b | hot_c | largest error (points) | complete stacks without frame pointers |")
+        L.append("|---|---|---|---|---|---|")
+        for name, r in fid.items():
+            s = r["shares"]
+            L.append(f"| {name} | {s['hot_a']:.1f}% | {s['hot_b']:.1f}% | {s['hot_c']:.1f}% | {r['max_error']:.1f} "
+                     f"| {r['complete']:.1f}% of {r['nofp_samples']} |")
+        L.append("")
+    if sc:
+        L.append(f"## Scale (otelprofd at {args.scale_hz} Hz, {args.scale_seconds} s)\n")
+        L.append("| case | otelprofd CPU (steady, % of one CPU) | total CPU s | peak RSS MiB | samples | notes |")
+        L.append("|---|---|---|---|---|---|")
+        a = sc["live_1000"]
+        L.append(f"| 1000 live processes (each 1 ms of CPU per second) | {100 * a[0]:.2f}% | {a[1]:.2f} | {a[2]:.1f} | {a[3]} | |")
+        b = sc["churn_200"]
+        L.append(f"| {b[4]:.0f} new processes per second (5 ms each) | {100 * b[0]:.2f}% | {b[1]:.2f} | {b[2]:.1f} | {b[3]} | |")
+        L.append("")
+    L.append("## Targets\n")
+    L.append(TARGETS_PLACEHOLDER)
+    text = "\n".join(L) + "\n"
+    text = text.replace(TARGETS_PLACEHOLDER, targets(ov, sc))
+    open(path, "w").write(text)
+    log(f"wrote {path}")
+
+
+TARGETS_PLACEHOLDER = "@TARGETS@"
+
+
+def targets(ov, sc):
+    lines = []
+    if 19 in ov:
+        times, cost = ov[19]
+        alone = statistics.median(times["alone"])
+        slow = 100 * (statistics.median(times["otelprofd"]) / alone - 1)
+        spread = 100 * (max(times["alone"]) - min(times["alone"])) / alone
+        ok = slow < 1.0
+        lines.append(f"- Slowdown at 19 Hz under 1%: {'met' if ok else 'MISSED'} ({slow:+.2f}%; the runs alone "
+                     f"spread over {spread:.1f}%, the noise floor).")
+
+        def per(name):
+            rows = cost[name]
+            n = statistics.median(r[3] for r in rows)
+            return statistics.median(r[0] for r in rows) / n if n else float("inf")
+        mine = per("otelprofd")
+        others = {k: per(k) for k in ("perf -g", "bpftrace")}
+        ok = all(mine <= v for v in others.values())
+        lines.append(f"- otelprofd's own CPU per sample below perf's and bpftrace's at 19 Hz: {'met' if ok else 'MISSED'} "
+                     f"(otelprofd {1e6 * mine:.0f} µs, " + ", ".join(f"{k} {1e6 * v:.0f} µs" for k, v in others.items()) + ").")
+    if sc:
+        rss = sc["live_1000"][2]
+        lines.append(f"- RSS under 64 MiB with 1000 processes: {'met' if rss < 64 else 'MISSED'} ({rss:.1f} MiB).")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--units", type=int, default=150, help="work units per thread of cpu_bench")
+    ap.add_argument("--freqs", default="19,99")
+    ap.add_argument("--fidelity-hz", type=int, default=499)
+    ap.add_argument("--scale-hz", type=int, default=99)
+    ap.add_argument("--scale-seconds", type=int, default=15)
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: overhead,fidelity,scale")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "RESULTS.md"))
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench: run as root (the profilers need it)")
+    skip = set(filter(None, args.skip.split(",")))
+    tmp = tempfile.mkdtemp(prefix="otelprofd-bench-")
+    ov = overhead(args.build, [int(f) for f in args.freqs.split(",")], args.runs, args.units, tmp) \
+        if "overhead" not in skip else {}
+    fid = shares_and_completeness(args.build, args.fidelity_hz, tmp) if "fidelity" not in skip else {}
+    sc = scale(args.build, args.scale_hz, tmp, args.scale_seconds) if "scale" not in skip else {}
+    write_results(args.out, args, ov, fid, sc)
+
+
+if __name__ == "__main__":
+    main()
