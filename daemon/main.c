@@ -72,11 +72,25 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
 	}
 }
 
+/*
+ * Open the files behind a new process's frames now, while /proc/PID/map_files still reaches them:
+ * the symbolizer caches them by device and inode, so a process that exits long before the profile
+ * is built is still symbolized (and its siblings running the same files cost nothing more).
+ */
+static void open_modules(struct daemon *d, const struct otelprof_sample *s)
+{
+	struct sym_frame frame;
+
+	for (unsigned i = 0; i < s->user_depth && i < OTELPROF_MAX_STACK_DEPTH; i++)
+		symbolizer_user(d->sym, (pid_t)s->pid, s->user_ips[i], &frame);
+}
+
 static void on_record(void *ctx, const void *data, size_t size)
 {
 	struct daemon *d = ctx;
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
+	const struct process_info *pi;
 
 	if (size < sizeof(*hdr) || hdr->size > size) {
 		d->malformed_records++;
@@ -90,9 +104,10 @@ static void on_record(void *ctx, const void *data, size_t size)
 		}
 		/* Read the mappings and metadata while the process is alive: it may exit before the output
 		 * is written. */
-		if (s->pid)
-			process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm);
+		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm) : NULL;
 		symbolizer_prepare_process(d->sym, (pid_t)s->pid);
+		if (pi && pi->samples == 1)
+			open_modules(d, s);
 		aggregate_add(d->agg, s, s->time_ns + d->monotonic_to_unix_ns);
 		break;
 	case OTELPROF_RECORD_EXEC:

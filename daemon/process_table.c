@@ -326,18 +326,17 @@ int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns,
 		return -ENOMEM;
 	touch(t, e);
 	snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
-	/* A new program: what the old one said about itself no longer holds. */
+	/* A new program: what the old one (inherited at fork) said about itself no longer holds. */
+	e->info.samples = 0;
+	free(e->info.exe_path);
 	free(e->info.command_line);
-	e->info.command_line = NULL;
-	if (read_proc(t, &e->info)) {
-		/* Gone already: keep what the exec record said; the cgroup stays the one inherited at fork. */
-		t->counters.proc_read_failed++;
-		free(e->info.exe_path);
-		e->info.exe_path = filename && filename[0] ? strdup(filename) : NULL;
-		free(e->info.service_name);
-		e->info.service_name = NULL;
-		e->info.from_proc = false;
-	}
+	free(e->info.service_name);
+	e->info.exe_path = e->info.command_line = e->info.service_name = NULL;
+	e->info.from_proc = false;
+	if (read_proc(t, &e->info))
+		t->counters.proc_read_failed++; /* gone already; the cgroup stays the one inherited at fork */
+	if (!e->info.exe_path && filename && filename[0])
+		e->info.exe_path = strdup(filename);
 	return 0;
 }
 
@@ -380,6 +379,7 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 
 	if (e) {
 		touch(t, e);
+		e->info.samples++;
 		return &e->info;
 	}
 	e = add(t, pid, start_ns, comm);
@@ -393,6 +393,7 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 		t->counters.added--;
 		return NULL;
 	}
+	e->info.samples = 1;
 	return &e->info;
 }
 

@@ -30,6 +30,7 @@ struct process_info {
 	char *service_name;    /* the process's own OTEL_SERVICE_NAME (or service.name in its
 				  OTEL_RESOURCE_ATTRIBUTES), or NULL */
 	struct cgroup_info cgroup;
+	uint64_t samples;      /* samples seen since it was first seen or exec'd */
 	bool from_proc;        /* exe, cgroup and environment were read from /proc (else inherited or unknown) */
 	bool exited;           /* its exit record arrived: dropped at the next sweep */
 };
