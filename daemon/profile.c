@@ -292,7 +292,8 @@ static int64_t add_stack(struct builder *b, uint32_t process, uint32_t pid, cons
 		p->stack_locations = grown;
 		p->capacity.stack_locations = cap;
 	}
-	memcpy(p->stack_locations + p->nstack_locations, locs, n * sizeof(*locs));
+	if (n) /* an empty stack (both walks failed) has no array yet */
+		memcpy(p->stack_locations + p->nstack_locations, locs, n * sizeof(*locs));
 	p->stacks[p->nstacks++] = (struct pf_stack){ .first = (uint32_t)p->nstack_locations, .n = (uint32_t)n };
 	p->nstack_locations += n;
 	return id + 1;
