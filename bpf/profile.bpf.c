@@ -16,6 +16,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool filter_pids = false;     /* keep only pids in target_pids */
 const volatile bool follow_children = false; /* add children of target pids to target_pids */
 const volatile bool include_idle = false;    /* keep samples of the idle task (pid 0) */
+const volatile bool filter_cgroups = false;  /* keep only tasks in (or below) a cgroup of target_cgroups */
+const volatile bool track_processes = false; /* send exec, fork and exit records of kept processes */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -28,6 +30,13 @@ struct {
 	__type(key, __u32);  /* pid (thread group id) */
 	__type(value, __u8); /* 1 */
 } target_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OTELPROF_MAX_TARGET_CGROUPS);
+	__type(key, __u64);  /* cgroup v2 id */
+	__type(value, __u8); /* 1 */
+} target_cgroups SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -58,6 +67,23 @@ static __always_inline bool is_target(__u32 pid)
 	return !filter_pids || bpf_map_lookup_elem(&target_pids, &pid);
 }
 
+/* The current task's cgroup, or one of its ancestors, is a target: sub-cgroups of a pod or a
+ * container match too. */
+static __always_inline bool in_target_cgroup(void)
+{
+	if (!filter_cgroups)
+		return true;
+	for (int level = 0; level < OTELPROF_MAX_CGROUP_LEVELS; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+
+		if (!id)
+			break;
+		if (bpf_map_lookup_elem(&target_cgroups, &id))
+			return true;
+	}
+	return false;
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -77,6 +103,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		count(OTELPROF_CNT_FILTERED);
 		return 0;
 	}
+	if (!in_target_cgroup()) {
+		count(OTELPROF_CNT_CGROUP_FILTERED);
+		return 0;
+	}
 
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
@@ -87,6 +117,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.size = sizeof(*s);
 	s->time_ns = bpf_ktime_get_ns();
 	s->cgroup_id = bpf_get_current_cgroup_id();
+	s->process_start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	s->pid = pid;
 	s->tid = tid;
 	s->cpu = bpf_get_smp_processor_id();
@@ -123,7 +154,36 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* --follow-children: a new process whose parent is a target becomes a target. */
+/* Send a process life event of task (the current task, or a child it just forked). */
+static __always_inline void send_proc_event(enum otelprof_record_kind kind, struct task_struct *task,
+					    struct task_struct *parent, struct linux_binprm *bprm)
+{
+	struct otelprof_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(OTELPROF_CNT_PROC_EVENTS_LOST);
+		return;
+	}
+	e->hdr.kind = kind;
+	e->hdr.size = sizeof(*e);
+	e->time_ns = bpf_ktime_get_ns();
+	e->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	e->cgroup_id = bpf_get_current_cgroup_id(); /* a child starts in its parent's cgroup */
+	e->pid = BPF_CORE_READ(task, tgid);
+	e->parent_pid = parent ? BPF_CORE_READ(parent, tgid) : 0;
+	e->parent_start_ns = parent ? BPF_CORE_READ(parent, group_leader, start_boottime) : 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	e->filename[0] = 0;
+	if (bprm)
+		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
+	bpf_ringbuf_submit(e, 0);
+	count(OTELPROF_CNT_PROC_EVENTS);
+}
+
+/*
+ * A new process. --follow-children: its parent is a target, so it becomes one. Process tracking:
+ * user space learns the child's identity and inherits the parent's metadata.
+ */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -131,23 +191,44 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 child_pid = BPF_CORE_READ(child, tgid);
 	__u8 one = 1;
 
-	if (!filter_pids || !follow_children || child_pid == parent_pid)
+	if (child_pid == parent_pid) /* a thread */
 		return 0;
-	if (!bpf_map_lookup_elem(&target_pids, &parent_pid))
-		return 0;
-	if (bpf_map_update_elem(&target_pids, &child_pid, &one, BPF_NOEXIST) == 0)
-		count(OTELPROF_CNT_CHILDREN_FOLLOWED);
-	else if (!bpf_map_lookup_elem(&target_pids, &child_pid))
-		count(OTELPROF_CNT_PID_TABLE_FULL);
+	if (filter_pids && follow_children && bpf_map_lookup_elem(&target_pids, &parent_pid)) {
+		if (bpf_map_update_elem(&target_pids, &child_pid, &one, BPF_NOEXIST) == 0)
+			count(OTELPROF_CNT_CHILDREN_FOLLOWED);
+		else if (!bpf_map_lookup_elem(&target_pids, &child_pid))
+			count(OTELPROF_CNT_PID_TABLE_FULL);
+	}
+	if (track_processes && is_target(child_pid) && in_target_cgroup())
+		send_proc_event(OTELPROF_RECORD_FORK, child, parent, NULL);
 	return 0;
 }
 
-/* A followed process that exits frees its slot so pid reuse cannot make a stranger a target. */
+/* A process replaced its program: user space reads its new executable and metadata. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid);
+
+	if (is_target(pid) && in_target_cgroup())
+		send_proc_event(OTELPROF_RECORD_EXEC, task, NULL, bprm);
+	return 0;
+}
+
+/*
+ * A thread exits. When it is the last one of its process, user space may drop the process after its
+ * last samples are built. A followed process that exits frees its filter slot so pid reuse cannot
+ * make a stranger a target.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
 
+	/* signal->live counts the live threads; it drops to 0 before this tracepoint for the last one. */
+	if (track_processes && BPF_CORE_READ(task, signal, live.counter) == 0 && is_target(pid) &&
+	    in_target_cgroup())
+		send_proc_event(OTELPROF_RECORD_EXIT, task, NULL, NULL);
 	if (!filter_pids || BPF_CORE_READ(task, pid) != pid)
 		return 0;
 	bpf_map_delete_elem(&target_pids, &pid);

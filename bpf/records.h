@@ -20,9 +20,18 @@
 #define OTELPROF_MAX_STACK_DEPTH 127
 /* Bound on the pids tracked by the in-kernel filter (targets and their followed children). */
 #define OTELPROF_MAX_TARGET_PIDS 8192
+/* Bound on the cgroups of the in-kernel cgroup filter (--cgroup, --container). */
+#define OTELPROF_MAX_TARGET_CGROUPS 64
+/* Deepest cgroup level the filter compares (the root is level 0). */
+#define OTELPROF_MAX_CGROUP_LEVELS 32
+/* Bytes of the executable path kept in an exec record (the rest is cut). */
+#define OTELPROF_PATH_LEN 256
 
 enum otelprof_record_kind {
 	OTELPROF_RECORD_SAMPLE = 1, /* struct otelprof_sample */
+	OTELPROF_RECORD_EXEC = 2,   /* struct otelprof_proc_event: a process called execve */
+	OTELPROF_RECORD_FORK = 3,   /* struct otelprof_proc_event: a new process (not a thread) */
+	OTELPROF_RECORD_EXIT = 4,   /* struct otelprof_proc_event: the last thread of a process exited */
 };
 
 /* Bits of otelprof_sample.flags. */
@@ -43,6 +52,9 @@ enum otelprof_counter {
 	OTELPROF_CNT_USTACK_ERROR,      /* user stack walk failed */
 	OTELPROF_CNT_CHILDREN_FOLLOWED, /* child processes added to the pid filter */
 	OTELPROF_CNT_PID_TABLE_FULL,    /* children not followed because the pid filter was full */
+	OTELPROF_CNT_CGROUP_FILTERED,   /* samples outside the target cgroups */
+	OTELPROF_CNT_PROC_EVENTS,       /* exec, fork and exit records sent */
+	OTELPROF_CNT_PROC_EVENTS_LOST,  /* exec, fork and exit records lost: ring buffer full */
 	OTELPROF_CNT_MAX,
 };
 
@@ -56,6 +68,8 @@ struct otelprof_sample {
 	struct otelprof_record_header hdr;
 	__u64 time_ns;                        /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u64 cgroup_id;                      /* cgroup v2 id of the task */
+	__u64 process_start_ns;               /* start of the process (thread group leader), CLOCK_BOOTTIME
+						 ns: with pid, the process's identity across pid reuse */
 	__u32 pid;                            /* thread group id (process id) in the root pid namespace */
 	__u32 tid;                            /* thread id in the root pid namespace */
 	__u32 cpu;                            /* logical CPU the sample was taken on */
@@ -69,9 +83,26 @@ struct otelprof_sample {
 	__u64 user_ips[OTELPROF_MAX_STACK_DEPTH];   /* user instruction pointers (frame-pointer walk) */
 };
 
+/*
+ * A process life event. Every kind carries the process's identity (pid, start time) and its cgroup;
+ * fork also names the parent, exec the file that was executed.
+ */
+struct otelprof_proc_event {
+	struct otelprof_record_header hdr;
+	__u64 time_ns;                  /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 start_ns;                 /* process start, CLOCK_BOOTTIME ns (as in otelprof_sample) */
+	__u64 parent_start_ns;          /* fork: the parent process's start; otherwise 0 */
+	__u64 cgroup_id;                /* cgroup v2 id of the task */
+	__u32 pid;                      /* process id in the root pid namespace */
+	__u32 parent_pid;               /* fork: the parent process; otherwise 0 */
+	char comm[OTELPROF_COMM_LEN];   /* process name after the event */
+	char filename[OTELPROF_PATH_LEN]; /* exec: the path given to execve (maybe relative); else "" */
+};
+
 #define OTELPROF_ASSERT_SIZE(type, bytes) \
 	_Static_assert(sizeof(type) == (bytes), #type " changed size: update both sides")
 OTELPROF_ASSERT_SIZE(struct otelprof_record_header, 8);
-OTELPROF_ASSERT_SIZE(struct otelprof_sample, 8 + 8 + 8 + 16 + 32 + 8 + 2 * 8 * OTELPROF_MAX_STACK_DEPTH);
+OTELPROF_ASSERT_SIZE(struct otelprof_sample, 8 + 8 + 8 + 8 + 16 + 32 + 8 + 2 * 8 * OTELPROF_MAX_STACK_DEPTH);
+OTELPROF_ASSERT_SIZE(struct otelprof_proc_event, 8 + 32 + 8 + OTELPROF_COMM_LEN + OTELPROF_PATH_LEN);
 
 #endif

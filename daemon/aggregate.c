@@ -83,9 +83,9 @@ static uint32_t stack_hash_of(const struct aggregate *agg, uint32_t i)
 	return agg->stacks[i]->hash;
 }
 
-static uint32_t entry_hash(uint32_t pid, uint32_t tid, uint32_t cpu, uint32_t stack_id)
+static uint32_t entry_hash(uint32_t pid, uint64_t start, uint32_t tid, uint32_t cpu, uint32_t stack_id)
 {
-	uint64_t h = mix64(mix64(0, ((uint64_t)pid << 32) | tid), ((uint64_t)cpu << 32) | stack_id);
+	uint64_t h = mix64(mix64(mix64(0, start), ((uint64_t)pid << 32) | tid), ((uint64_t)cpu << 32) | stack_id);
 
 	return (uint32_t)(h ^ (h >> 32));
 }
@@ -94,7 +94,7 @@ static uint32_t entry_hash_of(const struct aggregate *agg, uint32_t i)
 {
 	const struct agg_entry *e = &agg->entries[i];
 
-	return entry_hash(e->pid, e->tid, e->cpu, e->stack_id);
+	return entry_hash(e->pid, e->process_start_ns, e->tid, e->cpu, e->stack_id);
 }
 
 struct aggregate *aggregate_new(const struct agg_limits *limits)
@@ -196,7 +196,7 @@ static int64_t intern_stack(struct aggregate *agg, const struct otelprof_sample 
 static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct otelprof_sample *s,
 					    uint32_t stack_id, int *err)
 {
-	uint32_t h = entry_hash(s->pid, s->tid, s->cpu, stack_id);
+	uint32_t h = entry_hash(s->pid, s->process_start_ns, s->tid, s->cpu, stack_id);
 	struct agg_entry *e;
 	size_t mask, slot;
 
@@ -204,7 +204,8 @@ static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct o
 		mask = agg->entry_index.capacity - 1;
 		for (slot = h & mask; agg->entry_index.slots[slot]; slot = (slot + 1) & mask) {
 			e = &agg->entries[agg->entry_index.slots[slot] - 1];
-			if (e->pid == s->pid && e->tid == s->tid && e->cpu == s->cpu && e->stack_id == stack_id)
+			if (e->pid == s->pid && e->process_start_ns == s->process_start_ns && e->tid == s->tid &&
+			    e->cpu == s->cpu && e->stack_id == stack_id)
 				return e;
 		}
 	}
@@ -219,7 +220,10 @@ static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct o
 		return NULL;
 	}
 	e = &agg->entries[agg->nentries];
-	*e = (struct agg_entry){ .pid = s->pid, .tid = s->tid, .cpu = s->cpu, .stack_id = stack_id };
+	*e = (struct agg_entry){
+		.pid = s->pid, .process_start_ns = s->process_start_ns, .tid = s->tid, .cpu = s->cpu,
+		.stack_id = stack_id,
+	};
 	mask = agg->entry_index.capacity - 1;
 	for (slot = h & mask; agg->entry_index.slots[slot]; slot = (slot + 1) & mask)
 		;

@@ -25,6 +25,7 @@ struct agg_stack {
 
 struct agg_entry {
 	uint32_t pid, tid, cpu;
+	uint64_t process_start_ns;  /* with pid, the process's identity (pid reuse) */
 	uint32_t stack_id;          /* index for aggregate_stack() */
 	uint64_t count;             /* samples; equals ntimestamps */
 	uint64_t *timestamps;       /* unix time of each sample in ns */

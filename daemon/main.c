@@ -16,9 +16,12 @@
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "cgroup.h"
 #include "log.h"
+#include "metadata.h"
 #include "options.h"
 #include "privileges.h"
+#include "process_table.h"
 #include "profile.h"
 #include "sampler.h"
 #include "service_notify.h"
@@ -33,6 +36,8 @@ struct daemon {
 	struct aggregate *agg;
 	struct symbolizer *sym;
 	struct sampler *sampler;
+	struct process_table *processes;
+	struct metadata *metadata;
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	uint64_t malformed_records;
 	uint64_t start_unix_ns, start_monotonic_ns;
@@ -46,11 +51,48 @@ static uint64_t clock_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static void on_process_event(struct daemon *d, const struct otelprof_proc_event *e)
+{
+	char comm[OTELPROF_COMM_LEN + 1], filename[OTELPROF_PATH_LEN + 1];
+
+	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, e->comm);
+	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
+	switch (e->hdr.kind) {
+	case OTELPROF_RECORD_EXEC:
+		/* A new program: its mappings are read again at its next sample. */
+		symbolizer_forget_process(d->sym, (pid_t)e->pid);
+		process_table_exec(d->processes, e->pid, e->start_ns, comm, filename);
+		break;
+	case OTELPROF_RECORD_FORK:
+		/* What the symbolizer holds for this pid belongs to an older process. */
+		symbolizer_forget_process(d->sym, (pid_t)e->pid);
+		process_table_fork(d->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm);
+		break;
+	case OTELPROF_RECORD_EXIT:
+		process_table_exit(d->processes, e->pid, e->start_ns);
+		break;
+	}
+}
+
+/*
+ * Open the files behind a new process's frames now, while /proc/PID/map_files still reaches them:
+ * the symbolizer caches them by device and inode, so a process that exits long before the profile
+ * is built is still symbolized (and its siblings running the same files cost nothing more).
+ */
+static void open_modules(struct daemon *d, const struct otelprof_sample *s)
+{
+	struct sym_frame frame;
+
+	for (unsigned i = 0; i < s->user_depth && i < OTELPROF_MAX_STACK_DEPTH; i++)
+		symbolizer_user(d->sym, (pid_t)s->pid, s->user_ips[i], &frame);
+}
+
 static void on_record(void *ctx, const void *data, size_t size)
 {
 	struct daemon *d = ctx;
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
+	const struct process_info *pi;
 
 	if (size < sizeof(*hdr) || hdr->size > size) {
 		d->malformed_records++;
@@ -62,9 +104,22 @@ static void on_record(void *ctx, const void *data, size_t size)
 			d->malformed_records++;
 			return;
 		}
-		/* Read the mappings while the process is alive: it may exit before the output is written. */
+		/* Read the mappings and metadata while the process is alive: it may exit before the output
+		 * is written. */
+		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm) : NULL;
 		symbolizer_prepare_process(d->sym, (pid_t)s->pid);
+		if (pi && pi->samples == 1)
+			open_modules(d, s);
 		aggregate_add(d->agg, s, s->time_ns + d->monotonic_to_unix_ns);
+		break;
+	case OTELPROF_RECORD_EXEC:
+	case OTELPROF_RECORD_FORK:
+	case OTELPROF_RECORD_EXIT:
+		if (hdr->size < sizeof(struct otelprof_proc_event)) {
+			d->malformed_records++;
+			return;
+		}
+		on_process_event(d, data);
 		break;
 	default:
 		d->malformed_records++;
@@ -74,23 +129,56 @@ static void on_record(void *ctx, const void *data, size_t size)
 
 static void describe_process(void *ctx, struct profile *p, uint32_t process)
 {
-	char path[64], exe[PATH_MAX];
-	ssize_t n;
+	struct daemon *d = ctx;
+	const struct pf_process *proc = &p->processes[process];
 
-	(void)ctx;
-	snprintf(path, sizeof(path), "/proc/%u/exe", p->processes[process].pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n > 0) {
-		const char *base;
+	metadata_describe(d->metadata, process_table_find(d->processes, proc->pid, proc->start_ns), NULL, p, process);
+}
 
-		exe[n] = 0;
-		base = strrchr(exe, '/');
-		profile_add_process_attribute_string(p, process, "process.executable.path", exe);
-		profile_add_process_attribute_string(p, process, "process.executable.name", base ? base + 1 : exe);
-	} else {
-		profile_add_process_attribute_string(p, process, "process.executable.name",
-						     profile_string(p, p->processes[process].name));
+static void forget_process(void *ctx, uint32_t pid)
+{
+	symbolizer_forget_process(ctx, (pid_t)pid);
+}
+
+/* --cgroup and --container to cgroup ids for the in-kernel filter. 0, or -errno after logging. */
+static int resolve_cgroup_filter(const struct options *opts, uint64_t *ids, size_t max, size_t *n)
+{
+	const char *root = cgroup_v2_root();
+	size_t found = 0;
+	int r;
+
+	*n = 0;
+	if (!opts->cgroup && !opts->container)
+		return 0;
+	if (!root) {
+		log_error("--cgroup and --container need the cgroup v2 hierarchy, which is not mounted");
+		return -ENOENT;
 	}
+	if (opts->cgroup) {
+		r = cgroup_id_of_path(root, opts->cgroup, &ids[(*n)++]);
+		if (r) {
+			log_error("--cgroup: %s is not a cgroup under %s: %s", opts->cgroup, root, strerror(-r));
+			return r;
+		}
+	}
+	if (opts->container) {
+		r = cgroup_find_container(root, opts->container, ids + *n, max - *n, &found);
+		if (r) {
+			log_error("--container: failed to search %s: %s", root, strerror(-r));
+			return r;
+		}
+		if (!found) {
+			log_error("--container: no cgroup under %s belongs to container %s", root, opts->container);
+			return -ENOENT;
+		}
+		if (found > max - *n) {
+			log_error("--container: %s matches %zu cgroups, more than %zu: give more of the id",
+				  opts->container, found, max - *n);
+			return -E2BIG;
+		}
+		*n += found;
+	}
+	return 0;
 }
 
 static int setup_signals(sigset_t *mask)
@@ -237,6 +325,18 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 		  " processes gone, %" PRIu64 " modules loaded, %" PRIu64 " failed to open",
 		  ss->lookups, ss->symbolized, ss->no_mapping, ss->process_gone, ss->modules_loaded,
 		  ss->module_open_failed);
+	{
+		const struct process_table_counters *pc = process_table_counters(d->processes);
+
+		log_debug("processes: %zu tracked, %" PRIu64 " added, %" PRIu64 " evicted (table full), %" PRIu64
+			  " samples found no process, %" PRIu64 " /proc reads failed; records: %" PRIu64 " exec, %" PRIu64
+			  " fork, %" PRIu64 " exit, %" PRIu64 " lost (ring buffer full)",
+			  process_table_count(d->processes), pc->added, pc->evicted, pc->no_process, pc->proc_read_failed,
+			  pc->execs, pc->forks, pc->exits, (uint64_t)bc[OTELPROF_CNT_PROC_EVENTS_LOST]);
+		if (pc->evicted || pc->no_process)
+			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
+				 " samples of processes that could not be described", pc->evicted, pc->no_process);
+	}
 	if (ss->kallsyms_hidden)
 		log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");
 }
@@ -247,6 +347,8 @@ int main(int argc, char **argv)
 	struct daemon d = { .opts = &opts };
 	struct agg_limits limits;
 	struct profile *p = NULL;
+	uint64_t cgroup_ids[OTELPROF_MAX_TARGET_CGROUPS];
+	size_t ncgroup_ids;
 	int r, status = 1;
 
 	switch (options_parse(&opts, argc, argv, stdout, stderr)) {
@@ -264,8 +366,18 @@ int main(int argc, char **argv)
 	};
 	d.agg = aggregate_new(&limits);
 	d.sym = symbolizer_new(NULL);
-	if (!d.agg || !d.sym) {
+	d.processes = process_table_new(&(struct process_table_config){ .command_line = opts.command_line });
+	d.metadata = metadata_new(&(struct metadata_config){ 0 });
+	if (!d.agg || !d.sym || !d.processes || !d.metadata) {
 		log_error("Out of memory");
+		goto out;
+	}
+
+	if (metadata_skipped_resource_attributes(d.metadata))
+		log_warn("Skipped %u malformed entries of OTEL_RESOURCE_ATTRIBUTES",
+			 metadata_skipped_resource_attributes(d.metadata));
+	if (resolve_cgroup_filter(&opts, cgroup_ids, OTELPROF_MAX_TARGET_CGROUPS, &ncgroup_ids)) {
+		status = 2;
 		goto out;
 	}
 
@@ -273,6 +385,7 @@ int main(int argc, char **argv)
 		.frequency = opts.frequency, .pids = opts.pids, .npids = opts.npids,
 		.follow_children = opts.follow_children, .include_idle = opts.include_idle,
 		.ringbuf_kib = opts.ringbuf_kib,
+		.cgroup_ids = ncgroup_ids ? cgroup_ids : NULL, .ncgroup_ids = ncgroup_ids, .track_processes = true,
 	}, on_record, &d, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
@@ -297,7 +410,7 @@ int main(int argc, char **argv)
 	p = profile_build(d.agg, d.sym, &(struct profile_build_options){
 		.frequency = opts.frequency, .time_unix_ns = d.start_unix_ns,
 		.duration_ns = clock_ns(CLOCK_MONOTONIC) - d.start_monotonic_ns,
-		.describe_process = describe_process,
+		.describe_process = describe_process, .describe_ctx = &d,
 	});
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
@@ -311,11 +424,15 @@ int main(int argc, char **argv)
 	}
 	if (opts.output && strcmp(opts.output, "-"))
 		log_info("Wrote %" PRIu64 " samples to %s", p->total_count, opts.output);
+	/* The exited processes' last samples are built: their table entries and mappings can go. */
+	process_table_sweep(d.processes, forget_process, d.sym);
 	status = 0;
 out:
 	profile_free(p);
 	sampler_close(d.sampler);
 	symbolizer_free(d.sym);
+	process_table_free(d.processes);
+	metadata_free(d.metadata);
 	aggregate_free(d.agg);
 	options_free(&opts);
 	return status;

@@ -15,6 +15,9 @@ enum {
 	OPT_RINGBUF_SIZE,
 	OPT_MAX_STACKS,
 	OPT_MAX_SAMPLES,
+	OPT_CGROUP,
+	OPT_CONTAINER,
+	OPT_COMMAND_LINE,
 };
 
 static const struct option long_options[] = {
@@ -23,6 +26,9 @@ static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "follow-children", no_argument, NULL, OPT_FOLLOW_CHILDREN },
 	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "container", required_argument, NULL, OPT_CONTAINER },
+	{ "command-line", no_argument, NULL, OPT_COMMAND_LINE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
@@ -49,6 +55,12 @@ static void print_usage(FILE *out)
 		"  -p, --pid=PID[,PID...]    profile only these processes (filtered in the kernel; repeatable)\n"
 		"      --follow-children     with --pid, also profile processes the targets start later\n"
 		"      --include-idle        keep samples of idle CPUs (the idle task, pid 0)\n"
+		"      --cgroup=PATH         profile only this cgroup v2 and those below it (filtered in the\n"
+		"                            kernel); PATH as in /proc/PID/cgroup or under /sys/fs/cgroup\n"
+		"      --container=ID        profile only this container (full id or a prefix of 12 or more)\n"
+		"\n"
+		"Metadata:\n"
+		"      --command-line        add process.command_line to each process (it can hold secrets)\n"
 		"\n"
 		"Output:\n"
 		"  -o, --output=FILE         FILE.pb.gz: gzipped pprof profile; FILE.folded: folded stacks for\n"
@@ -241,6 +253,23 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 			break;
 		case OPT_INCLUDE_IDLE:
 			opts->include_idle = true;
+			break;
+		case OPT_CGROUP:
+			if (!optarg[0]) {
+				fprintf(err, "otelprofd: --cgroup: empty path\n");
+				goto usage;
+			}
+			opts->cgroup = optarg;
+			break;
+		case OPT_CONTAINER:
+			if (strlen(optarg) < 12 || strlen(optarg) > 64 || strspn(optarg, "0123456789abcdefABCDEF") != strlen(optarg)) {
+				fprintf(err, "otelprofd: --container: '%s' is not a container id (12 to 64 hex digits)\n", optarg);
+				goto usage;
+			}
+			opts->container = optarg;
+			break;
+		case OPT_COMMAND_LINE:
+			opts->command_line = true;
 			break;
 		case 'o':
 			if (set_output(opts, optarg, err))

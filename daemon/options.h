@@ -32,6 +32,9 @@ struct options {
 	size_t npids;
 	bool follow_children;     /* also profile children the targets start */
 	bool include_idle;        /* keep samples of the idle task */
+	const char *cgroup;       /* --cgroup: profile only this cgroup and those below it; NULL = all */
+	const char *container;    /* --container: profile only this container (id or prefix); NULL = all */
+	bool command_line;        /* add process.command_line (it can hold secrets) */
 	const char *output;       /* -o path, "-" for stdout; NULL = top table on stdout */
 	enum output_format format;
 	unsigned top;             /* rows of the top table */

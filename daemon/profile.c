@@ -20,7 +20,7 @@ struct builder {
 
 struct location_key {
 	uint32_t type;
-	uint32_t pid; /* 0 for kernel frames: shared by every process */
+	uint32_t process; /* 0 for kernel frames: shared by every process */
 	uint64_t address;
 };
 
@@ -203,7 +203,9 @@ static int64_t add_location(struct builder *b, uint32_t process, uint32_t pid, e
 			    uint64_t address)
 {
 	struct profile *p = b->p;
-	struct location_key key = { .type = type, .pid = type == PF_FRAME_KERNEL ? 0 : pid, .address = address };
+	struct location_key key = {
+		.type = type, .process = type == PF_FRAME_KERNEL ? 0 : process, .address = address,
+	};
 	struct pf_location loc = { .type = type, .address = address };
 	struct sym_frame frame;
 	int added;
@@ -290,7 +292,8 @@ static int64_t add_stack(struct builder *b, uint32_t process, uint32_t pid, cons
 		p->stack_locations = grown;
 		p->capacity.stack_locations = cap;
 	}
-	memcpy(p->stack_locations + p->nstack_locations, locs, n * sizeof(*locs));
+	if (n) /* an empty stack (both walks failed) has no array yet */
+		memcpy(p->stack_locations + p->nstack_locations, locs, n * sizeof(*locs));
 	p->stacks[p->nstacks++] = (struct pf_stack){ .first = (uint32_t)p->nstack_locations, .n = (uint32_t)n };
 	p->nstack_locations += n;
 	return id + 1;
@@ -299,8 +302,9 @@ static int64_t add_stack(struct builder *b, uint32_t process, uint32_t pid, cons
 static int64_t add_process(struct builder *b, const struct agg_entry *e)
 {
 	struct profile *p = b->p;
+	struct { uint64_t start; uint32_t pid, pad; } key = { .start = e->process_start_ns, .pid = e->pid };
 	int added;
-	int64_t id = intern_put(b->processes, &e->pid, sizeof(e->pid), &added);
+	int64_t id = intern_put(b->processes, &key, sizeof(key), &added);
 	uint32_t index;
 
 	if (id < 0 || !added)
@@ -308,7 +312,9 @@ static int64_t add_process(struct builder *b, const struct agg_entry *e)
 	if (RESERVE(p, processes, nprocesses))
 		return -ENOMEM;
 	index = (uint32_t)p->nprocesses++;
-	p->processes[index] = (struct pf_process){ .pid = e->pid, .name = profile_intern_string(p, e->process_comm) };
+	p->processes[index] = (struct pf_process){
+		.pid = e->pid, .start_ns = e->process_start_ns, .name = profile_intern_string(p, e->process_comm),
+	};
 	profile_add_process_attribute_int(p, index, "process.pid", e->pid);
 	return index;
 }

@@ -238,9 +238,12 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	s->skel->rodata->filter_pids = config->npids > 0;
 	s->skel->rodata->follow_children = config->follow_children;
 	s->skel->rodata->include_idle = config->include_idle;
+	s->skel->rodata->filter_cgroups = config->ncgroup_ids > 0;
+	s->skel->rodata->track_processes = config->track_processes;
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
-	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children);
-	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0);
+	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
+	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
+	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
 
 	r = profile_bpf__load(s->skel);
 	if (r) {
@@ -259,7 +262,27 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 			goto fail;
 		}
 	}
-	if (config->follow_children) {
+	for (size_t i = 0; i < config->ncgroup_ids; i++) {
+		__u64 id = config->cgroup_ids[i];
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.target_cgroups, &id, sizeof(id), &one, sizeof(one), BPF_ANY)) {
+			r = -errno;
+			log_error("Failed to add cgroup %llu to the filter: %s", (unsigned long long)id, strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	if (config->track_processes) {
+		s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
+		if (!s->skel->links.on_exec) {
+			r = -errno;
+			log_error("Failed to attach to sched_process_exec: %s", strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	if (config->follow_children || config->track_processes) {
 		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
 		if (!s->skel->links.on_fork) {
 			r = -errno;
@@ -268,7 +291,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 			goto fail;
 		}
 	}
-	if (config->npids) {
+	if (config->npids || config->track_processes) {
 		s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
 		if (!s->skel->links.on_exit) {
 			r = -errno;

@@ -20,6 +20,9 @@ struct sampler_config {
 	bool follow_children;
 	bool include_idle;
 	unsigned ringbuf_kib;
+	const uint64_t *cgroup_ids; /* NULL: every cgroup; else only tasks in or below these cgroups */
+	size_t ncgroup_ids;         /* at most OTELPROF_MAX_TARGET_CGROUPS */
+	bool track_processes;       /* send exec, fork and exit records */
 };
 
 /* Called for every record; data is valid only during the call. */

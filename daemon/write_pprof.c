@@ -88,13 +88,15 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 {
 	size_t nstrings = intern_count(p->strings) + NEXTRA;
 	size_t nmap = p->nmappings - 1, nfunc = p->nfunctions - 1, nloc = p->nlocations - 1;
-	size_t nlabels = p->nsamples * LABELS_PER_SAMPLE, nlocids = 0;
+	size_t nlabels = 0, nlocids = 0;
 	struct pprof_arena a = { 0 };
 	PProfile prof;
 	int err = -ENOMEM;
 
-	for (size_t i = 0; i < p->nsamples; i++)
+	for (size_t i = 0; i < p->nsamples; i++) {
 		nlocids += p->stacks[p->samples[i].stack].n;
+		nlabels += LABELS_PER_SAMPLE + p->processes[p->samples[i].process].nattributes;
+	}
 
 	a.strings = calloc(nstrings, sizeof(*a.strings));
 	a.mappings = calloc(nmap + 1, sizeof(*a.mappings));
@@ -196,11 +198,13 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 		}
 	}
 
-	for (size_t i = 0, nextid = 0; i < p->nsamples; i++) {
+	for (size_t i = 0, nextid = 0, nextlabel = 0; i < p->nsamples; i++) {
 		const struct pf_sample *src = &p->samples[i];
 		const struct pf_stack *st = &p->stacks[src->stack];
+		const struct pf_process *proc = &p->processes[src->process];
 		PSample *s = &a.samples[i];
-		PLabel *l = &a.labels[i * LABELS_PER_SAMPLE];
+		PLabel *l = &a.labels[nextlabel];
+		size_t n = LABELS_PER_SAMPLE;
 
 		perftools__profiles__sample__init(s);
 		s->location_id = a.location_ids + nextid;
@@ -216,10 +220,21 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 		set_label(&l[2], extra(p, STR_THREAD_NAME), src->thread_name, 0);
 		set_label(&l[3], extra(p, STR_PROCESS_NAME), p->processes[src->process].name, 0);
 		set_label(&l[4], extra(p, STR_CPU_LABEL), 0, src->cpu);
-		for (int k = 0; k < LABELS_PER_SAMPLE; k++)
-			a.label_ptrs[i * LABELS_PER_SAMPLE + k] = &l[k];
-		s->label = a.label_ptrs + i * LABELS_PER_SAMPLE;
-		s->n_label = LABELS_PER_SAMPLE;
+		/* The process's resource attributes (container.id, service.name, ...) as labels, so that
+		 * pprof viewers can filter by them; process.pid is the pid label already. */
+		for (uint32_t k = 0; k < proc->nattributes; k++) {
+			const struct pf_attribute *attr = &p->process_attributes[proc->first_attribute + k];
+
+			if (!strcmp(profile_string(p, attr->key), "process.pid"))
+				continue;
+			set_label(&l[n++], attr->key, attr->type == PF_ATTR_STRING ? attr->string_value : 0,
+				  attr->type == PF_ATTR_INT ? attr->int_value : 0);
+		}
+		for (size_t k = 0; k < n; k++)
+			a.label_ptrs[nextlabel + k] = &l[k];
+		s->label = a.label_ptrs + nextlabel;
+		s->n_label = n;
+		nextlabel += n;
 		a.sample_ptrs[i] = s;
 	}
 	prof.function = a.function_ptrs;

@@ -1,0 +1,85 @@
+/*
+ * The processes otelprofd has seen, keyed by (pid, start time) so that a reused pid never mixes two
+ * processes. An entry is filled from /proc when the process is first seen (exec record, or first
+ * sample of a process that existed before otelprofd started), inherited from the parent at fork, and
+ * kept after the process exits until process_table_sweep() runs after its last samples were built:
+ * a process that lived 100 ms is still described.
+ *
+ * Bounded: when full, the least recently seen entry is evicted (counted). The table owns every
+ * entry and string; a struct process_info pointer stays valid until the next call that adds,
+ * sweeps or frees (process_table_exec/fork/sample/sweep/free).
+ */
+#ifndef OTELPROFD_PROCESS_TABLE_H
+#define OTELPROFD_PROCESS_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+
+#define PROCESS_TABLE_DEFAULT_MAX 16384
+
+struct process_info {
+	uint32_t pid;
+	uint64_t start_ns;     /* process start, CLOCK_BOOTTIME ns (the BPF records' start_ns) */
+	char comm[16];         /* process name */
+	char *exe_path;        /* executable path as /proc/PID/exe reads (or as given to execve), or NULL */
+	char *command_line;    /* arguments joined by spaces; NULL unless the table was asked to keep it */
+	char *service_name;    /* the process's own OTEL_SERVICE_NAME (or service.name in its
+				  OTEL_RESOURCE_ATTRIBUTES), or NULL */
+	struct cgroup_info cgroup;
+	uint64_t samples;      /* samples seen since it was first seen or exec'd */
+	bool from_proc;        /* exe, cgroup and environment were read from /proc (else inherited or unknown) */
+	bool exited;           /* its exit record arrived: dropped at the next sweep */
+};
+
+struct process_table_config {
+	size_t max_processes;  /* 0: PROCESS_TABLE_DEFAULT_MAX */
+	bool command_line;     /* keep process.command_line (it can hold secrets) */
+	const char *proc_root; /* NULL: "/proc" (tests point it elsewhere) */
+};
+
+struct process_table_counters {
+	uint64_t added;            /* entries created */
+	uint64_t evicted;          /* entries dropped because the table was full */
+	uint64_t removed;          /* exited entries dropped by a sweep */
+	uint64_t no_process;       /* samples whose process was in no record and no longer in /proc */
+	uint64_t proc_read_failed; /* /proc reads that failed (gone, pid reused, permissions) */
+	uint64_t execs, forks, exits; /* process records handled */
+};
+
+struct process_table;
+
+struct process_table *process_table_new(const struct process_table_config *config);
+void process_table_free(struct process_table *t);
+
+/* Record kinds, in the order the BPF programs send them. 0 or -ENOMEM. */
+int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
+		       const char *filename);
+int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns, uint32_t parent_pid,
+		       uint64_t parent_start_ns, const char *comm);
+void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns);
+
+/*
+ * The entry of a sampled process, created (and read from /proc) on first sight. NULL when the process
+ * is in no record and no longer in /proc (counted in no_process), or on allocation failure.
+ */
+const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
+						const char *comm);
+/* The entry, or NULL. */
+const struct process_info *process_table_find(const struct process_table *t, uint32_t pid, uint64_t start_ns);
+
+/* Drop the exited processes, calling forget(ctx, pid) for each (to free the symbolizer's maps). */
+void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid), void *ctx);
+
+size_t process_table_count(const struct process_table *t);
+const struct process_table_counters *process_table_counters(const struct process_table *t);
+
+/* Start of pid in CLOCK_BOOTTIME ns at clock-tick precision, from proc_root/PID/stat. 0 or -errno. */
+int process_start_ns(const char *proc_root, uint32_t pid, uint64_t *start_ns);
+/* start_ns (exact) and a start time read from /proc (tick precision) name the same instant. */
+bool process_same_start(uint64_t start_ns, uint64_t proc_start_ns);
+
+#endif
