@@ -1,6 +1,7 @@
 /*
- * otelprofd: samples on-CPU stacks with eBPF, symbolizes them on the host and writes a profile.
- * This file is the program's frame: flags, signals, the event loop, and the final output.
+ * otelprofd: samples on-CPU stacks with eBPF, symbolizes them on the host and writes a profile,
+ * or, with a collector configured, sends one every export interval until SIGTERM.
+ * This file is the program's frame: flags, signals, the event loop, and the output.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,8 +17,10 @@
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "export_loop.h"
 #include "log.h"
 #include "options.h"
+#include "otlp_encode.h"
 #include "profile.h"
 #include "sampler.h"
 #include "symbolizer.h"
@@ -34,6 +37,8 @@ struct daemon {
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	uint64_t malformed_records;
 	uint64_t start_unix_ns, start_monotonic_ns;
+	struct export_loop *export;        /* NULL without a collector */
+	uint64_t interval_start_monotonic_ns; /* start of the interval being aggregated */
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -91,6 +96,42 @@ static void describe_process(void *ctx, struct profile *p, uint32_t process)
 	}
 }
 
+static struct profile *build_interval(struct daemon *d)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct profile *p = profile_build(d->agg, d->sym, &(struct profile_build_options){
+		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
+		.duration_ns = now - d->interval_start_monotonic_ns, .describe_process = describe_process,
+	});
+
+	d->interval_start_monotonic_ns = now;
+	return p;
+}
+
+/* End of an export interval: send what was sampled and start afresh. */
+static void export_interval(struct daemon *d)
+{
+	struct profile *p = build_interval(d);
+
+	aggregate_reset(d->agg);
+	if (!p) {
+		log_error("Failed to build the profile: %s", strerror(errno));
+		return;
+	}
+	export_loop_submit(d->export, p);
+	profile_free(p);
+	symbolizer_maintain(d->sym);
+}
+
+static int arm_timer(int fd, uint64_t ns)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL) },
+	};
+
+	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
+}
+
 static int setup_signals(sigset_t *mask)
 {
 	sigemptyset(mask);
@@ -112,7 +153,7 @@ static int add_epoll(int epfd, int fd)
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
-	int epfd = -1, sigfd = -1, timerfd = -1, ringfd = sampler_fd(d->sampler), r;
+	int epfd = -1, sigfd = -1, timerfd = -1, intervalfd = -1, ringfd = sampler_fd(d->sampler), r;
 	sigset_t mask;
 
 	r = setup_signals(&mask);
@@ -136,6 +177,14 @@ static int run_loop(struct daemon *d)
 
 		timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (timerfd < 0 || timerfd_settime(timerfd, 0, &its, NULL) || (r = add_epoll(epfd, timerfd))) {
+			r = r ? r : -errno;
+			goto out;
+		}
+	}
+	if (d->export) {
+		intervalfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (intervalfd < 0 || (r = arm_timer(intervalfd, export_loop_next_interval_ns(d->export))) ||
+		    (r = add_epoll(epfd, intervalfd))) {
 			r = r ? r : -errno;
 			goto out;
 		}
@@ -171,6 +220,14 @@ static int run_loop(struct daemon *d)
 			} else if (fd == timerfd) {
 				r = 0;
 				goto out;
+			} else if (fd == intervalfd) {
+				uint64_t expirations;
+
+				if (read(intervalfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+					log_warn("Failed to read the interval timer: %s", strerror(errno));
+				sampler_consume(d->sampler);
+				export_interval(d);
+				arm_timer(intervalfd, export_loop_next_interval_ns(d->export));
 			}
 		}
 	}
@@ -179,6 +236,8 @@ out:
 		log_warn("Failed to read the last samples");
 	if (timerfd >= 0)
 		close(timerfd);
+	if (intervalfd >= 0)
+		close(intervalfd);
 	if (sigfd >= 0)
 		close(sigfd);
 	if (epfd >= 0)
@@ -192,6 +251,10 @@ static int write_output(const struct options *opts, const struct profile *p)
 	int r;
 
 	switch (opts->format) {
+	case OUTPUT_OTLP:
+		return otlp_write_file(p, &(struct otlp_encode_options){
+			.resource_attrs = opts->export.resource_attrs, .nresource_attrs = opts->export.nresource_attrs,
+		}, opts->output);
 	case OUTPUT_TOP:
 		return write_top(p, opts->top, stdout);
 	case OUTPUT_PPROF:
@@ -273,9 +336,14 @@ int main(int argc, char **argv)
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
 		goto out;
 	}
+	if (opts.export.enabled && !(d.export = export_loop_new(&opts.export))) {
+		status = 2;
+		goto out;
+	}
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;
+	d.interval_start_monotonic_ns = d.start_monotonic_ns;
 	if (opts.npids)
 		log_info("Profiling %zu process%s on %u CPUs at %u Hz", opts.npids, opts.npids == 1 ? "" : "es",
 			 sampler_cpu_count(d.sampler), opts.frequency);
@@ -285,6 +353,16 @@ int main(int argc, char **argv)
 	r = run_loop(&d);
 	if (r)
 		log_error("Sampling stopped: %s", strerror(-r));
+	if (d.export) {
+		/* The last interval, then a flush bounded by the request timeout. */
+		export_interval(&d);
+		r = export_loop_finish(d.export, opts.export.timeout_ns);
+		d.export = NULL;
+		if (r)
+			log_warn("Some profiles were not delivered before the shutdown deadline");
+		status = 0;
+		goto out;
+	}
 
 	p = profile_build(d.agg, d.sym, &(struct profile_build_options){
 		.frequency = opts.frequency, .time_unix_ns = d.start_unix_ns,
@@ -305,6 +383,7 @@ int main(int argc, char **argv)
 		log_info("Wrote %" PRIu64 " samples to %s", p->total_count, opts.output);
 	status = 0;
 out:
+	export_loop_finish(d.export, 0);
 	profile_free(p);
 	sampler_close(d.sampler);
 	symbolizer_free(d.sym);
