@@ -34,11 +34,12 @@ bool export_parse_rpc_status(const uint8_t *data, size_t len, char *message, siz
 	if (message && st->message && *st->message)
 		copy_message(message, msglen, st->message);
 	for (size_t i = 0; i < st->n_details; i++) {
+		static const char suffix[] = "/google.rpc.RetryInfo"; /* type.googleapis.com/google.rpc.RetryInfo */
 		const char *type = st->details[i]->type_url;
 		size_t tl = type ? strlen(type) : 0;
 		Google__Rpc__RetryInfo *ri;
 
-		if (tl < 21 || strcmp(type + tl - 21, "google.rpc.RetryInfo"))
+		if (tl < sizeof(suffix) - 1 || strcmp(type + tl - (sizeof(suffix) - 1), suffix))
 			continue;
 		ri = google__rpc__retry_info__unpack(NULL, st->details[i]->value.len, st->details[i]->value.data);
 		if (ri && ri->retry_delay && ri->retry_delay->seconds >= 0 && ri->retry_delay->nanos >= 0 &&
