@@ -1,8 +1,10 @@
 /*
  * OTLP over gRPC with the gRPC core C API: one channel, one unary call per request to
  * ProfilesService/Export, headers as metadata, gzip through the channel's default compression,
- * a deadline per call. The channel reconnects on its own; a call made while it cannot connect
- * fails fast with UNAVAILABLE (no wait_for_ready), which the exporter retries.
+ * a deadline per call. The channel reconnects on its own; calls are wait_for_ready, so a call made
+ * while the collector is away waits (within its deadline) for the connection instead of failing at
+ * once, and is sent the moment the collector is back; if the deadline passes first, the exporter
+ * retries it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -111,6 +113,7 @@ static int grpc_send(struct export_transport *base, const uint8_t *data, size_t 
 		return 0;
 	}
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
 	ops[0].data.send_initial_metadata.count = t->nmetadata;
 	ops[0].data.send_initial_metadata.metadata = t->metadata;
 	ops[1].op = GRPC_OP_SEND_MESSAGE;
@@ -297,7 +300,7 @@ struct export_transport *export_grpc_new(const struct export_config *cfg, int *e
 	args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
 						   .value.integer = 500 };
 	args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
-						   .value.integer = 5000 };
+						   .value.integer = 3000 };
 	/* Retries are the exporter's (with the sheet's rules), not the channel's. */
 	args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_ENABLE_RETRIES,
 						   .value.integer = 0 };

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -31,6 +33,7 @@ struct export_loop *export_loop_new(const struct export_config *cfg)
 {
 	struct export_loop *l = calloc(1, sizeof(*l));
 	struct export_transport *t;
+	sigset_t all, old;
 	char why[256] = "";
 	int err = 0;
 
@@ -39,19 +42,29 @@ struct export_loop *export_loop_new(const struct export_config *cfg)
 		return NULL;
 	}
 	l->cfg = cfg;
+	/*
+	 * Threads inherit the signal mask: the sender's and gRPC's must never take SIGTERM or SIGINT,
+	 * which the main thread reads from its signalfd. Block everything while they are created.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	t = cfg->protocol == EXPORT_PROTOCOL_HTTP ? export_http_new(cfg, &err, why, sizeof(why))
 						  : export_grpc_new(cfg, &err, why, sizeof(why));
+	if (t)
+		l->exporter = exporter_new(t, &(struct exporter_config){
+			.queue_size = cfg->queue_size, .queue_bytes = cfg->queue_bytes, .timeout_ns = cfg->timeout_ns,
+		});
+	if (t && !l->exporter)
+		err = -errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!t) {
 		log_error("%s", why);
 		free(l);
 		errno = -err;
 		return NULL;
 	}
-	l->exporter = exporter_new(t, &(struct exporter_config){
-		.queue_size = cfg->queue_size, .queue_bytes = cfg->queue_bytes, .timeout_ns = cfg->timeout_ns,
-	});
 	if (!l->exporter) {
-		log_error("Failed to start the exporter: %s", strerror(errno));
+		log_error("Failed to start the exporter: %s", strerror(-err));
 		free(l);
 		return NULL;
 	}
