@@ -108,8 +108,10 @@ static struct profile *build_interval(struct daemon *d)
 	return p;
 }
 
+static void log_counters(const struct daemon *d, const struct profile *p);
+
 /* End of an export interval: send what was sampled and start afresh. */
-static void export_interval(struct daemon *d)
+static void export_interval(struct daemon *d, bool last)
 {
 	struct profile *p = build_interval(d);
 
@@ -118,6 +120,8 @@ static void export_interval(struct daemon *d)
 		log_error("Failed to build the profile: %s", strerror(errno));
 		return;
 	}
+	if (last)
+		log_counters(d, p);
 	export_loop_submit(d->export, p);
 	profile_free(p);
 	symbolizer_maintain(d->sym);
@@ -226,7 +230,7 @@ static int run_loop(struct daemon *d)
 				if (read(intervalfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 					log_warn("Failed to read the interval timer: %s", strerror(errno));
 				sampler_consume(d->sampler);
-				export_interval(d);
+				export_interval(d, false);
 				arm_timer(intervalfd, export_loop_next_interval_ns(d->export));
 			}
 		}
@@ -355,7 +359,7 @@ int main(int argc, char **argv)
 		log_error("Sampling stopped: %s", strerror(-r));
 	if (d.export) {
 		/* The last interval, then a flush bounded by the request timeout. */
-		export_interval(&d);
+		export_interval(&d, true);
 		r = export_loop_finish(d.export, opts.export.timeout_ns);
 		d.export = NULL;
 		if (r)
