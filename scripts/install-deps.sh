@@ -9,7 +9,7 @@ packages=(
   protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
   libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev libcap-dev
   libcmocka-dev
-  openssl ca-certificates util-linux xz-utils binutils elfutils
+  openssl socat ca-certificates util-linux xz-utils binutils elfutils
 )
 
 missing=()

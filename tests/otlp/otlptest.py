@@ -20,6 +20,18 @@ def free_port():
     return port
 
 
+def wait_for_port(port, timeout=10):
+    """Wait until something accepts connections on 127.0.0.1:port."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    bpftest.fail(f"nothing listens on 127.0.0.1:{port}")
+
+
 class Collector:
     """The test collector as a child process on 127.0.0.1."""
 

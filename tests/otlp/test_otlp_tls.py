@@ -3,7 +3,8 @@
 header. otelprofd (real sampler) verifies the collector with that CA and sends the header, first by
 flags, then by OTEL_EXPORTER_OTLP_CERTIFICATE / OTEL_EXPORTER_OTLP_HEADERS; then a wrong header is
 refused (UNAUTHENTICATED, a permanent error: logged, not retried) and an unknown CA never gets
-through."""
+through. HTTP over TLS goes through socat terminating TLS with the same certificate in front of the
+collector's HTTP receiver."""
 import os
 import subprocess
 
@@ -19,9 +20,13 @@ other_cert, other_key = os.path.join(out, "other.pem"), os.path.join(out, "other
 bpftest.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=other",
              "-keyout", other_key, "-out", other_cert])
 
-collector = otlptest.Collector(os.path.join(out, "collector"), "--no-http", "--cert", cert, "--key", key,
+collector = otlptest.Collector(os.path.join(out, "collector"), "--cert", cert, "--key", key,
                                "--require-header", "x-api-key=s3cret")
 endpoint = f"https://127.0.0.1:{collector.grpc_port}"
+tls_port = otlptest.free_port()
+socat = subprocess.Popen(["socat", f"OPENSSL-LISTEN:{tls_port},bind=127.0.0.1,reuseaddr,fork,cert={cert},"
+                          f"key={key},verify=0", f"TCP:127.0.0.1:{collector.http_port}"])
+otlptest.wait_for_port(tls_port)
 workload = subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "30"])
 base = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "199", "--export-interval", "1s", "-d", "3s",
         "--timeout", "2s"]
@@ -43,23 +48,31 @@ try:
              "OTEL_EXPORTER_OTLP_HEADERS": "X-Api-Key=s3cret"})
     wrong = run(["--endpoint", endpoint, "--ca-file", cert, "--headers", "x-api-key=nope"])
     untrusted = run(["--endpoint", endpoint, "--ca-file", other_cert, "--headers", "x-api-key=s3cret"])
+    run(["--endpoint", f"https://127.0.0.1:{tls_port}", "--protocol", "http/protobuf", "--ca-file", cert,
+         "--headers", "x-api-key=s3cret"])
+    http_untrusted = run(["--endpoint", f"https://127.0.0.1:{tls_port}", "--protocol", "http/protobuf",
+                          "--ca-file", other_cert, "--headers", "x-api-key=s3cret"])
 finally:
     workload.kill()
     workload.wait()
+    socat.kill()
+    socat.wait()
 stats = collector.stop()
 
 if stats["invalid"]:
     bpftest.fail(f"invalid requests: {stats['last_error']}")
-if stats["accepted"] < 6:
-    bpftest.fail(f"expected at least 3 requests from each good run: {stats}")
+if stats["accepted"] < 9 or stats["http_requests"] < 3 or stats["http_gzip"] != stats["http_requests"]:
+    bpftest.fail(f"expected at least 3 requests from each good run (2 gRPC, 1 HTTPS): {stats}")
 if stats["unauthenticated"] < 3:
     bpftest.fail(f"the run with the wrong header was not refused: {stats}")
 if "refused" not in wrong or "status 16" not in wrong:
     bpftest.fail("the refusal (UNAUTHENTICATED) was not logged with the server's status")
 if "retries; dropped" in wrong and ", 0 retries;" not in wrong:
     bpftest.fail("a permanent error was retried")
-if "0 requests sent" not in untrusted:
+if "0 requests sent" not in untrusted or "0 requests sent" not in http_untrusted:
     bpftest.fail("a collector with an untrusted certificate received profiles")
+if "certificate" not in http_untrusted:
+    bpftest.fail("the HTTPS certificate failure was not logged")
 samples = otlptest.samples_of(otlptest.dump(os.path.join(collector.out_dir, "*.pb")), workload.pid)
 otlptest.check_split_shares(samples)
 print("PASS")
