@@ -96,6 +96,7 @@ struct chunk {
 	PbValueType sample_type, period_type;
 	PbSample *samples; PbSample **sample_ptrs; size_t nsamples;
 	int32_t *sample_attrs; size_t nsample_attrs;
+	uint64_t **merged; size_t nmerged; /* timestamp arrays of merged samples */
 
 	int32_t cstr[NCSTR];  /* request string index of the encoder's own strings, 0 = not yet */
 	PbDictionary dictionary;
@@ -150,6 +151,9 @@ static void chunk_free(struct chunk *c)
 	free(c->samples);
 	free(c->sample_ptrs);
 	free(c->sample_attrs);
+	for (size_t i = 0; i < c->nmerged; i++)
+		free(c->merged[i]);
+	free(c->merged);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -157,8 +161,12 @@ static void chunk_free(struct chunk *c)
 static int chunk_init(struct chunk *c, const struct profile *p, const struct otlp_encode_options *opts,
 		      size_t nprocesses, size_t nsamples, size_t nkvs)
 {
-	size_t nstr = intern_count(p->strings);
+	size_t nstr = intern_count(p->strings), nstack_locations = 0;
 	size_t max_attrs = 1 + SAMPLE_ATTRS * nsamples + 2 + MAPPING_ATTRS * p->nmappings;
+
+	/* Each stack is mapped at most once per request: room for all of them, however they share. */
+	for (size_t i = 0; i < p->nstacks; i++)
+		nstack_locations += p->stacks[i].n;
 
 	*c = (struct chunk){ .p = p, .opts = opts };
 	c->string_map = alloc_array(nstr, sizeof(uint32_t));
@@ -184,7 +192,7 @@ static int chunk_init(struct chunk *c, const struct profile *p, const struct otl
 	c->line_ptrs = alloc_array(p->nlines, sizeof(PbLine *));
 	c->stacks = alloc_array(p->nstacks, sizeof(PbStack));
 	c->stack_ptrs = alloc_array(p->nstacks, sizeof(PbStack *));
-	c->stack_locations = alloc_array(p->nstack_locations, sizeof(int32_t));
+	c->stack_locations = alloc_array(nstack_locations, sizeof(int32_t));
 	c->attrs = alloc_array(max_attrs, sizeof(PbKeyValueAndUnit));
 	c->attr_ptrs = alloc_array(max_attrs, sizeof(PbKeyValueAndUnit *));
 	c->attr_values = alloc_array(max_attrs, sizeof(PbAnyValue));
@@ -307,7 +315,7 @@ struct mapping_key {
 static int64_t map_mapping(struct chunk *c, uint32_t index)
 {
 	const struct pf_mapping *m = &c->p->mappings[index];
-	struct mapping_key k = { .start = m->memory_start, .limit = m->memory_limit, .offset = m->file_offset };
+	struct mapping_key k;
 	unsigned nattrs = 0;
 	PbMapping *out;
 	int64_t id;
@@ -315,6 +323,10 @@ static int64_t map_mapping(struct chunk *c, uint32_t index)
 
 	if (!index || c->mapping_map[index])
 		return c->mapping_map[index];
+	memset(&k, 0, sizeof(k)); /* the key is hashed as bytes: padding included */
+	k.start = m->memory_start;
+	k.limit = m->memory_limit;
+	k.offset = m->file_offset;
 	k.filename = map_string(c, m->filename);
 	if (m->build_id) {
 		id = add_attr(c, CSTR_BUILD_ID_GNU, false, map_string(c, m->build_id));
@@ -521,33 +533,78 @@ static void fill_resource(struct chunk *c, PbResource *res, const struct pf_proc
 	}
 }
 
-static int add_sample(struct chunk *c, const struct pf_sample *s)
-{
-	PbSample *out = &c->samples[c->nsamples];
-	int32_t *attrs = &c->sample_attrs[c->nsample_attrs];
-	int64_t id;
+/* Sample identity in one Profile: stack and attributes (no links). */
+struct sample_key {
+	int32_t stack;
+	int32_t attrs[SAMPLE_ATTRS];
+};
 
-	opentelemetry__proto__profiles__v1development__sample__init(out);
-	id = map_stack(c, s->stack);
-	if (id < 0)
+/* The sorted union of two sorted timestamp arrays, owned by the chunk. NULL on failure. */
+static uint64_t *merge_timestamps(struct chunk *c, const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+	uint64_t *out = malloc((na + nb) * sizeof(*out)), **grown;
+	size_t i = 0, j = 0, k = 0;
+
+	grown = out ? realloc(c->merged, (c->nmerged + 1) * sizeof(*grown)) : NULL;
+	if (!grown) {
+		free(out);
+		return NULL;
+	}
+	c->merged = grown;
+	c->merged[c->nmerged++] = out;
+	while (i < na || j < nb)
+		out[k++] = j >= nb || (i < na && a[i] <= b[j]) ? a[i++] : b[j++];
+	return out;
+}
+
+/*
+ * Add one profile sample to the Profile being built. Two profile samples can meet in one
+ * request sample when their stacks differ only in ways the request does not keep (one file
+ * mapped twice in a process): their timestamps are merged, so sample identity stays unique.
+ */
+static int add_sample(struct chunk *c, struct intern *ids, const struct pf_sample *s)
+{
+	struct sample_key k;
+	PbSample *out;
+	int64_t id;
+	int added;
+
+	memset(&k, 0, sizeof(k));
+	if ((id = map_stack(c, s->stack)) < 0)
 		return (int)id;
-	out->stack_index = (int32_t)id;
+	k.stack = (int32_t)id;
 	if ((id = add_attr(c, CSTR_THREAD_ID, true, s->tid)) < 0)
 		return (int)id;
-	attrs[0] = (int32_t)id;
+	k.attrs[0] = (int32_t)id;
 	if ((id = add_attr(c, CSTR_THREAD_NAME, false, map_string(c, s->thread_name))) < 0)
 		return (int)id;
-	attrs[1] = (int32_t)id;
+	k.attrs[1] = (int32_t)id;
 	if ((id = add_attr(c, CSTR_CPU_NUMBER, true, s->cpu)) < 0)
 		return (int)id;
-	attrs[2] = (int32_t)id;
-	out->attribute_indices = attrs;
+	k.attrs[2] = (int32_t)id;
+	if ((id = intern_put(ids, &k, sizeof(k), &added)) < 0)
+		return (int)id;
+	c->timestamps += s->count;
+	if (!added) {
+		/* The samples of this Profile start at sample_ptrs[first]; id counts from there. */
+		out = c->sample_ptrs[c->nsamples - intern_count(ids) + (size_t)id];
+		out->timestamps_unix_nano = merge_timestamps(c, out->timestamps_unix_nano, out->n_timestamps_unix_nano,
+							     s->timestamps, s->count);
+		if (!out->timestamps_unix_nano)
+			return -ENOMEM;
+		out->n_timestamps_unix_nano += s->count;
+		return 0;
+	}
+	out = &c->samples[c->nsamples];
+	opentelemetry__proto__profiles__v1development__sample__init(out);
+	out->stack_index = k.stack;
+	out->attribute_indices = &c->sample_attrs[c->nsample_attrs];
+	memcpy(out->attribute_indices, k.attrs, sizeof(k.attrs));
 	out->n_attribute_indices = SAMPLE_ATTRS;
 	c->nsample_attrs += SAMPLE_ATTRS;
 	/* Timestamps only: each counts one sample (one shape for the whole profile). */
 	out->timestamps_unix_nano = s->timestamps;
 	out->n_timestamps_unix_nano = s->count;
-	c->timestamps += s->count;
 	c->sample_ptrs[c->nsamples++] = out;
 	return 0;
 }
@@ -560,8 +617,11 @@ static int add_process(struct chunk *c, uint32_t process, const struct by_proces
 	PbScopeProfiles *sp = &c->scopes[i];
 	PbProfile *prof = &c->profiles[i];
 	uint64_t start = p->time_unix_ns, end = p->time_unix_ns + p->duration_ns;
-	int r;
+	struct intern *ids = intern_new(ENCODE_MAX_KEYS);
+	int r = 0;
 
+	if (!ids)
+		return -ENOMEM;
 	opentelemetry__proto__profiles__v1development__resource_profiles__init(rp);
 	opentelemetry__proto__profiles__v1development__scope_profiles__init(sp);
 	opentelemetry__proto__profiles__v1development__profile__init(prof);
@@ -590,15 +650,18 @@ static int add_process(struct chunk *c, uint32_t process, const struct by_proces
 	for (uint32_t j = bp->first[process]; j < bp->first[process + 1]; j++) {
 		const struct pf_sample *s = &p->samples[bp->order[j]];
 
-		if ((r = add_sample(c, s)))
-			return r;
-		prof->n_samples++;
+		if ((r = add_sample(c, ids, s)))
+			break;
 		/* Timestamps are sorted; the interval must contain them all. */
 		if (s->count && s->timestamps[0] < start)
 			start = s->timestamps[0];
 		if (s->count && s->timestamps[s->count - 1] >= end)
 			end = s->timestamps[s->count - 1] + 1;
 	}
+	intern_free(ids);
+	if (r)
+		return r;
+	prof->n_samples = (size_t)(c->sample_ptrs + c->nsamples - prof->samples);
 	prof->time_unix_nano = start;
 	prof->duration_nano = end - start;
 	c->rp_ptrs[c->nrps++] = rp;

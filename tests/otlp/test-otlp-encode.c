@@ -299,12 +299,49 @@ static void test_write_file(void **state)
 	free_fixture(f);
 }
 
+/* Two profile samples whose stacks become one request stack: merged into one request sample. */
+static void test_merge_same_identity(void **state)
+{
+	struct fixture *f = make_fixture(1, 1);
+	struct profile *p = f->profile;
+	struct otlp_encode_options o = { 0 };
+	struct pf_sample copy = p->samples[0];
+	struct otlp_batch batch;
+	OtlpRequest *req;
+	char why[256];
+
+	(void)state;
+	/* A second stack with the same locations (as when one file is mapped twice), same thread and CPU. */
+	p->stacks = realloc(p->stacks, (p->nstacks + 1) * sizeof(*p->stacks));
+	p->stacks[p->nstacks] = p->stacks[copy.stack];
+	copy.stack = (uint32_t)p->nstacks++;
+	copy.count = 2;
+	copy.timestamps = malloc(2 * sizeof(uint64_t));
+	copy.timestamps[0] = 1015;
+	copy.timestamps[1] = 1016;
+	p->samples = realloc(p->samples, (p->nsamples + 1) * sizeof(*p->samples));
+	p->samples[p->nsamples++] = copy;
+	p->total_count += 2;
+
+	assert_int_equal(otlp_encode(p, &o, &batch), 0);
+	req = otlp_check_decode(batch.messages[0].data, batch.messages[0].len);
+	assert_non_null(req);
+	if (otlp_check_validate(req, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_int_equal(otlp_check_samples(req), p->total_count);
+	assert_int_equal(req->resource_profiles[0]->scope_profiles[0]->profiles[0]->n_samples, p->nsamples - 1);
+	otlp_check_free(req);
+	otlp_batch_free(&batch);
+	free_fixture(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_process),
 		cmocka_unit_test(test_split_by_resource),
 		cmocka_unit_test(test_write_file),
+		cmocka_unit_test(test_merge_same_identity),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
