@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "otlp_encode.h"
 
 static char *trim(char *s)
 {

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "otlp_encode.h"
+struct otlp_attr; /* otlp_encode.h */
 
 #define EXPORT_DEFAULT_INTERVAL_NS (10ULL * 1000000000ULL)
 #define EXPORT_DEFAULT_TIMEOUT_NS (10ULL * 1000000000ULL)

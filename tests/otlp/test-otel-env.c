@@ -13,6 +13,7 @@
 
 #include "options.h"
 #include "otel_env.h"
+#include "otlp_encode.h"
 
 /* A fake environment: NULL-terminated name/value pairs. */
 static const char *const *fake_env;
