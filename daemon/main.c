@@ -1,6 +1,7 @@
 /*
- * otelprofd: samples on-CPU stacks with eBPF, symbolizes them on the host and writes a profile.
- * This file is the program's frame: flags, signals, the event loop, and the final output.
+ * otelprofd: samples on-CPU stacks with eBPF, symbolizes them on the host and writes a profile,
+ * or, with a collector configured, sends one every export interval until SIGTERM.
+ * This file is the program's frame: flags, signals, the event loop, and the output.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,11 +18,13 @@
 
 #include "aggregate.h"
 #include "cgroup.h"
+#include "export_loop.h"
 #include "log.h"
 #include "metadata.h"
 #include "options.h"
 #include "privileges.h"
 #include "process_table.h"
+#include "otlp_encode.h"
 #include "profile.h"
 #include "sampler.h"
 #include "service_notify.h"
@@ -41,6 +44,8 @@ struct daemon {
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	uint64_t malformed_records;
 	uint64_t start_unix_ns, start_monotonic_ns;
+	struct export_loop *export;        /* NULL without a collector */
+	uint64_t interval_start_monotonic_ns; /* start of the interval being aggregated */
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -181,6 +186,49 @@ static int resolve_cgroup_filter(const struct options *opts, uint64_t *ids, size
 	return 0;
 }
 
+static struct profile *build_interval(struct daemon *d)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct profile *p = profile_build(d->agg, d->sym, &(struct profile_build_options){
+		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
+		.duration_ns = now - d->interval_start_monotonic_ns,
+		.describe_process = describe_process, .describe_ctx = d,
+	});
+
+	d->interval_start_monotonic_ns = now;
+	return p;
+}
+
+static void log_counters(const struct daemon *d, const struct profile *p);
+
+/* End of an export interval: send what was sampled and start afresh. */
+static void export_interval(struct daemon *d, bool last)
+{
+	struct profile *p = build_interval(d);
+
+	aggregate_reset(d->agg);
+	if (!p) {
+		log_error("Failed to build the profile: %s", strerror(errno));
+		return;
+	}
+	if (last)
+		log_counters(d, p);
+	export_loop_submit(d->export, p);
+	profile_free(p);
+	/* The exited processes' last samples are built: their table entries and mappings can go. */
+	process_table_sweep(d->processes, forget_process, d->sym);
+	symbolizer_maintain(d->sym);
+}
+
+static int arm_timer(int fd, uint64_t ns)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL) },
+	};
+
+	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
+}
+
 static int setup_signals(sigset_t *mask)
 {
 	sigemptyset(mask);
@@ -202,7 +250,7 @@ static int add_epoll(int epfd, int fd)
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
-	int epfd = -1, sigfd = -1, timerfd = -1, ringfd = sampler_fd(d->sampler), r;
+	int epfd = -1, sigfd = -1, timerfd = -1, intervalfd = -1, ringfd = sampler_fd(d->sampler), r;
 	sigset_t mask;
 
 	r = setup_signals(&mask);
@@ -226,6 +274,14 @@ static int run_loop(struct daemon *d)
 
 		timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (timerfd < 0 || timerfd_settime(timerfd, 0, &its, NULL) || (r = add_epoll(epfd, timerfd))) {
+			r = r ? r : -errno;
+			goto out;
+		}
+	}
+	if (d->export) {
+		intervalfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (intervalfd < 0 || (r = arm_timer(intervalfd, export_loop_next_interval_ns(d->export))) ||
+		    (r = add_epoll(epfd, intervalfd))) {
 			r = r ? r : -errno;
 			goto out;
 		}
@@ -263,6 +319,14 @@ static int run_loop(struct daemon *d)
 			} else if (fd == timerfd) {
 				r = 0;
 				goto out;
+			} else if (fd == intervalfd) {
+				uint64_t expirations;
+
+				if (read(intervalfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+					log_warn("Failed to read the interval timer: %s", strerror(errno));
+				sampler_consume(d->sampler);
+				export_interval(d, false);
+				arm_timer(intervalfd, export_loop_next_interval_ns(d->export));
 			}
 		}
 	}
@@ -272,6 +336,8 @@ out:
 		log_warn("Failed to read the last samples");
 	if (timerfd >= 0)
 		close(timerfd);
+	if (intervalfd >= 0)
+		close(intervalfd);
 	if (sigfd >= 0)
 		close(sigfd);
 	if (epfd >= 0)
@@ -285,6 +351,10 @@ static int write_output(const struct options *opts, const struct profile *p)
 	int r;
 
 	switch (opts->format) {
+	case OUTPUT_OTLP:
+		return otlp_write_file(p, &(struct otlp_encode_options){
+			.resource_attrs = opts->export.resource_attrs, .nresource_attrs = opts->export.nresource_attrs,
+		}, opts->output);
 	case OUTPUT_TOP:
 		return write_top(p, opts->top, stdout);
 	case OUTPUT_PPROF:
@@ -391,12 +461,17 @@ int main(int argc, char **argv)
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
 		goto out;
 	}
+	if (opts.export.enabled && !(d.export = export_loop_new(&opts.export))) {
+		status = 2;
+		goto out;
+	}
 	r = privileges_drop_after_setup();
 	if (r)
 		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;
+	d.interval_start_monotonic_ns = d.start_monotonic_ns;
 	if (opts.npids)
 		log_info("Profiling %zu process%s on %u CPUs at %u Hz", opts.npids, opts.npids == 1 ? "" : "es",
 			 sampler_cpu_count(d.sampler), opts.frequency);
@@ -406,12 +481,18 @@ int main(int argc, char **argv)
 	r = run_loop(&d);
 	if (r)
 		log_error("Sampling stopped: %s", strerror(-r));
+	if (d.export) {
+		/* The last interval, then a flush bounded by the request timeout. */
+		export_interval(&d, true);
+		r = export_loop_finish(d.export, opts.export.timeout_ns);
+		d.export = NULL;
+		if (r)
+			log_warn("Some profiles were not delivered before the shutdown deadline");
+		status = 0;
+		goto out;
+	}
 
-	p = profile_build(d.agg, d.sym, &(struct profile_build_options){
-		.frequency = opts.frequency, .time_unix_ns = d.start_unix_ns,
-		.duration_ns = clock_ns(CLOCK_MONOTONIC) - d.start_monotonic_ns,
-		.describe_process = describe_process, .describe_ctx = &d,
-	});
+	p = build_interval(&d);
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		goto out;
@@ -428,6 +509,7 @@ int main(int argc, char **argv)
 	process_table_sweep(d.processes, forget_process, d.sym);
 	status = 0;
 out:
+	export_loop_finish(d.export, 0);
 	profile_free(p);
 	sampler_close(d.sampler);
 	symbolizer_free(d.sym);

@@ -18,6 +18,19 @@ enum {
 	OPT_CGROUP,
 	OPT_CONTAINER,
 	OPT_COMMAND_LINE,
+	OPT_ENDPOINT,
+	OPT_PROTOCOL,
+	OPT_HEADERS,
+	OPT_INSECURE,
+	OPT_CA_FILE,
+	OPT_CLIENT_CERT,
+	OPT_CLIENT_KEY,
+	OPT_COMPRESSION,
+	OPT_TIMEOUT,
+	OPT_EXPORT_INTERVAL,
+	OPT_MAX_MESSAGE_SIZE,
+	OPT_QUEUE_SIZE,
+	OPT_QUEUE_BYTES,
 };
 
 static const struct option long_options[] = {
@@ -34,6 +47,19 @@ static const struct option long_options[] = {
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
+	{ "endpoint", required_argument, NULL, OPT_ENDPOINT },
+	{ "protocol", required_argument, NULL, OPT_PROTOCOL },
+	{ "headers", required_argument, NULL, OPT_HEADERS },
+	{ "insecure", no_argument, NULL, OPT_INSECURE },
+	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
+	{ "client-cert", required_argument, NULL, OPT_CLIENT_CERT },
+	{ "client-key", required_argument, NULL, OPT_CLIENT_KEY },
+	{ "compression", required_argument, NULL, OPT_COMPRESSION },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "export-interval", required_argument, NULL, OPT_EXPORT_INTERVAL },
+	{ "max-message-size", required_argument, NULL, OPT_MAX_MESSAGE_SIZE },
+	{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
+	{ "queue-bytes", required_argument, NULL, OPT_QUEUE_BYTES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -64,8 +90,24 @@ static void print_usage(FILE *out)
 		"\n"
 		"Output:\n"
 		"  -o, --output=FILE         FILE.pb.gz: gzipped pprof profile; FILE.folded: folded stacks for\n"
-		"                            flame graphs; '-': top functions table on stdout (default)\n"
+		"                            flame graphs; FILE.otlp: an OTLP ExportProfilesServiceRequest;\n"
+		"                            '-': top functions table on stdout (default)\n"
 		"      --top=N               rows of the top table (default %u)\n"
+		"\n"
+		"OTLP export (runs until SIGTERM unless -d is given; flags win over OTEL_EXPORTER_OTLP_*):\n"
+		"      --endpoint=URL        collector: host:port, http://host:port or https://host:port\n"
+		"                            (gRPC default port 4317; HTTP posts to /v1development/profiles)\n"
+		"      --protocol=P          grpc (default) or http/protobuf\n"
+		"      --headers=K=V[,K=V]   request headers / gRPC metadata (values %%-encoded)\n"
+		"      --insecure            plain text when the endpoint has no scheme (default: TLS)\n"
+		"      --ca-file=PEM         CA certificates to verify the collector with\n"
+		"      --client-cert=PEM, --client-key=PEM   client certificate and key (mutual TLS)\n"
+		"      --compression=C       gzip (default) or none\n"
+		"      --timeout=TIME        per-request timeout (default 10s)\n"
+		"      --export-interval=TIME  send a profile every TIME, +-10%% jitter (default 10s)\n"
+		"      --max-message-size=N  bytes per request, split by process beyond (default 16MiB)\n"
+		"      --queue-size=N        requests waiting to be sent; the oldest is dropped beyond (default %u)\n"
+		"      --queue-bytes=N       bytes waiting to be sent (default 64MiB)\n"
 		"\n"
 		"Limits:\n"
 		"      --ringbuf-size=KIB    BPF ring buffer size in KiB, a power of two (default %u)\n"
@@ -84,7 +126,8 @@ static void print_usage(FILE *out)
 		"access to other processes' /proc entries (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH).\n"
 		"Exit status: 0 on success, 1 on a runtime failure, 2 on a usage or setup error.\n",
 		OPTIONS_MAX_FREQUENCY, OPTIONS_DEFAULT_FREQUENCY, OPTIONS_DEFAULT_TOP,
-		OPTIONS_DEFAULT_RINGBUF_KIB, OPTIONS_DEFAULT_MAX_STACKS, OPTIONS_DEFAULT_MAX_SAMPLES);
+		EXPORT_DEFAULT_QUEUE_SIZE, OPTIONS_DEFAULT_RINGBUF_KIB, OPTIONS_DEFAULT_MAX_STACKS,
+		OPTIONS_DEFAULT_MAX_SAMPLES);
 }
 
 int parse_uint(const char *text, unsigned long long min, unsigned long long max,
@@ -193,9 +236,11 @@ static int set_output(struct options *opts, const char *path, FILE *err)
 		opts->format = OUTPUT_PPROF;
 	else if (has_suffix(path, ".folded"))
 		opts->format = OUTPUT_FOLDED;
+	else if (has_suffix(path, ".otlp"))
+		opts->format = OUTPUT_OTLP;
 	else {
 		fprintf(err, "otelprofd: --output: cannot tell the format of '%s' "
-			"(use FILE.pb.gz, FILE.folded or -)\n", path);
+			"(use FILE.pb.gz, FILE.folded, FILE.otlp or -)\n", path);
 		return -EINVAL;
 	}
 	return 0;
@@ -213,9 +258,101 @@ static int number_option(const char *name, const char *arg, unsigned long long m
 	return r;
 }
 
+static const char *plain_getenv(const char *name)
+{
+	return getenv(name);
+}
+
+static int size_option(const char *name, const char *arg, size_t min, size_t *value, FILE *err)
+{
+	if (parse_size(arg, value) || *value < min) {
+		fprintf(err, "otelprofd: --%s: '%s' is not a size of at least %zu (examples: 4096, 512KiB, 16MiB)\n",
+			name, arg, min);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int duration_option(const char *name, const char *arg, uint64_t min_ns, uint64_t *ns, FILE *err)
+{
+	if (parse_duration(arg, ns) || *ns < min_ns) {
+		fprintf(err, "otelprofd: --%s: '%s' is not a duration of at least %llums (examples: 10s, 500ms)\n",
+			name, arg, (unsigned long long)(min_ns / 1000000));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The export flags; false when c is not one of them. *bad tells a usage error. */
+static bool export_option(struct export_config *e, int c, const char *arg, FILE *err, bool *bad)
+{
+	unsigned long long v;
+
+	switch (c) {
+	case OPT_ENDPOINT:
+		e->endpoint = arg;
+		break;
+	case OPT_PROTOCOL:
+		if (!strcmp(arg, "grpc"))
+			e->protocol = EXPORT_PROTOCOL_GRPC;
+		else if (!strcmp(arg, "http/protobuf") || !strcmp(arg, "http"))
+			e->protocol = EXPORT_PROTOCOL_HTTP;
+		else {
+			fprintf(err, "otelprofd: --protocol: '%s' is not supported (grpc or http/protobuf)\n", arg);
+			*bad = true;
+		}
+		break;
+	case OPT_HEADERS:
+		e->headers_text = arg;
+		break;
+	case OPT_INSECURE:
+		e->insecure = EXPORT_YES;
+		break;
+	case OPT_CA_FILE:
+		e->ca_file = arg;
+		break;
+	case OPT_CLIENT_CERT:
+		e->client_cert = arg;
+		break;
+	case OPT_CLIENT_KEY:
+		e->client_key = arg;
+		break;
+	case OPT_COMPRESSION:
+		if (!strcmp(arg, "gzip"))
+			e->compression = EXPORT_COMPRESSION_GZIP;
+		else if (!strcmp(arg, "none"))
+			e->compression = EXPORT_COMPRESSION_NONE;
+		else {
+			fprintf(err, "otelprofd: --compression: '%s' is not supported (gzip or none)\n", arg);
+			*bad = true;
+		}
+		break;
+	case OPT_TIMEOUT:
+		*bad = duration_option("timeout", arg, 1000000, &e->timeout_ns, err);
+		break;
+	case OPT_EXPORT_INTERVAL:
+		*bad = duration_option("export-interval", arg, 100000000, &e->interval_ns, err);
+		break;
+	case OPT_MAX_MESSAGE_SIZE:
+		*bad = size_option("max-message-size", arg, 4096, &e->max_message_size, err);
+		break;
+	case OPT_QUEUE_SIZE:
+		*bad = number_option("queue-size", arg, 1, 100000, &v, err);
+		e->queue_size = (size_t)v;
+		break;
+	case OPT_QUEUE_BYTES:
+		*bad = size_option("queue-bytes", arg, 4096, &e->queue_bytes, err);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
 enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err)
 {
 	unsigned long long v;
+	bool bad = false;
 	int c;
 
 	*opts = (struct options){
@@ -231,6 +368,11 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 	optind = 0; /* GNU getopt: full reinitialisation, so parsing can run more than once */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":F:d:p:o:vqhV", long_options, NULL)) != -1) {
+		if (export_option(&opts->export, c, optarg, err, &bad)) {
+			if (bad)
+				goto usage;
+			continue;
+		}
 		switch (c) {
 		case 'F':
 			if (number_option("frequency", optarg, 1, OPTIONS_MAX_FREQUENCY, &v, err))
@@ -243,6 +385,7 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 					"(examples: 30s, 500ms, 2m)\n", optarg);
 				goto usage;
 			}
+			opts->duration_set = true;
 			break;
 		case 'p':
 			if (add_pids(opts, optarg, err))
@@ -334,6 +477,19 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 		fprintf(err, "otelprofd: --verbose and --quiet exclude each other\n");
 		goto usage;
 	}
+	if (otel_env_apply(&opts->export, plain_getenv, err))
+		goto usage;
+	if (opts->export.enabled && opts->output) {
+		if (opts->export.endpoint) {
+			fprintf(err, "otelprofd: --output and --endpoint exclude each other\n");
+			goto usage;
+		}
+		/* An ad hoc run writing a file ignores a collector configured in the environment. */
+		opts->export.enabled = false;
+	}
+	/* A collector makes otelprofd a daemon: it runs until SIGTERM unless told a duration. */
+	if (opts->export.enabled && !opts->duration_set)
+		opts->duration_ns = 0;
 	return OPTIONS_OK;
 
 usage:
@@ -347,6 +503,7 @@ void options_free(struct options *opts)
 	if (!opts)
 		return;
 	free(opts->pids);
+	export_config_free(&opts->export);
 	opts->pids = NULL;
 	opts->npids = 0;
 }

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "otel_env.h"
+
 #define OPTIONS_DEFAULT_FREQUENCY 19
 #define OPTIONS_MAX_FREQUENCY 10000
 #define OPTIONS_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
@@ -23,11 +25,13 @@ enum output_format {
 	OUTPUT_TOP,    /* "-" or no -o: top-N functions table on stdout */
 	OUTPUT_FOLDED, /* *.folded: comm;frame;frame count */
 	OUTPUT_PPROF,  /* *.pb.gz: gzipped perftools.profiles.Profile */
+	OUTPUT_OTLP,   /* *.otlp: one OTLP ExportProfilesServiceRequest (binary protobuf) */
 };
 
 struct options {
 	unsigned frequency;       /* samples per second per CPU */
 	uint64_t duration_ns;     /* stop after this long; 0 = until SIGINT/SIGTERM */
+	bool duration_set;        /* -d given (with a collector the default is to run until SIGTERM) */
 	pid_t *pids;              /* --pid targets (owned); NULL = every process */
 	size_t npids;
 	bool follow_children;     /* also profile children the targets start */
@@ -43,6 +47,7 @@ struct options {
 	size_t max_samples;       /* bound on samples aggregated per interval */
 	bool verbose;
 	bool quiet;
+	struct export_config export; /* OTLP collector: flags, then OTEL_* variables (owned) */
 };
 
 enum options_result {
@@ -51,7 +56,10 @@ enum options_result {
 	OPTIONS_USAGE = 2, /* bad usage was reported on err: exit 2 */
 };
 
-/* Parse argv into opts (which it initialises). Messages go to out (help, version) and err. */
+/*
+ * Parse argv into opts (which it initialises), then complete opts->export from the environment
+ * (flags win). Messages go to out (help, version) and err.
+ */
 enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err);
 void options_free(struct options *opts);
 

@@ -10,7 +10,7 @@ packages=(
   libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev
   python3 python3-yaml systemd man-db
   libcmocka-dev
-  openssl ca-certificates util-linux xz-utils binutils elfutils
+  openssl socat ca-certificates util-linux xz-utils binutils elfutils
 )
 
 missing=()

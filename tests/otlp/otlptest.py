@@ -1,0 +1,115 @@
+"""Helpers of the OTLP end-to-end tests: the test collector program, decoding what it saved with
+otlp-dump, and summing samples per leaf function."""
+import glob
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import bpftest
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for_port(port, timeout=10):
+    """Wait until something accepts connections on 127.0.0.1:port."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    bpftest.fail(f"nothing listens on 127.0.0.1:{port}")
+
+
+class Collector:
+    """The test collector as a child process on 127.0.0.1."""
+
+    def __init__(self, out_dir, *args):
+        os.makedirs(out_dir, exist_ok=True)
+        self.out_dir = out_dir
+        ports = os.path.join(out_dir, "ports")
+        if os.path.exists(ports):
+            os.unlink(ports)
+        cmd = [os.environ["TEST_COLLECTOR"], "--out", out_dir, "--ports-file", ports, *args]
+        print("$", " ".join(cmd), flush=True)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 10
+        while not os.path.exists(ports):
+            if self.proc.poll() is not None or time.time() > deadline:
+                bpftest.fail("the test collector did not start: " + self.proc.stderr.read())
+            time.sleep(0.05)
+        self.grpc_port, self.http_port = (int(x) for x in open(ports).read().split())
+
+    def stop(self, sig=signal.SIGTERM):
+        """Stop it; its counters (None when killed)."""
+        self.proc.send_signal(sig)
+        out, err = self.proc.communicate(timeout=30)
+        sys.stdout.write(err[-3000:])
+        if sig != signal.SIGTERM:
+            return None
+        stats = json.loads(out.strip().splitlines()[-1])
+        print("collector:", stats)
+        return stats
+
+
+def dump(pattern):
+    """otlp-dump summaries of the saved requests matching pattern, in order."""
+    files = sorted(glob.glob(pattern))
+    if not files:
+        return []
+    p = subprocess.run([os.environ["OTLP_DUMP"], *files], stdout=subprocess.PIPE, text=True)
+    return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+def samples_of(summaries, pid):
+    """Every sample entry of the process pid, over all requests."""
+    out = []
+    for s in summaries:
+        for r in s.get("resources", []):
+            if r["attributes"].get("process.pid") != pid:
+                continue
+            for scope in r["scopes"]:
+                for prof in scope["profiles"]:
+                    out.extend(prof["sample_list"])
+    return out
+
+
+def check_split_shares(samples, slack=5):
+    """The 60/30/10 split of the workload, by leaf function."""
+    total = sum(s["count"] for s in samples)
+    if total < 300:
+        bpftest.fail(f"only {total} samples of the workload arrived")
+    leaf = {}
+    for s in samples:
+        name = s["stack"][0] if s["stack"] else ""
+        leaf[name] = leaf.get(name, 0) + s["count"]
+    for name, want in (("hot_a", 60), ("hot_b", 30), ("hot_c", 10)):
+        share = 100.0 * leaf.get(name, 0) / total
+        print(f"{name}: {share:.1f}% of {total} (expected {want}%)")
+        if abs(share - want) > slack:
+            bpftest.fail(f"{name} has {share:.1f}% of {total} samples, expected {want} +- {slack}")
+    chains = sum(s["count"] for s in samples if s["stack"][:3] in (["hot_a", "caller_a", "main"],
+                                                                  ["hot_b", "caller_b", "main"],
+                                                                  ["hot_c", "caller_c", "main"]))
+    if chains < 0.9 * total:
+        bpftest.fail(f"only {chains} of {total} samples have the chain hot -> caller -> main")
+    return total
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0

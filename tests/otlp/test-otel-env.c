@@ -1,0 +1,292 @@
+/*
+ * Exporter configuration: OTEL_* variables, their defaults, endpoint resolution, and the export
+ * flags of options.c winning over the variables.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "otel_env.h"
+#include "otlp_encode.h"
+
+/* A fake environment: NULL-terminated name/value pairs. */
+static const char *const *fake_env;
+
+static const char *fake_getenv(const char *name)
+{
+	for (const char *const *e = fake_env; e && *e; e += 2)
+		if (!strcmp(e[0], name))
+			return e[1];
+	return NULL;
+}
+
+static FILE *devnull(void)
+{
+	static FILE *f;
+
+	if (!f)
+		f = fopen("/dev/null", "w");
+	return f;
+}
+
+static int apply(struct export_config *cfg, const char *const *env)
+{
+	fake_env = env;
+	return otel_env_apply(cfg, fake_getenv, devnull());
+}
+
+static void test_defaults(void **state)
+{
+	struct export_config c = { 0 };
+
+	(void)state;
+	assert_int_equal(apply(&c, (const char *const[]){ NULL }), 0);
+	assert_false(c.enabled);
+	assert_int_equal(c.protocol, EXPORT_PROTOCOL_GRPC);
+	assert_int_equal(c.compression, EXPORT_COMPRESSION_GZIP);
+	assert_int_equal(c.timeout_ns, 10000000000ULL);
+	assert_int_equal(c.interval_ns, 10000000000ULL);
+	assert_int_equal(c.max_message_size, 16u << 20);
+	assert_int_equal(c.queue_size, EXPORT_DEFAULT_QUEUE_SIZE);
+	assert_int_equal(c.nheaders, 0);
+	export_config_free(&c);
+}
+
+static void test_grpc_endpoints(void **state)
+{
+	struct export_config c = { 0 };
+
+	(void)state;
+	assert_int_equal(apply(&c, (const char *const[]){ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317", NULL }), 0);
+	assert_true(c.enabled);
+	assert_false(c.tls);
+	assert_string_equal(c.target, "collector:4317");
+	export_config_free(&c);
+
+	c = (struct export_config){ 0 };
+	assert_int_equal(apply(&c, (const char *const[]){ "OTEL_EXPORTER_OTLP_ENDPOINT", "https://collector", NULL }), 0);
+	assert_true(c.tls);
+	assert_string_equal(c.target, "collector:4317");
+	export_config_free(&c);
+
+	/* No scheme: TLS unless insecure; the profiles variable wins over the generic one. */
+	c = (struct export_config){ 0 };
+	assert_int_equal(apply(&c, (const char *const[]){ "OTEL_EXPORTER_OTLP_ENDPOINT", "ignored:1",
+				       "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "127.0.0.1:5555", NULL }), 0);
+	assert_true(c.tls);
+	assert_string_equal(c.target, "127.0.0.1:5555");
+	export_config_free(&c);
+	c = (struct export_config){ 0 };
+	assert_int_equal(apply(&c, (const char *const[]){ "OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:5555",
+				       "OTEL_EXPORTER_OTLP_INSECURE", "true", NULL }), 0);
+	assert_false(c.tls);
+	export_config_free(&c);
+	c = (struct export_config){ 0 };
+	assert_int_equal(apply(&c, (const char *const[]){ "OTEL_EXPORTER_OTLP_ENDPOINT", "[::1]:4317", NULL }), 0);
+	assert_string_equal(c.target, "[::1]:4317");
+	export_config_free(&c);
+}
+
+static void test_http_endpoints(void **state)
+{
+	static const struct {
+		const char *var, *value, *url;
+	} cases[] = {
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "http://c:4318/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/", "http://c:4318/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "https://c/base", "https://c/base/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "http://c:9/custom/path", "http://c:9/custom/path" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct export_config c = { 0 };
+
+		assert_int_equal(apply(&c, (const char *const[]){ cases[i].var, cases[i].value,
+					       "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", NULL }), 0);
+		assert_int_equal(c.protocol, EXPORT_PROTOCOL_HTTP);
+		assert_string_equal(c.url, cases[i].url);
+		export_config_free(&c);
+	}
+}
+
+static void test_other_variables(void **state)
+{
+	struct export_config c = { 0 };
+
+	(void)state;
+	assert_int_equal(apply(&c, (const char *const[]){
+		"OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20abc, x-tenant = t1",
+		"OTEL_EXPORTER_OTLP_PROFILES_HEADERS", "x-only=profiles",
+		"OTEL_EXPORTER_OTLP_COMPRESSION", "none",
+		"OTEL_EXPORTER_OTLP_TIMEOUT", "2500",
+		"OTEL_EXPORTER_OTLP_CERTIFICATE", "/ca.pem",
+		"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "/c.pem",
+		"OTEL_EXPORTER_OTLP_CLIENT_KEY", "/k.pem",
+		"OTEL_RESOURCE_ATTRIBUTES", "service.name=a,deployment.environment=prod%2Ceu",
+		"OTEL_SERVICE_NAME", "b", NULL }), 0);
+	/* The profiles-specific headers replace the generic ones. */
+	assert_int_equal(c.nheaders, 1);
+	assert_string_equal(c.headers[0].key, "x-only");
+	assert_int_equal(c.compression, EXPORT_COMPRESSION_NONE);
+	assert_int_equal(c.timeout_ns, 2500000000ULL);
+	assert_string_equal(c.ca_file, "/ca.pem");
+	assert_string_equal(c.client_cert, "/c.pem");
+	assert_string_equal(c.client_key, "/k.pem");
+	assert_int_equal(c.nresource_attrs, 2);
+	assert_string_equal(c.resource_attrs[0].key, "service.name");
+	assert_string_equal(c.resource_attrs[0].value, "b"); /* OTEL_SERVICE_NAME wins */
+	assert_string_equal(c.resource_attrs[1].value, "prod,eu");
+	export_config_free(&c);
+
+	c = (struct export_config){ 0 };
+	assert_int_equal(apply(&c, (const char *const[]){
+		"OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20abc, X-Tenant = t1", NULL }), 0);
+	assert_int_equal(c.nheaders, 2);
+	assert_string_equal(c.headers[0].key, "authorization");
+	assert_string_equal(c.headers[0].value, "Bearer abc");
+	assert_string_equal(c.headers[1].key, "x-tenant");
+	assert_string_equal(c.headers[1].value, "t1");
+	export_config_free(&c);
+}
+
+static void test_bad_variables(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json" },
+		{ "OTEL_EXPORTER_OTLP_COMPRESSION", "zstd" },
+		{ "OTEL_EXPORTER_OTLP_TIMEOUT", "10s" },
+		{ "OTEL_EXPORTER_OTLP_TIMEOUT", "0" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "novalue" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=%zz" },
+		{ "OTEL_RESOURCE_ATTRIBUTES", "=x" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://c:1" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://" },
+		{ "OTEL_EXPORTER_OTLP_CLIENT_KEY", "/k.pem" }, /* a key without its certificate */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct export_config c = { 0 };
+
+		print_message("%s=%s\n", bad[i][0], bad[i][1]);
+		assert_int_equal(apply(&c, (const char *const[]){ bad[i][0], bad[i][1], NULL }), -EINVAL);
+		export_config_free(&c);
+	}
+}
+
+static enum options_result parse(struct options *o, const char *line)
+{
+	char buf[512], *argv[32];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "otelprofd %s", line);
+	for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	return options_parse(o, argc, argv, devnull(), devnull());
+}
+
+static void test_flags_win(void **state)
+{
+	struct options o;
+
+	(void)state;
+	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env-collector:4317", 1);
+	setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", 1);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "from=env", 1);
+	setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "none", 1);
+
+	/* The environment alone makes a daemon: no duration unless -d. */
+	assert_int_equal(parse(&o, ""), OPTIONS_OK);
+	assert_true(o.export.enabled);
+	assert_int_equal(o.duration_ns, 0);
+	assert_string_equal(o.export.url, "http://env-collector:4317/v1development/profiles");
+	assert_string_equal(o.export.headers[0].key, "from");
+	options_free(&o);
+
+	assert_int_equal(parse(&o, "--endpoint 127.0.0.1:9999 --insecure --protocol grpc --headers a=1,b=2 "
+				   "--compression gzip --timeout 3s --export-interval 2s --max-message-size 1MiB "
+				   "--queue-size 4 --queue-bytes 8MiB -d 5s"), OPTIONS_OK);
+	assert_true(o.export.enabled);
+	assert_false(o.export.tls);
+	assert_int_equal(o.export.protocol, EXPORT_PROTOCOL_GRPC);
+	assert_string_equal(o.export.target, "127.0.0.1:9999");
+	assert_int_equal(o.export.nheaders, 2);
+	assert_int_equal(o.export.compression, EXPORT_COMPRESSION_GZIP);
+	assert_int_equal(o.export.timeout_ns, 3000000000ULL);
+	assert_int_equal(o.export.interval_ns, 2000000000ULL);
+	assert_int_equal(o.export.max_message_size, 1u << 20);
+	assert_int_equal(o.export.queue_size, 4);
+	assert_int_equal(o.export.queue_bytes, 8u << 20);
+	assert_int_equal(o.duration_ns, 5000000000ULL);
+	options_free(&o);
+
+	/* -o FILE is an ad hoc run: the environment's collector is ignored, a flag's is an error. */
+	assert_int_equal(parse(&o, "-o x.otlp"), OPTIONS_OK);
+	assert_false(o.export.enabled);
+	assert_int_equal(o.format, OUTPUT_OTLP);
+	assert_int_equal(o.duration_ns, 10000000000ULL);
+	options_free(&o);
+	assert_int_equal(parse(&o, "-o x.otlp --endpoint c:1"), OPTIONS_USAGE);
+
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_PROTOCOL");
+	unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+	unsetenv("OTEL_EXPORTER_OTLP_COMPRESSION");
+}
+
+static void test_bad_flags(void **state)
+{
+	static const char *const bad[] = {
+		"--protocol http/json", "--compression br", "--timeout 0", "--timeout soon", "--export-interval 1ms",
+		"--max-message-size 10", "--max-message-size 1TB", "--queue-size 0", "--queue-bytes x",
+		"--endpoint ftp://x", "--endpoint c:1 --client-cert /c.pem", "--endpoint", "--headers k",
+	};
+	struct options o;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		print_message("%s\n", bad[i]);
+		assert_int_equal(parse(&o, bad[i]), OPTIONS_USAGE);
+	}
+}
+
+static void test_parse_size(void **state)
+{
+	size_t n;
+
+	(void)state;
+	assert_int_equal(parse_size("4096", &n), 0);
+	assert_int_equal(n, 4096);
+	assert_int_equal(parse_size("16MiB", &n), 0);
+	assert_int_equal(n, 16u << 20);
+	assert_int_equal(parse_size("512K", &n), 0);
+	assert_int_equal(n, 512u << 10);
+	assert_int_equal(parse_size("", &n), -EINVAL);
+	assert_int_equal(parse_size("-1", &n), -EINVAL);
+	assert_int_equal(parse_size("1PB", &n), -EINVAL);
+	assert_int_equal(parse_size("99999999999999999999G", &n), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_grpc_endpoints),
+		cmocka_unit_test(test_http_endpoints),
+		cmocka_unit_test(test_other_variables),
+		cmocka_unit_test(test_bad_variables),
+		cmocka_unit_test(test_flags_win),
+		cmocka_unit_test(test_bad_flags),
+		cmocka_unit_test(test_parse_size),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
