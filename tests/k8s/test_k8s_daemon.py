@@ -13,14 +13,13 @@ import tempfile
 import time
 
 import bpftest
+import cgrouptest
 import fakeapi
 import pprofdecode
 from fakeapi import event, pod, pod_list
 
 bpftest.require_bpf()
-root = next((line.split()[1] for line in open("/proc/mounts") if line.split()[2] == "cgroup2"), None)
-if not root:
-    bpftest.fail("this test needs a cgroup v2 hierarchy, and none is mounted")
+tree = cgrouptest.Tree(cgrouptest.v2_root())
 
 workload = os.environ["SPLIT_WORKLOAD"]
 tmp = tempfile.mkdtemp(prefix="otelprofd-k8s-")
@@ -36,24 +35,10 @@ POD_STARTED = pod(UID, "checkout-7f9c4d-q8x2z", "shop", 120,
                   [("checkout", "containerd://" + APP), ("envoy", "containerd://" + PROXY)])
 OTHER = pod("0a0a0a0a-0000-4000-8000-000000000000", "other-0", "default", 90, [("x", "containerd://" + "9" * 64)])
 
-created = []
-
-
-def make(path):
-    parts = path.split("/")
-    for i in range(1, len(parts) + 1):
-        d = os.path.join(root, *parts[:i])
-        if not os.path.isdir(d):
-            os.mkdir(d)
-            created.append(d)
-    return os.path.join(root, path)
 
 
 def start_in(cgroup_dir, env):
-    def enter():
-        with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as f:
-            f.write("0")
-    return subprocess.Popen([workload, "30"], preexec_fn=enter, env=env)
+    return tree.start_in(cgroup_dir, [workload, "30"], env)
 
 
 def daemon_env(**extra):
@@ -107,8 +92,8 @@ api = fakeapi.FakeAPI(cert, key, [
 ])
 idle = fakeapi.FakeAPI(cert, key, [])
 try:
-    procs["app"] = start_in(make(top + "/" + containers["app"]), plain)
-    procs["proxy"] = start_in(make(top + "/" + containers["proxy"]), dict(plain, OTEL_SERVICE_NAME="edge-proxy"))
+    procs["app"] = start_in(tree.make(top + "/" + containers["app"]), plain)
+    procs["proxy"] = start_in(tree.make(top + "/" + containers["proxy"]), dict(plain, OTEL_SERVICE_NAME="edge-proxy"))
     time.sleep(0.3)
 
     named = os.path.join(tmp, "named.pb.gz")
@@ -147,13 +132,7 @@ finally:
     for p in procs.values():
         p.kill()
         p.wait()
-    for d in reversed(created):
-        for _ in range(50):
-            try:
-                os.rmdir(d)
-                break
-            except OSError:
-                time.sleep(0.05)
+    tree.remove()
 
 pod_names = {"k8s.pod.uid": UID, "k8s.pod.name": "checkout-7f9c4d-q8x2z", "k8s.namespace.name": "shop"}
 samples = by_container(named)
