@@ -106,6 +106,8 @@ static void buf_free(struct buf *b)
 	*b = (struct buf){ 0 };
 }
 
+static void answered(struct k8s *k);
+
 /* One line of the watch stream. false ends the transfer (410, an error event). */
 static bool on_event(struct k8s *k, const char *line, size_t len)
 {
@@ -126,6 +128,8 @@ static bool on_event(struct k8s *k, const char *line, size_t len)
 		return false;
 	}
 	count(&k->counters.events);
+	if (k->failing) /* the watch that follows a failed one delivers: the API is back */
+		answered(k);
 	if (kind == K8S_EVENT_BOOKMARK)
 		count(&k->counters.bookmarks);
 	k->stream_events++;
@@ -418,6 +422,8 @@ static void *watcher(void *arg)
 			goto backoff;
 		}
 		/* The server ended the watch (timeoutSeconds): resume at once, unless it ends them right away. */
+		if (k->failing)
+			answered(k);
 		if (k->stream_events || now_ns() - started > 1000000000ULL) {
 			backoff = k->backoff_min_ms;
 			continue;
