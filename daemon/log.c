@@ -26,9 +26,11 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 	if (level > current_level)
 		return;
+	flockfile(stderr); /* one whole line, also when another thread (the Kubernetes watcher) logs */
 	fprintf(stderr, "otelprofd: %s", prefix[level]);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }

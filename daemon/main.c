@@ -19,6 +19,7 @@
 #include "aggregate.h"
 #include "cgroup.h"
 #include "export_loop.h"
+#include "k8s.h"
 #include "log.h"
 #include "metadata.h"
 #include "options.h"
@@ -41,6 +42,7 @@ struct daemon {
 	struct sampler *sampler;
 	struct process_table *processes;
 	struct metadata *metadata;
+	struct k8s *k8s; /* pod names from the Kubernetes API, or NULL */
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	uint64_t malformed_records;
 	uint64_t start_unix_ns, start_monotonic_ns;
@@ -136,8 +138,30 @@ static void describe_process(void *ctx, struct profile *p, uint32_t process)
 {
 	struct daemon *d = ctx;
 	const struct pf_process *proc = &p->processes[process];
+	const struct process_info *pi = process_table_find(d->processes, proc->pid, proc->start_ns);
+	struct k8s_pod_names names;
+	bool named = d->k8s && pi && k8s_lookup(d->k8s, pi->cgroup.pod_uid, pi->cgroup.container_id, &names);
 
-	metadata_describe(d->metadata, process_table_find(d->processes, proc->pid, proc->start_ns), NULL, p, process);
+	metadata_describe(d->metadata, pi, named ? &(struct k8s_names){
+		.pod_name = names.pod_name, .namespace_name = names.namespace_name,
+		.container_name = names.container_name,
+	} : NULL, p, process);
+}
+
+/* Watch this node's pods when asked to (auto: when in a cluster); when that fails, say so once and go on. */
+static void start_kubernetes(struct daemon *d)
+{
+	char why[512];
+	int r;
+
+	if (d->opts->kubernetes == KUBERNETES_OFF || (d->opts->kubernetes == KUBERNETES_AUTO && !k8s_configured(NULL)))
+		return;
+	d->k8s = k8s_start(&(struct k8s_config){ .node_name = metadata_node_name(d->metadata) }, &r, why, sizeof(why));
+	if (d->k8s)
+		log_debug("Watching the pods of node %s at %s", metadata_node_name(d->metadata), k8s_api_url(d->k8s));
+	else
+		log_warn("Kubernetes pod metadata is off: %s; profiles go on without k8s.pod.name, k8s.namespace.name "
+			 "and k8s.container.name", why);
 }
 
 static void forget_process(void *ctx, uint32_t pid)
@@ -468,6 +492,7 @@ int main(int argc, char **argv)
 	r = privileges_drop_after_setup();
 	if (r)
 		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
+	start_kubernetes(&d); /* after the drop: capabilities are per thread, and the watcher needs none */
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;
@@ -498,6 +523,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_counters(&d, p);
+	if (d.k8s)
+		k8s_log_counters(d.k8s);
 	r = write_output(&opts, p);
 	if (r) {
 		log_error("Failed to write %s: %s", opts.output ? opts.output : "the table", strerror(-r));
@@ -510,6 +537,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	export_loop_finish(d.export, 0);
+	k8s_stop(d.k8s);
 	profile_free(p);
 	sampler_close(d.sampler);
 	symbolizer_free(d.sym);

@@ -31,6 +31,7 @@ enum {
 	OPT_MAX_MESSAGE_SIZE,
 	OPT_QUEUE_SIZE,
 	OPT_QUEUE_BYTES,
+	OPT_KUBERNETES,
 };
 
 static const struct option long_options[] = {
@@ -42,6 +43,7 @@ static const struct option long_options[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "container", required_argument, NULL, OPT_CONTAINER },
 	{ "command-line", no_argument, NULL, OPT_COMMAND_LINE },
+	{ "kubernetes", required_argument, NULL, OPT_KUBERNETES },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
@@ -87,6 +89,9 @@ static void print_usage(FILE *out)
 		"\n"
 		"Metadata:\n"
 		"      --command-line        add process.command_line to each process (it can hold secrets)\n"
+		"      --kubernetes=MODE     auto, on or off: name pods, namespaces and containers from the\n"
+		"                            Kubernetes API (in-cluster service account; default auto: on\n"
+		"                            when KUBERNETES_SERVICE_HOST is set)\n"
 		"\n"
 		"Output:\n"
 		"  -o, --output=FILE         FILE.pb.gz: gzipped pprof profile; FILE.folded: folded stacks for\n"
@@ -413,6 +418,18 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 			break;
 		case OPT_COMMAND_LINE:
 			opts->command_line = true;
+			break;
+		case OPT_KUBERNETES:
+			if (!strcmp(optarg, "auto"))
+				opts->kubernetes = KUBERNETES_AUTO;
+			else if (!strcmp(optarg, "on"))
+				opts->kubernetes = KUBERNETES_ON;
+			else if (!strcmp(optarg, "off"))
+				opts->kubernetes = KUBERNETES_OFF;
+			else {
+				fprintf(err, "otelprofd: --kubernetes: '%s' is not auto, on or off\n", optarg);
+				goto usage;
+			}
 			break;
 		case 'o':
 			if (set_output(opts, optarg, err))

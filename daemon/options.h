@@ -28,6 +28,12 @@ enum output_format {
 	OUTPUT_OTLP,   /* *.otlp: one OTLP ExportProfilesServiceRequest (binary protobuf) */
 };
 
+enum kubernetes_mode {
+	KUBERNETES_AUTO, /* watch the API server's pods when running in a cluster (KUBERNETES_SERVICE_HOST set) */
+	KUBERNETES_ON,   /* watch them, and say why when that cannot be done */
+	KUBERNETES_OFF,
+};
+
 struct options {
 	unsigned frequency;       /* samples per second per CPU */
 	uint64_t duration_ns;     /* stop after this long; 0 = until SIGINT/SIGTERM */
@@ -39,6 +45,7 @@ struct options {
 	const char *cgroup;       /* --cgroup: profile only this cgroup and those below it; NULL = all */
 	const char *container;    /* --container: profile only this container (id or prefix); NULL = all */
 	bool command_line;        /* add process.command_line (it can hold secrets) */
+	enum kubernetes_mode kubernetes; /* --kubernetes: pod, namespace and container names from the API */
 	const char *output;       /* -o path, "-" for stdout; NULL = top table on stdout */
 	enum output_format format;
 	unsigned top;             /* rows of the top table */

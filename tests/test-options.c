@@ -35,6 +35,13 @@ static void test_defaults(void **state)
 	assert_int_equal(o.format, OUTPUT_TOP);
 	assert_null(o.output);
 	assert_int_equal(o.npids, 0);
+	assert_int_equal(o.kubernetes, KUBERNETES_AUTO);
+	options_free(&o);
+	assert_int_equal(parse(&o, "--kubernetes on"), OPTIONS_OK);
+	assert_int_equal(o.kubernetes, KUBERNETES_ON);
+	options_free(&o);
+	assert_int_equal(parse(&o, "--kubernetes=off"), OPTIONS_OK);
+	assert_int_equal(o.kubernetes, KUBERNETES_OFF);
 	options_free(&o);
 }
 
@@ -71,6 +78,7 @@ static void test_bad_input(void **state)
 		"--pid abc", "--pid 0", "--pid 99999999", "--pid ,", "--pid -1", "--duration soon",
 		"--duration -1s", "--duration 5parsecs", "-o out.txt", "--follow-children",
 		"--ringbuf-size 100", "--top 0", "--no-such-flag", "stray", "-v -q", "--frequency",
+		"--kubernetes yes", "--kubernetes",
 	};
 	struct options o;
 

@@ -8,13 +8,11 @@ import subprocess
 import time
 
 import bpftest
+import cgrouptest
 import pprofdecode
 
 bpftest.require_bpf()
-# The cgroup v2 hierarchy: /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host.
-root = next((line.split()[1] for line in open("/proc/mounts") if line.split()[2] == "cgroup2"), None)
-if not root:
-    bpftest.fail("this test needs a cgroup v2 hierarchy, and none is mounted")
+tree = cgrouptest.Tree(cgrouptest.v2_root())
 
 workload = os.environ["SPLIT_WORKLOAD"]
 out = bpftest.tmpdir()
@@ -34,30 +32,16 @@ layouts = {
                                                        "service.name": "otelprof-demo"}),
 }
 
-created = []
-
-
-def make(path):
-    parts = path.split("/")
-    for i in range(1, len(parts) + 1):
-        d = os.path.join(root, *parts[:i])
-        if not os.path.isdir(d):
-            os.mkdir(d)
-            created.append(d)
-    return os.path.join(root, path)
 
 
 def start_in(cgroup_dir):
-    def enter():
-        with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as f:
-            f.write("0")
-    return subprocess.Popen([workload, "20"], preexec_fn=enter)
+    return tree.start_in(cgroup_dir, [workload, "20"])
 
 
 procs = {}
 try:
     for name, (path, _) in layouts.items():
-        procs[name] = start_in(make(top + "/" + path))
+        procs[name] = start_in(tree.make(top + "/" + path))
     outsider = subprocess.Popen([workload, "20"])  # in this test's own cgroup: must be filtered out
     time.sleep(0.3)
 
@@ -72,13 +56,7 @@ finally:
     for p in list(procs.values()) + ([outsider] if "outsider" in dir() else []):
         p.kill()
         p.wait()
-    for d in reversed(created):
-        for _ in range(50):
-            try:
-                os.rmdir(d)
-                break
-            except OSError:
-                time.sleep(0.05)
+    tree.remove()
 
 by_pid = {p.pid: name for name, p in procs.items()}
 seen = {}
