@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include "config_file.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -32,6 +34,9 @@ enum {
 	OPT_QUEUE_SIZE,
 	OPT_QUEUE_BYTES,
 	OPT_KUBERNETES,
+	OPT_CONFIG,
+	OPT_CHECK_CONFIG,
+	OPT_LAST,
 };
 
 static const struct option long_options[] = {
@@ -64,6 +69,8 @@ static const struct option long_options[] = {
 	{ "queue-bytes", required_argument, NULL, OPT_QUEUE_BYTES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ 0 },
@@ -122,6 +129,11 @@ static void print_usage(FILE *out)
 		"                            (default %u)\n"
 		"\n"
 		"Other:\n"
+		"      --config=FILE         read settings from FILE: one 'key = value' per line, keys are the\n"
+		"                            long option names; flags win over OTEL_* variables, which win over\n"
+		"                            the file\n"
+		"      --check-config        check the configuration (--config, or " OTELPROFD_DEFAULT_CONFIG ")\n"
+		"                            and exit: 0 when valid, 2 with the first error's line\n"
 		"  -v, --verbose             log more (debug messages, counters)\n"
 		"  -q, --quiet               log only errors\n"
 		"  -h, --help                show this help and exit\n"
@@ -354,12 +366,8 @@ static bool export_option(struct export_config *e, int c, const char *arg, FILE 
 	return true;
 }
 
-enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err)
+static void options_init(struct options *opts)
 {
-	unsigned long long v;
-	bool bad = false;
-	int c;
-
 	*opts = (struct options){
 		.frequency = OPTIONS_DEFAULT_FREQUENCY,
 		.duration_ns = OPTIONS_DEFAULT_DURATION_NS,
@@ -369,123 +377,290 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 		.max_stacks = OPTIONS_DEFAULT_MAX_STACKS,
 		.max_samples = OPTIONS_DEFAULT_MAX_SAMPLES,
 	};
+}
 
+/*
+ * Set one option from a flag or a configuration file entry (arg is NULL for options without a
+ * value). 0, -EINVAL after a message on err, or -ENOENT when c is not a settable option.
+ */
+static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
+{
+	unsigned long long v;
+	bool bad = false;
+
+	if (export_option(&opts->export, c, arg, err, &bad))
+		return bad ? -EINVAL : 0;
+	switch (c) {
+	case 'F':
+		if (number_option("frequency", arg, 1, OPTIONS_MAX_FREQUENCY, &v, err))
+			return -EINVAL;
+		opts->frequency = (unsigned)v;
+		break;
+	case 'd':
+		if (parse_duration(arg, &opts->duration_ns)) {
+			fprintf(err, "otelprofd: --duration: '%s' is not a duration "
+				"(examples: 30s, 500ms, 2m)\n", arg);
+			return -EINVAL;
+		}
+		opts->duration_set = true;
+		break;
+	case 'p':
+		if (add_pids(opts, arg, err))
+			return -EINVAL;
+		break;
+	case OPT_FOLLOW_CHILDREN:
+		opts->follow_children = true;
+		break;
+	case OPT_INCLUDE_IDLE:
+		opts->include_idle = true;
+		break;
+	case OPT_CGROUP:
+		if (!arg[0]) {
+			fprintf(err, "otelprofd: --cgroup: empty path\n");
+			return -EINVAL;
+		}
+		opts->cgroup = arg;
+		break;
+	case OPT_CONTAINER:
+		if (strlen(arg) < 12 || strlen(arg) > 64 || strspn(arg, "0123456789abcdefABCDEF") != strlen(arg)) {
+			fprintf(err, "otelprofd: --container: '%s' is not a container id (12 to 64 hex digits)\n", arg);
+			return -EINVAL;
+		}
+		opts->container = arg;
+		break;
+	case OPT_COMMAND_LINE:
+		opts->command_line = true;
+		break;
+	case OPT_KUBERNETES:
+		if (!strcmp(arg, "auto"))
+			opts->kubernetes = KUBERNETES_AUTO;
+		else if (!strcmp(arg, "on"))
+			opts->kubernetes = KUBERNETES_ON;
+		else if (!strcmp(arg, "off"))
+			opts->kubernetes = KUBERNETES_OFF;
+		else {
+			fprintf(err, "otelprofd: --kubernetes: '%s' is not auto, on or off\n", arg);
+			return -EINVAL;
+		}
+		break;
+	case 'o':
+		if (set_output(opts, arg, err))
+			return -EINVAL;
+		break;
+	case OPT_TOP:
+		if (number_option("top", arg, 1, 100000, &v, err))
+			return -EINVAL;
+		opts->top = (unsigned)v;
+		break;
+	case OPT_RINGBUF_SIZE:
+		if (number_option("ringbuf-size", arg, 64, 1 << 20, &v, err))
+			return -EINVAL;
+		if (v & (v - 1)) {
+			fprintf(err, "otelprofd: --ringbuf-size: %llu is not a power of two\n", v);
+			return -EINVAL;
+		}
+		opts->ringbuf_kib = (unsigned)v;
+		break;
+	case OPT_MAX_STACKS:
+		if (number_option("max-stacks", arg, 1, 1 << 24, &v, err))
+			return -EINVAL;
+		opts->max_stacks = v;
+		break;
+	case OPT_MAX_SAMPLES:
+		if (number_option("max-samples", arg, 1, 1ULL << 32, &v, err))
+			return -EINVAL;
+		opts->max_samples = v;
+		break;
+	case 'v':
+		opts->verbose = true;
+		break;
+	case 'q':
+		opts->quiet = true;
+		break;
+	default:
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The OTEL_EXPORTER_OTLP_* variable of an export setting, so a file entry yields to it. */
+static bool environment_sets(int c)
+{
+	static const struct {
+		int option;
+		const char *name;
+	} vars[] = {
+		{ OPT_ENDPOINT, "ENDPOINT" }, { OPT_PROTOCOL, "PROTOCOL" }, { OPT_HEADERS, "HEADERS" },
+		{ OPT_INSECURE, "INSECURE" }, { OPT_CA_FILE, "CERTIFICATE" },
+		{ OPT_CLIENT_CERT, "CLIENT_CERTIFICATE" }, { OPT_CLIENT_KEY, "CLIENT_KEY" },
+		{ OPT_COMPRESSION, "COMPRESSION" }, { OPT_TIMEOUT, "TIMEOUT" },
+	};
+	char name[96];
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *prefixes[] = { "OTEL_EXPORTER_OTLP_PROFILES_", "OTEL_EXPORTER_OTLP_" };
+
+		if (vars[i].option != c)
+			continue;
+		for (size_t j = 0; j < 2; j++) {
+			const char *v;
+
+			snprintf(name, sizeof(name), "%s%s", prefixes[j], vars[i].name);
+			v = getenv(name);
+			if (v && *v)
+				return true;
+		}
+	}
+	return false;
+}
+
+static const struct option *find_long_option(const char *name)
+{
+	for (const struct option *o = long_options; o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
+/* Options that only make sense on the command line. */
+static bool command_line_only(int c)
+{
+	return c == 'h' || c == 'V' || c == OPT_CONFIG || c == OPT_CHECK_CONFIG;
+}
+
+/* "yes"/"no" for options without a value. 1, 0, or -EINVAL. */
+static int parse_bool(const char *v)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1"))
+		return 1;
+	if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "0"))
+		return 0;
+	return -EINVAL;
+}
+
+/*
+ * Check one entry by applying it to a scratch copy, so a bad value is reported with its file and
+ * line. 0 when valid (value_out says what to apply: NULL for a flag, or nothing when *skip).
+ */
+static int check_entry(const struct config_file *cf, const struct config_entry *e, const struct option **out,
+		       const char **value_out, bool *skip, FILE *err)
+{
+	const struct option *o = find_long_option(e->key);
+	struct options scratch;
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int r;
+
+	*skip = false;
+	*value_out = e->value;
+	if (!o || command_line_only(o->val)) {
+		fprintf(err, "otelprofd: %s:%u: unknown key '%s'\n", cf->name, e->line, e->key);
+		return -EINVAL;
+	}
+	if (o->has_arg == no_argument) {
+		r = parse_bool(e->value);
+		if (r < 0) {
+			fprintf(err, "otelprofd: %s:%u: %s: '%s' is not yes or no\n", cf->name, e->line, e->key, e->value);
+			return -EINVAL;
+		}
+		*skip = r == 0;
+		*value_out = NULL;
+	} else if (!e->value[0]) {
+		fprintf(err, "otelprofd: %s:%u: %s needs a value\n", cf->name, e->line, e->key);
+		return -EINVAL;
+	}
+	mem = open_memstream(&msg, &len);
+	if (!mem)
+		return -ENOMEM;
+	options_init(&scratch);
+	r = *skip ? 0 : apply_option(&scratch, o->val, *value_out, mem);
+	options_free(&scratch);
+	fclose(mem);
+	if (r) {
+		const char *text = msg && !strncmp(msg, "otelprofd: ", 11) ? msg + 11 : msg ? msg : "invalid value\n";
+
+		fprintf(err, "otelprofd: %s:%u: %s", cf->name, e->line, text);
+	}
+	free(msg);
+	*out = o;
+	return r ? -EINVAL : 0;
+}
+
+/* Apply the configuration file under what the flags (set[]) and the environment already said. */
+static int apply_config_file(struct options *opts, const char *path, const bool *set, FILE *err)
+{
+	char msg[512];
+	int r = config_file_load(path, &opts->config, msg, sizeof(msg));
+
+	if (r) {
+		fprintf(err, "otelprofd: %s\n", msg);
+		return r;
+	}
+	for (size_t i = 0; i < opts->config->nentries; i++) {
+		const struct config_entry *e = &opts->config->entries[i];
+		const struct option *o;
+		const char *value;
+		bool skip;
+
+		r = check_entry(opts->config, e, &o, &value, &skip, err);
+		if (r)
+			return r;
+		if (skip || set[o->val] || environment_sets(o->val))
+			continue;
+		r = apply_option(opts, o->val, value, err);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err)
+{
+	bool set[OPT_LAST] = { false }; /* options given as flags: the file does not override them */
+	const char *config_path;
+	int c;
+
+	options_init(opts);
 	optind = 0; /* GNU getopt: full reinitialisation, so parsing can run more than once */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":F:d:p:o:vqhV", long_options, NULL)) != -1) {
-		if (export_option(&opts->export, c, optarg, err, &bad)) {
-			if (bad)
-				goto usage;
-			continue;
-		}
 		switch (c) {
-		case 'F':
-			if (number_option("frequency", optarg, 1, OPTIONS_MAX_FREQUENCY, &v, err))
-				goto usage;
-			opts->frequency = (unsigned)v;
-			break;
-		case 'd':
-			if (parse_duration(optarg, &opts->duration_ns)) {
-				fprintf(err, "otelprofd: --duration: '%s' is not a duration "
-					"(examples: 30s, 500ms, 2m)\n", optarg);
-				goto usage;
-			}
-			opts->duration_set = true;
-			break;
-		case 'p':
-			if (add_pids(opts, optarg, err))
-				goto usage;
-			break;
-		case OPT_FOLLOW_CHILDREN:
-			opts->follow_children = true;
-			break;
-		case OPT_INCLUDE_IDLE:
-			opts->include_idle = true;
-			break;
-		case OPT_CGROUP:
-			if (!optarg[0]) {
-				fprintf(err, "otelprofd: --cgroup: empty path\n");
-				goto usage;
-			}
-			opts->cgroup = optarg;
-			break;
-		case OPT_CONTAINER:
-			if (strlen(optarg) < 12 || strlen(optarg) > 64 || strspn(optarg, "0123456789abcdefABCDEF") != strlen(optarg)) {
-				fprintf(err, "otelprofd: --container: '%s' is not a container id (12 to 64 hex digits)\n", optarg);
-				goto usage;
-			}
-			opts->container = optarg;
-			break;
-		case OPT_COMMAND_LINE:
-			opts->command_line = true;
-			break;
-		case OPT_KUBERNETES:
-			if (!strcmp(optarg, "auto"))
-				opts->kubernetes = KUBERNETES_AUTO;
-			else if (!strcmp(optarg, "on"))
-				opts->kubernetes = KUBERNETES_ON;
-			else if (!strcmp(optarg, "off"))
-				opts->kubernetes = KUBERNETES_OFF;
-			else {
-				fprintf(err, "otelprofd: --kubernetes: '%s' is not auto, on or off\n", optarg);
-				goto usage;
-			}
-			break;
-		case 'o':
-			if (set_output(opts, optarg, err))
-				goto usage;
-			break;
-		case OPT_TOP:
-			if (number_option("top", optarg, 1, 100000, &v, err))
-				goto usage;
-			opts->top = (unsigned)v;
-			break;
-		case OPT_RINGBUF_SIZE:
-			if (number_option("ringbuf-size", optarg, 64, 1 << 20, &v, err))
-				goto usage;
-			if (v & (v - 1)) {
-				fprintf(err, "otelprofd: --ringbuf-size: %llu is not a power of two\n", v);
-				goto usage;
-			}
-			opts->ringbuf_kib = (unsigned)v;
-			break;
-		case OPT_MAX_STACKS:
-			if (number_option("max-stacks", optarg, 1, 1 << 24, &v, err))
-				goto usage;
-			opts->max_stacks = v;
-			break;
-		case OPT_MAX_SAMPLES:
-			if (number_option("max-samples", optarg, 1, 1ULL << 32, &v, err))
-				goto usage;
-			opts->max_samples = v;
-			break;
-		case 'v':
-			opts->verbose = true;
-			break;
-		case 'q':
-			opts->quiet = true;
-			break;
 		case 'h':
 			print_usage(out);
 			return OPTIONS_EXIT;
 		case 'V':
 			fprintf(out, "otelprofd %s\n", OTELPROFD_VERSION);
 			return OPTIONS_EXIT;
+		case OPT_CONFIG:
+			opts->config_path = optarg;
+			break;
+		case OPT_CHECK_CONFIG:
+			opts->check_config = true;
+			break;
 		case ':':
 			fprintf(err, "otelprofd: option '%s' needs a value\n", argv[optind - 1]);
 			goto usage;
-		default:
+		case '?':
 			if (optopt)
 				fprintf(err, "otelprofd: unknown option '-%c'\n", optopt);
 			else
 				fprintf(err, "otelprofd: unknown option '%s'\n", argv[optind - 1]);
 			goto usage;
+		default:
+			if (apply_option(opts, c, optarg, err))
+				goto usage;
+			set[c] = true;
+			break;
 		}
 	}
 	if (optind < argc) {
 		fprintf(err, "otelprofd: unexpected argument '%s'\n", argv[optind]);
 		goto usage;
 	}
+	config_path = opts->config_path ? opts->config_path : opts->check_config ? OTELPROFD_DEFAULT_CONFIG : NULL;
+	if (config_path && apply_config_file(opts, config_path, set, err))
+		goto fail;
 	if (opts->follow_children && !opts->npids) {
 		fprintf(err, "otelprofd: --follow-children needs --pid\n");
 		goto usage;
@@ -507,10 +682,16 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 	/* A collector makes otelprofd a daemon: it runs until SIGTERM unless told a duration. */
 	if (opts->export.enabled && !opts->duration_set)
 		opts->duration_ns = 0;
+	if (opts->check_config) {
+		fprintf(out, "otelprofd: %s: configuration is valid\n", config_path);
+		options_free(opts);
+		return OPTIONS_EXIT;
+	}
 	return OPTIONS_OK;
 
 usage:
 	fprintf(err, "Try 'otelprofd --help' for more information.\n");
+fail:
 	options_free(opts);
 	return OPTIONS_USAGE;
 }
@@ -521,6 +702,8 @@ void options_free(struct options *opts)
 		return;
 	free(opts->pids);
 	export_config_free(&opts->export);
+	config_file_free(opts->config);
+	opts->config = NULL;
 	opts->pids = NULL;
 	opts->npids = 0;
 }

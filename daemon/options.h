@@ -46,6 +46,9 @@ struct options {
 	const char *container;    /* --container: profile only this container (id or prefix); NULL = all */
 	bool command_line;        /* add process.command_line (it can hold secrets) */
 	enum kubernetes_mode kubernetes; /* --kubernetes: pod, namespace and container names from the API */
+	const char *config_path;  /* --config FILE */
+	bool check_config;        /* --check-config: validate the configuration and exit */
+	struct config_file *config; /* the file read (owned): string options may point into it */
 	const char *output;       /* -o path, "-" for stdout; NULL = top table on stdout */
 	enum output_format format;
 	unsigned top;             /* rows of the top table */
@@ -57,15 +60,18 @@ struct options {
 	struct export_config export; /* OTLP collector: flags, then OTEL_* variables (owned) */
 };
 
+struct config_file;
+
 enum options_result {
 	OPTIONS_OK = 0,    /* run */
-	OPTIONS_EXIT = 1,  /* --help or --version was printed: exit 0 */
+	OPTIONS_EXIT = 1,  /* --help, --version or a valid --check-config: exit 0 */
 	OPTIONS_USAGE = 2, /* bad usage was reported on err: exit 2 */
 };
 
 /*
- * Parse argv into opts (which it initialises), then complete opts->export from the environment
- * (flags win). Messages go to out (help, version) and err.
+ * Parse argv into opts (which it initialises), then the configuration file (--config), then the
+ * environment: flags win over the environment, which wins over the file, which wins over the
+ * defaults. Messages go to out (help, version) and err. options_free() releases opts.
  */
 enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err);
 void options_free(struct options *opts);

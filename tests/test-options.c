@@ -4,6 +4,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -117,6 +118,81 @@ static void test_parse_duration(void **state)
 	assert_int_equal(parse_duration("1e30s", &ns), -EINVAL);
 }
 
+static char *write_config(const char *text)
+{
+	static char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/test-options-%d.conf", getpid());
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* flags > OTEL_* environment > file > defaults */
+static void test_config_precedence(void **state)
+{
+	struct options o;
+	char line[256];
+	const char *path = write_config("# comment\nfrequency = 99\nendpoint = http://from-file:4317\n"
+					"export_interval = 30s\noutput_unused_key_check = x\n");
+
+	/* An unknown key fails, with its line. */
+	snprintf(line, sizeof(line), "--config %s", path);
+	assert_int_equal(parse(&o, line), OPTIONS_USAGE);
+
+	path = write_config("# comment\nfrequency = 99\nendpoint = http://from-file:4317\nexport_interval = 30s\n"
+			    "follow-children = no\ntimeout = 7s\n");
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_TIMEOUT");
+	assert_int_equal(parse(&o, line), OPTIONS_OK);
+	assert_int_equal(o.frequency, 99);
+	assert_non_null(strstr(o.export.target, "from-file"));
+	assert_int_equal(o.export.interval_ns, 30000000000ULL);
+	assert_int_equal(o.export.timeout_ns, 7000000000ULL);
+	assert_false(o.follow_children);
+	options_free(&o);
+
+	/* The environment wins over the file; a flag wins over both. */
+	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://from-env:4317", 1);
+	assert_int_equal(parse(&o, line), OPTIONS_OK);
+	assert_non_null(strstr(o.export.target, "from-env"));
+	options_free(&o);
+	snprintf(line, sizeof(line), "--config %s -F 49 --endpoint http://from-flag:4317", path);
+	assert_int_equal(parse(&o, line), OPTIONS_OK);
+	assert_int_equal(o.frequency, 49);
+	assert_non_null(strstr(o.export.target, "from-flag"));
+	options_free(&o);
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+
+	/* --check-config: exit 0 when valid. */
+	snprintf(line, sizeof(line), "--check-config --config %s", path);
+	assert_int_equal(parse(&o, line), OPTIONS_EXIT);
+	unlink(path);
+}
+
+static void test_config_errors(void **state)
+{
+	static const char *const bad[] = {
+		"frequency = 0\n", "frequency\n", "follow-children = maybe\n", "config = /etc/x.conf\n",
+		"help = yes\n", "duration =\n", "pid = 99999999\n", "\"unbalanced = 1\n",
+	};
+	struct options o;
+	char line[128];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *path = write_config(bad[i]);
+
+		print_message("%s", bad[i]);
+		snprintf(line, sizeof(line), "--check-config --config %s", path);
+		assert_int_equal(parse(&o, line), OPTIONS_USAGE);
+		unlink(path);
+	}
+	assert_int_equal(parse(&o, "--config /nonexistent/otelprofd.conf"), OPTIONS_USAGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +201,8 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_parse_duration),
+		cmocka_unit_test(test_config_precedence),
+		cmocka_unit_test(test_config_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

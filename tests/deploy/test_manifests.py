@@ -83,4 +83,25 @@ for flag in sorted(used):
     if flag not in known:
         fail(f"the DaemonSet passes {flag}, which otelprofd --help does not list")
 print(f"flags used by the DaemonSet, all known to the daemon: {sorted(used)}")
+
+# The configuration the DaemonSet reads comes from the ConfigMap, and the daemon accepts it.
+config_arg = next((a for a in c.get("args", []) if a.startswith("--config=")), None)
+if not config_arg:
+    fail("the DaemonSet does not pass --config")
+config_dir = os.path.dirname(config_arg.split("=", 1)[1])
+mount = next((m for m in c["volumeMounts"] if m["mountPath"] == config_dir), None)
+volume = mount and next((v for v in pod["volumes"] if v["name"] == mount["name"]), None)
+if not volume or "configMap" not in volume:
+    fail(f"{config_dir} is not mounted from a ConfigMap")
+gen = next((g for g in kust["configMapGenerator"] if g["name"] == volume["configMap"]["name"]), None)
+if not gen:
+    fail(f"no configMapGenerator makes {volume['configMap']['name']}")
+clean_env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+for f in gen["files"]:
+    path = os.path.join(kdir, f.split("=", 1)[-1])
+    chk = subprocess.run([os.environ["OTELPROFD"], "--check-config", "--config", path], capture_output=True,
+                         text=True, env=clean_env)
+    print(chk.stdout + chk.stderr)
+    if chk.returncode != 0:
+        fail(f"otelprofd --check-config rejects {path}")
 print("PASS")
