@@ -22,10 +22,15 @@
 
 #define MAX_LOAD_SEGMENTS 16
 #define MAX_SECTIONS 65536
-#define DEFAULT_CACHE_SLOTS 512
 /* Demangled names kept per module; past this, frames keep the mangled name. */
 #define MAX_POOL_BYTES (8u << 20)
 #define POOL_CHUNK 16384
+/* Result cache slots per module: four per function symbol, rounded up, within these bounds. */
+#define MIN_CACHE_SLOTS 1024
+#define MAX_CACHE_SLOTS 16384
+/* Most DIEs visited while indexing one compile unit, and address ranges kept per function. */
+#define MAX_INDEX_VISITS 4000000
+#define MAX_RANGES_PER_FUNCTION 64
 
 struct load_segment {
 	uint64_t offset, vaddr, filesz;
@@ -46,6 +51,25 @@ struct pool_chunk {
 	char data[];
 };
 
+/* A function symbol of the ELF symbol table, for binary search by address. */
+struct func_sym {
+	uint64_t addr, size;
+	const char *name; /* in libelf's string table */
+};
+
+/* The address range of a top-level function DIE of one compile unit. */
+struct func_range {
+	uint64_t low, high;
+	Dwarf_Die die;
+};
+
+/* Per compile unit: its function DIEs sorted by address, built on the CU's first lookup. */
+struct cu_index {
+	Dwarf_Off cu;
+	struct func_range *ranges;
+	size_t n;
+};
+
 struct elf_module {
 	Dwfl_Callbacks callbacks; /* per module: libdwfl keeps a pointer to it */
 	Dwfl *dwfl;
@@ -64,6 +88,12 @@ struct elf_module {
 
 	/* Used only while elf_module_open() runs (debug file search). */
 	const struct elf_module_options *opening;
+
+	struct func_sym *syms;    /* sorted by addr; built on first lookup */
+	size_t nsyms;
+	bool syms_built;
+	struct cu_index *cus;     /* sorted by cu offset */
+	size_t ncus;
 
 	struct cache_slot *slots;
 	size_t nslots;
@@ -376,7 +406,7 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 	m->opening = options;
 	m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
 	m->opening = NULL;
-	m->nslots = options->cache_slots ? options->cache_slots : DEFAULT_CACHE_SLOTS;
+	m->nslots = options->cache_slots; /* 0: sized by the symbol count on first lookup */
 	return m;
 
 fail:
@@ -400,6 +430,10 @@ void elf_module_free(struct elf_module *m)
 	if (!m)
 		return;
 	clear_slots(m);
+	free(m->syms);
+	for (size_t i = 0; i < m->ncus; i++)
+		free(m->cus[i].ranges);
+	free(m->cus);
 	for (c = m->chunks; c; c = next) {
 		next = c->next;
 		free(c);
@@ -579,13 +613,172 @@ static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t nfiles, str
 		line->column = (uint32_t)v;
 }
 
-/* ELF symbol covering vaddr, with the address inside it. */
+static int by_addr(const void *a, const void *b)
+{
+	const struct func_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->size < y->size) - (x->size > y->size); /* sized symbols first */
+}
+
+/* The function symbols of the symbol table, sorted once (libdwfl's own search is linear). */
+static void build_symbols(struct elf_module *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	size_t cap;
+
+	m->syms_built = true;
+	if (n <= 0)
+		return;
+	cap = (size_t)n;
+	m->syms = malloc(cap * sizeof(*m->syms));
+	if (!m->syms)
+		return;
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		m->syms[m->nsyms++] = (struct func_sym){ .addr = addr, .size = sym.st_size, .name = name };
+	}
+	qsort(m->syms, m->nsyms, sizeof(*m->syms), by_addr);
+	m->own_bytes += cap * sizeof(*m->syms);
+}
+
+/* ELF function symbol covering vaddr (a sized one, or the closest unsized one below), or NULL. */
 static const char *elf_symbol(struct elf_module *m, uint64_t vaddr)
 {
-	GElf_Off offset;
-	GElf_Sym sym;
+	size_t lo = 0, hi;
 
-	return dwfl_module_addrinfo(m->mod, vaddr, &offset, &sym, NULL, NULL, NULL);
+	if (!m->syms_built)
+		build_symbols(m);
+	if (!m->nsyms || vaddr < m->syms[0].addr)
+		return NULL;
+	hi = m->nsyms;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* Several symbols may start at the same address: take the first of them (sized first). */
+	while (lo > 0 && m->syms[lo - 1].addr == m->syms[lo].addr)
+		lo--;
+	if (m->syms[lo].size && vaddr - m->syms[lo].addr >= m->syms[lo].size)
+		return NULL;
+	return m->syms[lo].name;
+}
+
+static int by_low(const void *a, const void *b)
+{
+	const struct func_range *x = a, *y = b;
+
+	return x->low < y->low ? -1 : x->low > y->low;
+}
+
+struct index_build {
+	struct func_range *r;
+	size_t n, cap;
+	unsigned visits;
+};
+
+static void index_add(struct index_build *b, Dwarf_Die *die)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	int kept = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0 && kept++ < MAX_RANGES_PER_FUNCTION) {
+		if (start >= end)
+			continue;
+		if (b->n == b->cap) {
+			size_t ncap = b->cap ? b->cap * 2 : 64;
+			struct func_range *nr = realloc(b->r, ncap * sizeof(*nr));
+
+			if (!nr)
+				return;
+			b->r = nr;
+			b->cap = ncap;
+		}
+		b->r[b->n++] = (struct func_range){ .low = start, .high = end, .die = *die };
+	}
+}
+
+/* Function DIEs below parent (through namespaces and classes, not into functions). */
+static void index_walk(Dwarf_Die *parent, struct index_build *b, unsigned depth)
+{
+	Dwarf_Die child;
+
+	if (depth >= ELF_MODULE_MAX_DIE_DEPTH || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag;
+
+		if (++b->visits > MAX_INDEX_VISITS)
+			return;
+		tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram)
+			index_add(b, &child);
+		else if (is_container(tag) && dwarf_haschildren(&child) == 1)
+			index_walk(&child, b, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static struct cu_index *cu_index_of(struct elf_module *m, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	size_t lo = 0, hi = m->ncus;
+	struct index_build b = { 0 };
+	struct cu_index *ncus;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->cus[mid].cu == off)
+			return &m->cus[mid];
+		if (m->cus[mid].cu < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ncus = realloc(m->cus, (m->ncus + 1) * sizeof(*ncus));
+	if (!ncus)
+		return NULL;
+	m->cus = ncus;
+	index_walk(cu, &b, 0);
+	if (b.n)
+		qsort(b.r, b.n, sizeof(*b.r), by_low);
+	memmove(&m->cus[lo + 1], &m->cus[lo], (m->ncus - lo) * sizeof(*m->cus));
+	m->cus[lo] = (struct cu_index){ .cu = off, .ranges = b.r, .n = b.n };
+	m->ncus++;
+	m->own_bytes += sizeof(*m->cus) + b.cap * sizeof(*b.r);
+	return &m->cus[lo];
+}
+
+/* The function DIE whose ranges hold pc, through the CU's index. */
+static Dwarf_Die *indexed_function(struct elf_module *m, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	struct cu_index *ix = cu_index_of(m, cu);
+	size_t lo = 0, hi;
+
+	if (!ix || !ix->n || pc < ix->ranges[0].low)
+		return NULL;
+	hi = ix->n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->ranges[mid].low <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return pc < ix->ranges[lo].high ? &ix->ranges[lo].die : NULL;
 }
 
 static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *out)
@@ -605,8 +798,16 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 	if (cu) {
 		w = calloc(1, sizeof(*w));
 		if (w) {
+			Dwarf_Die *fn;
+
 			w->pc = vaddr - bias;
-			find_scopes(cu, w, 0);
+			fn = indexed_function(m, cu, w->pc);
+			if (fn) {
+				w->scopes[w->nscopes++] = *fn;
+				find_scopes(fn, w, 1);
+			} else {
+				find_scopes(cu, w, 0);
+			}
 			if (w->bound_hit)
 				m->counters.die_bound_hit++;
 			if (dwarf_getsrcfiles(cu, &files, &nfiles))
@@ -675,6 +876,12 @@ unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_f
 	unsigned n;
 
 	if (!m->slots) {
+		if (!m->nslots) {
+			if (!m->syms_built)
+				build_symbols(m);
+			for (m->nslots = MIN_CACHE_SLOTS; m->nslots < 4 * m->nsyms && m->nslots < MAX_CACHE_SLOTS;)
+				m->nslots *= 2;
+		}
 		m->slots = calloc(m->nslots, sizeof(*m->slots));
 		if (m->slots)
 			m->own_bytes += m->nslots * sizeof(*m->slots);

@@ -32,7 +32,7 @@ struct elf_module_options {
 					  DIR/<binary dir>/<debuglink>; NULL-terminated; NULL means
 					  { "/usr/lib/debug", NULL } */
 	bool debuginfod;               /* last resort: debuginfod when DEBUGINFOD_URLS is set */
-	size_t cache_slots;            /* remembered address results; 0 means 512 */
+	size_t cache_slots;            /* remembered address results; 0: by the symbol count */
 };
 
 struct elf_module_counters {
