@@ -31,6 +31,8 @@
 /* Most DIEs visited while indexing one compile unit, and address ranges kept per function. */
 #define MAX_INDEX_VISITS 4000000
 #define MAX_RANGES_PER_FUNCTION 64
+/* Most compile units and address ranges of them indexed per file. */
+#define MAX_CU_RANGES (1u << 20)
 
 struct load_segment {
 	uint64_t offset, vaddr, filesz;
@@ -94,6 +96,9 @@ struct elf_module {
 	bool syms_built;
 	struct cu_index *cus;     /* sorted by cu offset */
 	size_t ncus;
+	struct func_range *cu_ranges; /* compile units by address (files without .debug_aranges) */
+	size_t ncu_ranges;
+	bool cu_ranges_built;
 
 	struct cache_slot *slots;
 	size_t nslots;
@@ -434,6 +439,7 @@ void elf_module_free(struct elf_module *m)
 	for (size_t i = 0; i < m->ncus; i++)
 		free(m->cus[i].ranges);
 	free(m->cus);
+	free(m->cu_ranges);
 	for (c = m->chunks; c; c = next) {
 		next = c->next;
 		free(c);
@@ -761,24 +767,70 @@ static struct cu_index *cu_index_of(struct elf_module *m, Dwarf_Die *cu)
 	return &m->cus[lo];
 }
 
-/* The function DIE whose ranges hold pc, through the CU's index. */
-static Dwarf_Die *indexed_function(struct elf_module *m, Dwarf_Die *cu, Dwarf_Addr pc)
+/*
+ * Compile units by address from their own DW_AT_ranges/low_pc, for files without
+ * .debug_aranges (clang and rustc do not emit it, and libdw 0.188 then finds no CU).
+ */
+static void build_cu_ranges(struct elf_module *m)
 {
-	struct cu_index *ix = cu_index_of(m, cu);
-	size_t lo = 0, hi;
+	struct index_build b = { 0 };
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	Dwarf_Half version;
 
-	if (!ix || !ix->n || pc < ix->ranges[0].low)
+	m->cu_ranges_built = true;
+	while (dwarf_get_units(m->dwarf, cu, &next, &version, &unit_type, &cudie, NULL) == 0 &&
+	       b.n < MAX_CU_RANGES) {
+		cu = next;
+		if (unit_type == DW_UT_compile || unit_type == DW_UT_partial || unit_type == DW_UT_skeleton)
+			index_add(&b, &cudie);
+	}
+	if (b.n)
+		qsort(b.r, b.n, sizeof(*b.r), by_low);
+	m->cu_ranges = b.r;
+	m->ncu_ranges = b.n;
+	m->own_bytes += b.cap * sizeof(*b.r);
+}
+
+static struct func_range *range_of(struct func_range *r, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n;
+
+	if (!n || pc < r[0].low)
 		return NULL;
-	hi = ix->n;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ix->ranges[mid].low <= pc)
+		if (r[mid].low <= pc)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	return pc < ix->ranges[lo].high ? &ix->ranges[lo].die : NULL;
+	return pc < r[lo].high ? &r[lo] : NULL;
+}
+
+static Dwarf_Die *cu_of(struct elf_module *m, uint64_t vaddr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, vaddr, bias);
+	struct func_range *r;
+
+	if (cu)
+		return cu;
+	if (!m->cu_ranges_built)
+		build_cu_ranges(m);
+	*bias = m->dwarf_bias;
+	r = range_of(m->cu_ranges, m->ncu_ranges, vaddr - m->dwarf_bias);
+	return r ? &r->die : NULL;
+}
+
+/* The function DIE whose ranges hold pc, through the CU's index. */
+static Dwarf_Die *indexed_function(struct elf_module *m, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	struct cu_index *ix = cu_index_of(m, cu);
+	struct func_range *r = ix ? range_of(ix->ranges, ix->n, pc) : NULL;
+
+	return r ? &r->die : NULL;
 }
 
 static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *out)
@@ -789,12 +841,12 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 	size_t nfiles = 0;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = NULL;
-	Dwfl_Line *line;
+	Dwarf_Line *line;
 	unsigned n = 0;
 
 	m->counters.dwarf_lookups++;
 	if (m->dwarf)
-		cu = dwfl_module_addrdie(m->mod, vaddr, &bias);
+		cu = cu_of(m, vaddr, &bias);
 	if (cu) {
 		w = calloc(1, sizeof(*w));
 		if (w) {
@@ -853,11 +905,12 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 	}
 	free(w);
 
-	if (n && (line = dwfl_module_getsrc(m->mod, vaddr))) {
+	if (n && cu && (line = dwarf_getsrc_die(cu, vaddr - bias))) {
 		int lineno = 0, col = 0;
-		const char *file = dwfl_lineinfo(line, NULL, &lineno, &col, NULL, NULL);
 
-		out[0].file = file;
+		dwarf_lineno(line, &lineno);
+		dwarf_linecol(line, &col);
+		out[0].file = dwarf_linesrc(line, NULL, NULL);
 		out[0].line = lineno > 0 ? (uint32_t)lineno : 0;
 		out[0].column = col > 0 ? (uint32_t)col : 0;
 	}

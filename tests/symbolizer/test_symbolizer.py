@@ -130,7 +130,7 @@ def check_chain(tool, prog, label, binary):
 
 def test_pie_nopie_dlopen():
     tool = Tool()
-    for name in ("inl-pie", "inl-nopie"):
+    for name in ("inl-pie", "inl-nopie", "inl-clang"):
         binary = os.path.join(PROGRAMS, name)
         prog = Program([binary, os.path.join(PROGRAMS, "libplug.so")])
         check_chain(tool, prog, name, binary)
