@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential meson ninja-build pkg-config
-  clang llvm libclang-rt-14-dev bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev
+  clang llvm libclang-rt-14-dev bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libiberty-dev zlib1g-dev
   protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
   libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev
   python3 python3-yaml systemd man-db

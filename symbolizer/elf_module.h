@@ -1,6 +1,12 @@
 /*
- * One ELF file opened for symbolization (through libdwfl), identified by device and inode.
+ * One ELF file opened for symbolization through libdwfl/libdw: ELF symbols, DWARF lines and
+ * inline chains, a separate debug file when the binary has none (build-id directories,
+ * .gnu_debuglink inside the process's root, debuginfod). Every parse is bounded: section sizes,
+ * DIE depth, DIEs visited per lookup, inline frames.
+ *
  * elf_module_open() takes ownership of fd whatever it returns; elf_module_free() releases all.
+ * Strings in frames filled by elf_module_symbolize() belong to the module and live until
+ * elf_module_free().
  */
 #ifndef OTELPROF_ELF_MODULE_H
 #define OTELPROF_ELF_MODULE_H
@@ -11,10 +17,35 @@
 
 #include "symbolizer.h"
 
+/* Largest section (after decompression) accepted; a bigger claim marks the file bad. */
+#define ELF_MODULE_MAX_SECTION_BYTES (1ULL << 30)
+/* Most nested DIEs followed when looking for the scopes of an address. */
+#define ELF_MODULE_MAX_DIE_DEPTH 64
+/* Most DIEs looked at in one lookup (a malformed sibling chain cannot loop for ever). */
+#define ELF_MODULE_MAX_DIE_VISITS 200000
+
+struct elf_module_options {
+	int root_fd;                   /* O_PATH directory of the process's root, for .gnu_debuglink
+					  next to the binary; -1 for none (used only during open) */
+	const char *path;              /* the binary's path inside that root, or NULL */
+	const char *const *debug_dirs; /* host directories holding .build-id/xx/yyyy.debug and
+					  DIR/<binary dir>/<debuglink>; NULL-terminated; NULL means
+					  { "/usr/lib/debug", NULL } */
+	bool debuginfod;               /* last resort: debuginfod when DEBUGINFOD_URLS is set */
+	size_t cache_slots;            /* remembered address results; 0: by the symbol count */
+};
+
+struct elf_module_counters {
+	uint64_t dwarf_lookups;     /* lookups that walked DWARF (result cache misses) */
+	uint64_t cache_hits;        /* lookups answered from the result cache */
+	uint64_t inline_truncated;  /* inline chains longer than SYM_MAX_INLINE */
+	uint64_t die_bound_hit;     /* lookups stopped by the DIE depth or visit bound */
+};
+
 struct elf_module;
 
-/* NULL with errno set (ENOEXEC for a file that is not a usable ELF). */
-struct elf_module *elf_module_open(int fd, const char *name);
+/* NULL with errno set: ENOEXEC for a file that is not a usable ELF, EFBIG for section bounds. */
+struct elf_module *elf_module_open(int fd, const struct elf_module_options *options);
 void elf_module_free(struct elf_module *m);
 
 /* ELF virtual address of a file offset (through the PT_LOAD segments); false when none covers it. */
@@ -23,5 +54,14 @@ bool elf_module_offset_to_vaddr(const struct elf_module *m, uint64_t file_offset
 unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_frame *frame);
 /* Hex GNU build id, or NULL. */
 const char *elf_module_build_id(const struct elf_module *m);
+/* Raw GNU build id bytes; 0 when there is none. */
+size_t elf_module_build_id_raw(const struct elf_module *m, const unsigned char **bits);
+/* Hex htlhash of the file, or NULL when it could not be read. */
+const char *elf_module_htlhash(const struct elf_module *m);
+/* DWARF was found (in the file or a separate debug file). */
+bool elf_module_has_dwarf(const struct elf_module *m);
+/* Bytes this module accounts for: the files it maps plus its own allocations. */
+size_t elf_module_bytes(const struct elf_module *m);
+const struct elf_module_counters *elf_module_counters(const struct elf_module *m);
 
 #endif

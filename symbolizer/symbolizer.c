@@ -14,6 +14,7 @@
 
 #include "elf_module.h"
 #include "kallsyms.h"
+#include "perf_map.h"
 #include "proc_maps.h"
 
 #define PROCESS_BUCKETS 4096
@@ -21,12 +22,30 @@
 #define MAPS_REFRESH_NS 1000000000ULL
 /* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
 #define MAX_MAPS_PER_PROCESS 65536
+/* A perf map file is checked for growth at most this often per process. */
+#define PERF_MAP_CHECK_NS 1000000000ULL
+/* Perf map files bigger than this are not read. */
+#define PERF_MAP_MAX_BYTES (256u << 20)
+/* Unreferenced modules unused for this many maintain() calls are dropped. */
+#define MODULE_IDLE_GENERATIONS 8
+/* Kallsyms is read again at most this often when only BPF programs may have changed. */
+#define KALLSYMS_REFRESH_NS (60ULL * 1000000000ULL)
+/* File identities (device, inode) remembered per module: copies of one build id. */
+#define MODULE_FILE_IDS 4
+
+struct file_id {
+	uint64_t dev, inode;
+};
 
 struct cached_module {
-	uint64_t dev, inode;
-	struct elf_module *elf; /* NULL when the file could not be used */
-	uint64_t last_used;     /* maintain() generation */
-	unsigned refs;          /* mappings pointing here */
+	struct file_id ids[MODULE_FILE_IDS]; /* files known to hold this module */
+	unsigned nids;
+	struct elf_module *elf;  /* NULL: the file is bad until bad_until_ns */
+	uint64_t bad_until_ns;
+	uint64_t last_used;      /* lookup tick, for LRU */
+	uint64_t generation;     /* maintain() generation of the last use */
+	unsigned refs;           /* mappings pointing here */
+	size_t bytes;            /* elf_module_bytes() when inserted */
 };
 
 struct sym_map {
@@ -42,6 +61,9 @@ struct sym_process {
 	struct sym_map *maps; /* file-backed mappings, sorted by start */
 	size_t nmaps;
 	uint64_t refreshed_ns;
+	struct perf_map *jit;       /* /tmp/perf-NSPID.map, or NULL */
+	uint64_t jit_size;          /* size of the file when it was read */
+	uint64_t jit_checked_ns;    /* last time its size was checked; 0 never */
 	struct sym_process *next; /* hash chain */
 };
 
@@ -49,10 +71,16 @@ struct symbolizer {
 	struct symbolizer_config config;
 	struct symbolizer_stats stats;
 	struct kallsyms *kallsyms;
+	uint64_t modules_hash;      /* of /proc/modules when kallsyms was read */
+	uint64_t kallsyms_loaded_ns;
+	uint64_t kernel_lookups_at_load;
 	struct sym_process *buckets[PROCESS_BUCKETS];
 	size_t nprocesses;
 	struct cached_module **modules;
 	size_t nmodules;
+	size_t module_bytes;
+	uint64_t tick;
+	uint64_t kernel_lookups;
 	uint64_t generation;
 };
 
@@ -62,6 +90,38 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* FNV-1a of a small file (0 when it cannot be read): tells when kernel modules changed. */
+static uint64_t hash_file(const char *path)
+{
+	uint64_t h = 1469598103934665603ULL;
+	char buf[4096];
+	size_t n;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ (unsigned char)buf[i]) * 1099511628211ULL;
+	fclose(f);
+	return h;
+}
+
+static void load_kallsyms(struct symbolizer *s)
+{
+	struct kallsyms *k;
+
+	s->modules_hash = hash_file("/proc/modules");
+	k = kallsyms_load(s->config.kallsyms_path);
+	s->kallsyms_loaded_ns = now_ns();
+	s->kernel_lookups_at_load = s->kernel_lookups;
+	if (!k && s->kallsyms)
+		return; /* keep the old table rather than none */
+	kallsyms_free(s->kallsyms);
+	s->kallsyms = k;
+	s->stats.kallsyms_hidden = kallsyms_hidden(k);
 }
 
 struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
@@ -78,13 +138,16 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		s->config.max_modules = 1024;
 	if (!s->config.max_processes)
 		s->config.max_processes = 16384;
+	if (!s->config.max_module_bytes)
+		s->config.max_module_bytes = (size_t)2 << 30;
+	if (!s->config.bad_file_retry_ns)
+		s->config.bad_file_retry_ns = 60ULL * 1000000000ULL;
 	s->modules = calloc(s->config.max_modules, sizeof(*s->modules));
 	if (!s->modules) {
 		free(s);
 		return NULL;
 	}
-	s->kallsyms = kallsyms_load(s->config.kallsyms_path);
-	s->stats.kallsyms_hidden = kallsyms_hidden(s->kallsyms);
+	load_kallsyms(s);
 	return s;
 }
 
@@ -94,14 +157,28 @@ static void module_release(struct cached_module *m)
 		m->refs--;
 }
 
+static void maps_free(struct sym_map *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		module_release(maps[i].module);
+		free(maps[i].path);
+	}
+	free(maps);
+}
+
 static void process_free(struct sym_process *p)
 {
-	for (size_t i = 0; i < p->nmaps; i++) {
-		module_release(p->maps[i].module);
-		free(p->maps[i].path);
-	}
-	free(p->maps);
+	maps_free(p->maps, p->nmaps);
+	perf_map_free(p->jit);
 	free(p);
+}
+
+static void module_free(struct cached_module *m)
+{
+	if (!m)
+		return;
+	elf_module_free(m->elf);
+	free(m);
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -116,10 +193,8 @@ void symbolizer_free(struct symbolizer *s)
 			process_free(p);
 		}
 	}
-	for (size_t i = 0; i < s->nmodules; i++) {
-		elf_module_free(s->modules[i]->elf);
-		free(s->modules[i]);
-	}
+	for (size_t i = 0; i < s->nmodules; i++)
+		module_free(s->modules[i]);
 	free(s->modules);
 	kallsyms_free(s->kallsyms);
 	free(s);
@@ -186,18 +261,12 @@ static int read_maps(struct sym_process *p)
 	free(line);
 	fclose(f);
 	if (err) {
-		for (size_t i = 0; i < n; i++)
-			free(maps[i].path);
-		free(maps);
+		maps_free(maps, n);
 		return err;
 	}
 	if (n)
 		qsort(maps, n, sizeof(*maps), by_start);
-	for (size_t i = 0; i < p->nmaps; i++) {
-		module_release(p->maps[i].module);
-		free(p->maps[i].path);
-	}
-	free(p->maps);
+	maps_free(p->maps, p->nmaps);
 	p->maps = maps;
 	p->nmaps = n;
 	p->refreshed_ns = now_ns();
@@ -256,34 +325,48 @@ static struct sym_map *find_map(struct sym_process *p, uint64_t address)
 	return NULL;
 }
 
+static int open_root(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* path resolved inside root (symlinks cannot leave it), opened read-only and non-blocking. */
+static int open_under(int root, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : fd;
+}
+
 /*
  * Open the file behind a mapping without trusting its path: map_files gives the mapped file
  * itself; otherwise resolve the path inside the process's root so a container's symlinks
  * cannot point outside it. Only regular files whose device and inode match are used.
  */
-static int open_mapped_file(pid_t pid, const struct sym_map *map)
+static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct sym_map *map, int root)
 {
 	char path[128];
 	struct stat st;
-	int fd, root;
+	int fd = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
-		 (unsigned long long)map->start, (unsigned long long)map->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (!s->config.no_map_files) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)map->start, (unsigned long long)map->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	}
 	if (fd < 0) {
-		struct open_how how = {
-			.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
-			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-		};
-
-		snprintf(path, sizeof(path), "/proc/%d/root", pid);
-		root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (root < 0)
-			return -errno;
-		fd = (int)syscall(SYS_openat2, root, map->path, &how, sizeof(how));
-		if (fd < 0)
-			fd = -errno;
-		close(root);
+			return root;
+		fd = open_under(root, map->path);
 		if (fd < 0)
 			return fd;
 	}
@@ -296,43 +379,262 @@ static int open_mapped_file(pid_t pid, const struct sym_map *map)
 
 static struct cached_module *find_module(struct symbolizer *s, uint64_t dev, uint64_t inode)
 {
-	for (size_t i = 0; i < s->nmodules; i++)
-		if (s->modules[i]->dev == dev && s->modules[i]->inode == inode)
-			return s->modules[i];
+	for (size_t i = 0; i < s->nmodules; i++) {
+		struct cached_module *m = s->modules[i];
+
+		for (unsigned j = 0; j < m->nids; j++)
+			if (m->ids[j].dev == dev && m->ids[j].inode == inode)
+				return m;
+	}
 	return NULL;
+}
+
+static struct cached_module *find_build_id(struct symbolizer *s, const struct elf_module *elf)
+{
+	const unsigned char *bits, *other;
+	size_t n = elf_module_build_id_raw(elf, &bits);
+
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < s->nmodules; i++) {
+		struct cached_module *m = s->modules[i];
+
+		if (m->elf && elf_module_build_id_raw(m->elf, &other) == n && !memcmp(bits, other, n))
+			return m;
+	}
+	return NULL;
+}
+
+/* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
+static void evict_at(struct symbolizer *s, size_t i)
+{
+	struct cached_module *m = s->modules[i];
+
+	if (m->refs) {
+		for (size_t b = 0; b < PROCESS_BUCKETS; b++)
+			for (struct sym_process *p = s->buckets[b]; p; p = p->next)
+				for (size_t j = 0; j < p->nmaps; j++)
+					if (p->maps[j].module == m) {
+						p->maps[j].module = NULL;
+						p->maps[j].tried = false;
+					}
+	}
+	s->module_bytes -= m->bytes;
+	s->modules[i] = s->modules[--s->nmodules];
+	module_free(m);
+	s->stats.modules_evicted++;
+	s->stats.modules_cached = s->nmodules;
+	s->stats.module_bytes = s->module_bytes;
+}
+
+/* Least recently used module other than keep, unreferenced ones first; SIZE_MAX when none. */
+static size_t lru_victim(const struct symbolizer *s, const struct cached_module *keep)
+{
+	size_t best = SIZE_MAX;
+
+	for (size_t i = 0; i < s->nmodules; i++) {
+		const struct cached_module *m = s->modules[i], *b;
+
+		if (m == keep)
+			continue;
+		if (best == SIZE_MAX) {
+			best = i;
+			continue;
+		}
+		b = s->modules[best];
+		if ((m->refs == 0) != (b->refs == 0) ? m->refs == 0 : m->last_used < b->last_used)
+			best = i;
+	}
+	return best;
+}
+
+/* Evict until the cache holds at most max_modules - room entries and fits the byte bound. */
+static void enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep)
+{
+	while (s->nmodules + room > s->config.max_modules || s->module_bytes > s->config.max_module_bytes) {
+		size_t victim = lru_victim(s, keep);
+
+		if (victim == SIZE_MAX)
+			break;
+		evict_at(s, victim);
+	}
+}
+
+static struct cached_module *insert_module(struct symbolizer *s, struct cached_module *m)
+{
+	enforce_bounds(s, 1, NULL);
+	if (s->nmodules >= s->config.max_modules) {
+		s->stats.module_cache_full++;
+		module_free(m);
+		return NULL;
+	}
+	m->generation = s->generation;
+	s->modules[s->nmodules++] = m;
+	s->module_bytes += m->bytes;
+	s->stats.modules_cached = s->nmodules;
+	s->stats.module_bytes = s->module_bytes;
+	enforce_bounds(s, 0, m);
+	return m;
+}
+
+static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct sym_map *map)
+{
+	struct cached_module *m = calloc(1, sizeof(*m)), *same;
+	int root = -1, fd;
+
+	if (!m)
+		return NULL;
+	m->ids[0] = (struct file_id){ map->dev, map->inode };
+	m->nids = 1;
+	s->stats.module_cache_misses++;
+	root = open_root(pid);
+	fd = open_mapped_file(s, pid, map, root);
+	if (fd >= 0) {
+		m->elf = elf_module_open(fd, &(struct elf_module_options){
+			.root_fd = root, .path = map->path, .debug_dirs = s->config.debug_dirs,
+			.debuginfod = !s->config.no_debuginfod,
+		});
+	}
+	if (root >= 0)
+		close(root);
+	if (!m->elf) {
+		s->stats.module_open_failed++;
+		s->stats.modules_bad++;
+		m->bad_until_ns = now_ns() + s->config.bad_file_retry_ns;
+		m->bytes = sizeof(*m);
+		return insert_module(s, m);
+	}
+	same = find_build_id(s, m->elf);
+	if (same) {
+		/* Another copy of a cached build id (another container, a hard link): share it. */
+		unsigned slot = same->nids < MODULE_FILE_IDS ? same->nids++ : MODULE_FILE_IDS - 1;
+
+		same->ids[slot] = m->ids[0];
+		s->stats.modules_shared_by_build_id++;
+		module_free(m);
+		return same;
+	}
+	s->stats.modules_loaded++;
+	m->bytes = sizeof(*m) + elf_module_bytes(m->elf);
+	return insert_module(s, m);
 }
 
 static struct cached_module *module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map)
 {
 	struct cached_module *m;
-	int fd;
 
-	if (map->tried)
-		return map->module;
-	m = find_module(s, map->dev, map->inode);
-	if (!m) {
-		if (s->nmodules >= s->config.max_modules) {
-			s->stats.module_cache_full++;
-			return NULL; /* retried on a later lookup, after maintain() made room */
-		}
-		m = calloc(1, sizeof(*m));
-		if (!m)
-			return NULL;
-		m->dev = map->dev;
-		m->inode = map->inode;
-		fd = open_mapped_file(pid, map);
-		if (fd >= 0)
-			m->elf = elf_module_open(fd, map->path);
-		if (!m->elf)
-			s->stats.module_open_failed++;
-		else
-			s->stats.modules_loaded++;
-		s->modules[s->nmodules++] = m;
+	if (map->tried) {
+		m = map->module;
+		if (!m || m->elf || now_ns() < m->bad_until_ns)
+			return m;
+		/* A bad file's time is up: forget it and try the file again. */
+		for (size_t i = 0; i < s->nmodules; i++)
+			if (s->modules[i] == m) {
+				evict_at(s, i);
+				break;
+			}
 	}
+	m = find_module(s, map->dev, map->inode);
+	if (m)
+		s->stats.module_cache_hits++;
+	else
+		m = open_module(s, pid, map);
+	if (!m)
+		return NULL; /* retried on a later lookup */
 	m->refs++;
 	map->module = m;
 	map->tried = true;
 	return m;
+}
+
+/* The innermost pid of a process in nested pid namespaces (the name its perf map carries). */
+static pid_t namespace_pid(pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	pid_t ns = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (getline(&line, &cap, f) > 0) {
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *last = strrchr(line, '\t');
+
+			if (last)
+				ns = (pid_t)strtol(last + 1, NULL, 10);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return ns > 0 ? ns : pid;
+}
+
+/* (Re)read the process's perf map when it appeared or grew; checked at most once a second. */
+static void refresh_perf_map(struct symbolizer *s, struct sym_process *p)
+{
+	uint64_t now = now_ns();
+	char path[64];
+	struct stat st;
+	int root, fd;
+	FILE *f;
+
+	if (p->jit_checked_ns && now - p->jit_checked_ns < PERF_MAP_CHECK_NS)
+		return;
+	p->jit_checked_ns = now;
+	root = open_root(p->pid);
+	if (root < 0)
+		return;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", namespace_pid(p->pid));
+	fd = open_under(root, path);
+	close(root);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size == p->jit_size ||
+	    (uint64_t)st.st_size > PERF_MAP_MAX_BYTES) {
+		close(fd);
+		return;
+	}
+	f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
+		return;
+	}
+	{
+		struct perf_map *jit = perf_map_parse(f);
+
+		if (jit) {
+			perf_map_free(p->jit);
+			p->jit = jit;
+			p->jit_size = (uint64_t)st.st_size;
+			s->stats.perf_map_loads++;
+		}
+	}
+	fclose(f);
+}
+
+static bool symbolize_jit(struct symbolizer *s, struct sym_process *p, uint64_t address, struct sym_frame *frame)
+{
+	const struct perf_map_sym *sym;
+
+	if (s->config.no_perf_maps)
+		return false;
+	sym = perf_map_lookup(p->jit, address);
+	if (!sym) {
+		refresh_perf_map(s, p);
+		sym = perf_map_lookup(p->jit, address);
+	}
+	if (!sym)
+		return false;
+	frame->module = "[jit]";
+	frame->lines[0] = (struct sym_line){ .function = sym->name, .system_name = sym->name };
+	frame->nlines = 1;
+	s->stats.jit_symbolized++;
+	s->stats.symbolized++;
+	return true;
 }
 
 int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame)
@@ -354,6 +656,8 @@ int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sy
 	if (!map && now_ns() - p->refreshed_ns > MAPS_REFRESH_NS && read_maps(p) == 0)
 		map = find_map(p, address);
 	if (!map) {
+		if (symbolize_jit(s, p, address, frame))
+			return 0;
 		s->stats.no_mapping++;
 		return -ENOENT;
 	}
@@ -368,8 +672,10 @@ int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sy
 	module = module_for_map(s, pid, map);
 	if (!module || !module->elf)
 		return 0;
-	module->last_used = s->generation;
+	module->last_used = ++s->tick;
+	module->generation = s->generation;
 	frame->mapping.build_id = elf_module_build_id(module->elf);
+	frame->mapping.htlhash = elf_module_htlhash(module->elf);
 	if (!elf_module_offset_to_vaddr(module->elf, file_offset, &frame->file_address))
 		return 0;
 	if (elf_module_symbolize(module->elf, frame->file_address, frame))
@@ -385,6 +691,7 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *
 	frame->kind = SYM_FRAME_KERNEL;
 	frame->file_address = address;
 	s->stats.lookups++;
+	s->kernel_lookups++;
 	sym = kallsyms_lookup(s->kallsyms, address);
 	if (!sym)
 		return -ENOENT;
@@ -408,22 +715,25 @@ void symbolizer_forget_process(struct symbolizer *s, pid_t pid)
 
 void symbolizer_maintain(struct symbolizer *s)
 {
-	size_t kept = 0;
-
-	/* Modules no mapping points at any more are freed. */
-	for (size_t i = 0; i < s->nmodules; i++) {
+	/* Unreferenced modules idle for several generations are dropped; then the bounds hold. */
+	for (size_t i = 0; i < s->nmodules;) {
 		struct cached_module *m = s->modules[i];
 
-		if (m->refs == 0) {
-			elf_module_free(m->elf);
-			free(m);
-			s->stats.modules_evicted++;
-			continue;
-		}
-		s->modules[kept++] = m;
+		if (m->refs == 0 && s->generation - m->generation >= MODULE_IDLE_GENERATIONS)
+			evict_at(s, i);
+		else
+			i++;
 	}
-	s->nmodules = kept;
+	enforce_bounds(s, 0, NULL);
 	s->generation++;
+
+	/* Kernel modules loaded or removed: read kallsyms again. BPF programs come and go without
+	 * touching /proc/modules, so while kernel frames are looked up it is also re-read now and then. */
+	if (hash_file("/proc/modules") != s->modules_hash ||
+	    (s->kernel_lookups != s->kernel_lookups_at_load && now_ns() - s->kallsyms_loaded_ns > KALLSYMS_REFRESH_NS)) {
+		load_kallsyms(s);
+		s->stats.kallsyms_reloads++;
+	}
 }
 
 const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s)

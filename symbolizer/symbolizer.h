@@ -4,9 +4,11 @@
  * failures as negative errno values and counters.
  *
  * Ownership: the symbolizer owns every string it returns. Strings and mapping data in a filled
- * struct sym_frame stay valid until the next call to symbolizer_maintain(),
- * symbolizer_forget_process() or symbolizer_free(); lookups never free anything. Callers that keep
- * results longer copy them.
+ * struct sym_frame stay valid until the next call to any symbolizer function other than
+ * symbolizer_stats(): a lookup may evict a cached module (the caches are bounded in entries and
+ * bytes) or reload a JIT perf map. Callers copy what they keep right after each lookup.
+ *
+ * Not thread-safe: one symbolizer is used by one thread at a time.
  */
 #ifndef OTELPROF_SYMBOLIZER_H
 #define OTELPROF_SYMBOLIZER_H
@@ -47,7 +49,8 @@ struct sym_frame {
 	struct sym_mapping mapping;
 	uint64_t file_address;      /* address in the ELF file's own virtual address space; for the
 				       kernel, the address itself */
-	const char *module;         /* kernel frames: "vmlinux", a module name or "bpf"; else NULL */
+	const char *module;         /* kernel frames: "vmlinux", a module name or "bpf"; JIT frames
+				       found in a perf map: "[jit]"; else NULL */
 	unsigned nlines;            /* 0: not symbolized (mapping and file_address still say where) */
 	struct sym_line lines[SYM_MAX_INLINE]; /* innermost (inlined callee) first */
 };
@@ -56,6 +59,15 @@ struct symbolizer_config {
 	const char *kallsyms_path; /* default "/proc/kallsyms" */
 	size_t max_modules;        /* cached ELF files; default 1024 */
 	size_t max_processes;      /* processes whose mappings are kept; default 16384 */
+	size_t max_module_bytes;   /* bytes of cached modules (files mapped plus our memory);
+				      default 2 GiB */
+	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
+				      debuglink targets, NULL-terminated; default /usr/lib/debug */
+	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
+	bool no_map_files;         /* never open /proc/PID/map_files (always resolve under
+				      /proc/PID/root); for tests and hosts that forbid map_files */
+	bool no_perf_maps;         /* never read /tmp/perf-PID.map */
+	uint64_t bad_file_retry_ns; /* how long a file that failed stays marked bad; default 60 s */
 };
 
 struct symbolizer_stats {
@@ -69,6 +81,15 @@ struct symbolizer_stats {
 	uint64_t modules_evicted;
 	uint64_t processes_evicted;
 	bool kallsyms_hidden;      /* kallsyms shows zero addresses (kptr_restrict) */
+	uint64_t module_cache_hits;   /* a mapping found its file already cached (same file or build id) */
+	uint64_t module_cache_misses; /* a mapping's file had to be opened */
+	uint64_t modules_shared_by_build_id; /* a new file turned out to have a cached build id */
+	uint64_t modules_bad;      /* files marked bad (not ELF, corrupt, over bounds, not the mapped file) */
+	uint64_t modules_cached;   /* modules in the cache now */
+	uint64_t module_bytes;     /* bytes the cached modules account for now */
+	uint64_t jit_symbolized;   /* lookups answered by a perf map */
+	uint64_t perf_map_loads;   /* perf map files (re)read */
+	uint64_t kallsyms_reloads; /* /proc/kallsyms read again (modules or BPF programs changed) */
 };
 
 struct symbolizer;
@@ -88,7 +109,8 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *
 
 /* Drop what is kept for pid. */
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid);
-/* Housekeeping between batches: enforce the cache bounds, reload kallsyms if modules changed. */
+/* Housekeeping between batches: drop modules unused for a while, reload kallsyms when kernel
+ * modules changed (or every minute while kernel frames are looked up, for BPF programs). */
 void symbolizer_maintain(struct symbolizer *s);
 
 const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s);

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Symbolizer benchmarks (run as root from the repository root after scripts/build.sh build):
+  python3 bench/symbolizer/bench.py [--big-functions N] [--churn N]
+warm lookups/s (bench-warm.c, one core), cold first stack in a big -O2 -g binary, memory per cached
+module, and the cache bound under a churn of distinct binaries (symtool with --max-modules 64)."""
+import argparse
+import os
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, "build")
+SYMTOOL = os.path.join(BUILD, "tests", "symbolizer", "symtool")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, **kw)
+
+
+class Tool:
+    def __init__(self, *args):
+        self.p = subprocess.Popen(["taskset", "-c", "0", SYMTOOL, *args], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+
+    def ask(self, cmds):
+        self.p.stdin.write("".join(c + "\n" for c in cmds))
+        self.p.stdin.flush()
+        out, done = [], 0
+        while done < len(cmds):
+            line = self.p.stdout.readline()
+            if line == ".\n":
+                done += 1
+            else:
+                out.append(line)
+        return out
+
+    def status(self, key):
+        for line in open("/proc/%d/status" % self.p.pid):
+            if line.startswith(key):
+                return int(line.split()[1])
+
+    def stats(self):
+        line = self.ask(["stats"])[0].strip()
+        return {k: int(v) for k, v in (f.split("=") for f in line.split("\t")[1:])}
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def start(binary):
+    p = subprocess.Popen([binary], stdout=subprocess.PIPE, text=True)
+    addrs = []
+    for line in p.stdout:
+        if line.strip() == "ready":
+            break
+        addrs.append(int(line.split()[-1], 16))
+    return p, addrs
+
+
+def warm(tmp):
+    exe = os.path.join(tmp, "bench-warm")
+    sh("gcc", "-O2", "-I", os.path.join(ROOT, "symbolizer"), os.path.join(HERE, "bench-warm.c"),
+       os.path.join(BUILD, "symbolizer", "libotelprof-symbolizer.a"), "-o", exe,
+       "-ldw", "-lelf", "-ldebuginfod", "-liberty", "-lz")
+    for distinct in (256, 4096):
+        sh("taskset", "-c", "0", exe, str(distinct), "5000000")
+
+
+def cold(tmp, functions):
+    src, exe = os.path.join(tmp, "big.c"), os.path.join(tmp, "big")
+    with open(src, "w") as f:
+        sh("python3", os.path.join(HERE, "gen-big.py"), str(functions), stdout=f)
+    t = time.time()
+    sh("gcc", "-O2", "-g", src, "-o", exe)
+    size = os.path.getsize(exe)
+    print("cold: built %s (%d functions, %.1f MB) in %.0f s" % (exe, functions, size / 1e6, time.time() - t))
+    p, addrs = start(exe)
+    for run in range(3):
+        sh("sync")
+        open("/proc/sys/vm/drop_caches", "w").write("3\n") if run == 0 else None
+        tool = Tool()
+        rss0 = tool.status("VmRSS")
+        t = time.perf_counter()
+        out = tool.ask(["user %d %x" % (p.pid, a + 20) for a in addrs])
+        dt = time.perf_counter() - t
+        named = sum(1 for l in out if l.startswith("line"))
+        st = tool.stats()
+        print("cold%s: first stack of %d frames (%d lines) in %.1f ms; module accounts %d KB, RSS +%d KB" %
+              (" (page cache dropped)" if run == 0 else "", len(addrs), named, dt * 1e3, st["module_bytes"] // 1024,
+               tool.status("VmRSS") - rss0))
+        tool.close()
+    p.kill()
+    p.wait()
+
+
+def churn(tmp, n):
+    src = os.path.join(tmp, "tiny.c")
+    open(src, "w").write('#include <stdio.h>\n#include <unistd.h>\n__attribute__((noinline)) int work(int x) '
+                         '{ return x * 3; }\nint main(void) { printf("%p\\nready\\n", (void *)work); '
+                         'fflush(stdout); pause(); return work(1); }\n')
+    obj = os.path.join(tmp, "tiny.o")
+    sh("gcc", "-O2", "-g", "-c", src, "-o", obj)
+    tool = Tool("--max-modules", "64")
+    t = time.time()
+    peak = 0
+    for i in range(n):
+        exe = os.path.join(tmp, "tiny%d" % i)
+        sh("gcc", obj, "-o", exe, "-Wl,--build-id=0x%032x" % (i + 1))
+        p, addrs = start(exe)
+        tool.ask(["user %d %x" % (p.pid, addrs[0])])
+        p.kill()
+        p.wait()
+        tool.ask(["forget %d" % p.pid] + (["maintain"] if i % 10 == 9 else []))
+        os.unlink(exe)
+        peak = max(peak, tool.stats()["modules_cached"])
+    st = tool.stats()
+    print("churn: %d distinct binaries in %.0f s; max 64 modules: peak %d cached, now %d (%d KB), %d evicted, "
+          "symtool VmHWM %d KB" % (n, time.time() - t, peak, st["modules_cached"], st["module_bytes"] // 1024,
+                                   st["modules_evicted"], tool.status("VmHWM")))
+    tool.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--big-functions", type=int, default=4000)
+    ap.add_argument("--churn", type=int, default=1000)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="otelprof-bench-") as tmp:
+        warm(tmp)
+        cold(tmp, a.big_functions)
+        churn(tmp, a.churn)
+
+
+if __name__ == "__main__":
+    main()

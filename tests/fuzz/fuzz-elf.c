@@ -1,0 +1,42 @@
+/*
+ * libFuzzer target over the symbolizer's ELF/DWARF path: the input is a file; it is opened as a
+ * module (section bounds, build id, htlhash, DWARF) and symbolized at a few addresses (ELF
+ * symbols, line tables, DIE scope walk, inline chains, demangling).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "elf_module.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const no_dirs[] = { NULL };
+	static int fd = -1;
+	struct elf_module *m;
+	struct sym_frame frame;
+
+	if (fd < 0)
+		fd = memfd_create("fuzz-elf", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		return 0;
+	m = elf_module_open(dup(fd), &(struct elf_module_options){ .root_fd = -1, .debug_dirs = no_dirs });
+	if (!m)
+		return 0;
+	/* Addresses derived from the input's own segments, plus a few fixed ones. */
+	for (uint64_t off = 0; off < size; off += size / 5 + 1) {
+		uint64_t vaddr;
+
+		if (elf_module_offset_to_vaddr(m, off, &vaddr)) {
+			elf_module_symbolize(m, vaddr, &frame);
+			elf_module_symbolize(m, vaddr + 1, &frame);
+		}
+	}
+	elf_module_symbolize(m, 0x1000, &frame);
+	elf_module_symbolize(m, 0x401000, &frame);
+	elf_module_free(m);
+	return 0;
+}

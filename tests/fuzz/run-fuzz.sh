@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds a seed corpus from the symbolizer's test programs and runs the ELF/DWARF fuzzer on it.
+# Usage: run-fuzz.sh FUZZER PROGRAMS_DIR SECONDS [extra libFuzzer flags]
+# A longer run (one hour, keeping the corpus) from a build directory:
+#   tests/fuzz/run-fuzz.sh build/tests/fuzz/fuzz-elf build/tests/symbolizer 3600
+set -euo pipefail
+fuzzer=$1 programs=$2 seconds=$3
+shift 3
+work=$(mktemp -d /tmp/otelprof-fuzz.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+corpus=$work/corpus
+mkdir -p "$corpus"
+for p in inl-pie inl-nopie libplug.so cxx; do
+  cp "$programs/$p" "$corpus/$p"
+  objcopy --only-keep-debug "$programs/$p" "$corpus/$p.debug"
+  objcopy --compress-debug-sections=zlib "$programs/$p" "$corpus/$p.zlib"
+  strip --strip-all -o "$corpus/$p.stripped" "$programs/$p"
+  head -c 4096 "$programs/$p" > "$corpus/$p.head"
+done
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+exec "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=1048576 \
+  -artifact_prefix="$work/" "$@" "$corpus"

@@ -1,0 +1,144 @@
+/*
+ * symtool: drives the symbolizer library for the integration tests and benchmarks. Reads one
+ * command per line on stdin and answers each with lines ending in a line holding ".":
+ *   user PID ADDR | kernel ADDR | elf PATH VADDR | demangle NAME | forget PID | maintain | stats
+ * Options: --debug-dir DIR (repeatable), --no-map-files, --max-modules N, --max-bytes N,
+ *          --kallsyms FILE, --bad-retry-ms MS
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "demangle.h"
+#include "elf_module.h"
+#include "symbolizer.h"
+
+static const char *str(const char *s)
+{
+	return s ? s : "";
+}
+
+static void print_frame(int rc, const struct sym_frame *f)
+{
+	printf("frame\trc=%d\tkind=%s\tmapping=%d\tpath=%s\tbuild_id=%s\thtlhash=%s\tfile_address=0x%" PRIx64
+	       "\tmodule=%s\tnlines=%u\n",
+	       rc, f->kind == SYM_FRAME_KERNEL ? "kernel" : "native", f->has_mapping,
+	       f->has_mapping ? str(f->mapping.path) : "", f->has_mapping ? str(f->mapping.build_id) : "",
+	       f->has_mapping ? str(f->mapping.htlhash) : "", f->file_address, str(f->module), f->nlines);
+	for (unsigned i = 0; i < f->nlines; i++)
+		printf("line\tfunction=%s\tsystem_name=%s\tfile=%s\tline=%u\tcolumn=%u\n", str(f->lines[i].function),
+		       str(f->lines[i].system_name), str(f->lines[i].file), f->lines[i].line, f->lines[i].column);
+}
+
+static void print_stats(const struct symbolizer_stats *s)
+{
+	printf("stats\tlookups=%" PRIu64 "\tsymbolized=%" PRIu64 "\tno_mapping=%" PRIu64 "\tmodule_open_failed=%" PRIu64
+	       "\tmodules_loaded=%" PRIu64 "\tmodules_evicted=%" PRIu64 "\tmodule_cache_hits=%" PRIu64
+	       "\tmodule_cache_misses=%" PRIu64 "\tmodules_shared_by_build_id=%" PRIu64 "\tmodules_bad=%" PRIu64
+	       "\tmodules_cached=%" PRIu64 "\tmodule_bytes=%" PRIu64 "\tjit_symbolized=%" PRIu64
+	       "\tperf_map_loads=%" PRIu64 "\tkallsyms_reloads=%" PRIu64 "\tkallsyms_hidden=%d\tmodule_cache_full=%" PRIu64 "\n",
+	       s->lookups, s->symbolized, s->no_mapping, s->module_open_failed, s->modules_loaded, s->modules_evicted,
+	       s->module_cache_hits, s->module_cache_misses, s->modules_shared_by_build_id, s->modules_bad,
+	       s->modules_cached, s->module_bytes, s->jit_symbolized, s->perf_map_loads, s->kallsyms_reloads,
+	       s->kallsyms_hidden, s->module_cache_full);
+}
+
+static void elf_command(const char *path, uint64_t vaddr, const char *const *dirs)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct elf_module *m;
+	struct sym_frame f = { 0 };
+
+	if (fd < 0) {
+		printf("error\t%s\n", strerror(errno));
+		return;
+	}
+	m = elf_module_open(fd, &(struct elf_module_options){ .root_fd = -1, .path = path, .debug_dirs = dirs });
+	if (!m) {
+		printf("error\t%s\n", strerror(errno));
+		return;
+	}
+	printf("module\tbuild_id=%s\thtlhash=%s\tdwarf=%d\tbytes=%zu\n", str(elf_module_build_id(m)),
+	       str(elf_module_htlhash(m)), elf_module_has_dwarf(m), elf_module_bytes(m));
+	f.file_address = vaddr;
+	elf_module_symbolize(m, vaddr, &f);
+	print_frame(0, &f);
+	elf_module_free(m);
+}
+
+int main(int argc, char **argv)
+{
+	struct symbolizer_config config = { 0 };
+	const char *dirs[17] = { 0 };
+	size_t ndirs = 0;
+	char line[8192];
+	struct symbolizer *s;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--debug-dir") && i + 1 < argc && ndirs < 16)
+			dirs[ndirs++] = argv[++i];
+		else if (!strcmp(argv[i], "--no-map-files"))
+			config.no_map_files = true;
+		else if (!strcmp(argv[i], "--max-modules") && i + 1 < argc)
+			config.max_modules = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc)
+			config.max_module_bytes = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--kallsyms") && i + 1 < argc)
+			config.kallsyms_path = argv[++i];
+		else if (!strcmp(argv[i], "--bad-retry-ms") && i + 1 < argc)
+			config.bad_file_retry_ns = strtoull(argv[++i], NULL, 0) * 1000000ULL;
+		else {
+			fprintf(stderr, "symtool: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (ndirs)
+		config.debug_dirs = dirs;
+	s = symbolizer_new(&config);
+	if (!s) {
+		fprintf(stderr, "symtool: out of memory\n");
+		return 1;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (fgets(line, sizeof(line), stdin)) {
+		char cmd[32] = "", arg[4096] = "";
+		unsigned long long a = 0, b = 0;
+		struct sym_frame f;
+		int rc;
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%31s", cmd) != 1)
+			continue;
+		if (!strcmp(cmd, "user") && sscanf(line, "%*s %llu %llx", &a, &b) == 2) {
+			rc = symbolizer_user(s, (pid_t)a, b, &f);
+			print_frame(rc, &f);
+		} else if (!strcmp(cmd, "kernel") && sscanf(line, "%*s %llx", &a) == 1) {
+			rc = symbolizer_kernel(s, a, &f);
+			print_frame(rc, &f);
+		} else if (!strcmp(cmd, "elf") && sscanf(line, "%*s %4095s %llx", arg, &a) == 2) {
+			elf_command(arg, a, ndirs ? dirs : NULL);
+		} else if (!strcmp(cmd, "demangle") && sscanf(line, "%*s %4095s", arg) == 1) {
+			char *d = sym_demangle(arg);
+
+			printf("demangled\t%s\n", d ? d : "");
+			free(d);
+		} else if (!strcmp(cmd, "forget") && sscanf(line, "%*s %llu", &a) == 1) {
+			symbolizer_forget_process(s, (pid_t)a);
+		} else if (!strcmp(cmd, "prepare") && sscanf(line, "%*s %llu", &a) == 1) {
+			printf("prepared\t%d\n", symbolizer_prepare_process(s, (pid_t)a));
+		} else if (!strcmp(cmd, "maintain")) {
+			symbolizer_maintain(s);
+		} else if (!strcmp(cmd, "stats")) {
+			print_stats(symbolizer_stats(s));
+		} else {
+			printf("error\tbad command\n");
+		}
+		printf(".\n");
+	}
+	symbolizer_free(s);
+	return 0;
+}

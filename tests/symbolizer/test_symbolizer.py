@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""Integration tests of the symbolizer library through symtool, on programs built by the suite:
+inline chains, PIE and non-PIE, dlopen, C++ templates, separate debug files (debuglink and
+build-id directory), a binary only visible in another mount namespace, planted FIFO/symlink,
+corrupt ELF files, perf maps, kernel symbols and the module cache bounds."""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SYMTOOL = os.environ["SYMTOOL"]
+PROGRAMS = os.environ["SYM_PROGRAMS"]
+SOURCES = os.environ["SYM_SOURCES"]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    else:
+        print("ok:", what)
+
+
+def marker(source, name):
+    with open(os.path.join(SOURCES, source)) as f:
+        for n, line in enumerate(f, 1):
+            if "@" + name in line:
+                return n
+    raise KeyError(name)
+
+
+class Tool:
+    def __init__(self, *args):
+        self.p = subprocess.Popen([SYMTOOL, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
+
+    def ask(self, cmd):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        out = []
+        while True:
+            line = self.p.stdout.readline()
+            if line in (".\n", ""):
+                return out
+            out.append(line.rstrip("\n"))
+
+    def frame(self, cmd):
+        lines = self.ask(cmd)
+        frame, result = None, []
+        for line in lines:
+            fields = line.split("\t")
+            kv = dict(f.split("=", 1) for f in fields[1:] if "=" in f)
+            if fields[0] == "frame":
+                frame = kv
+            elif fields[0] == "line":
+                result.append(kv)
+            elif fields[0] == "error":
+                frame = {"error": fields[1]}
+        return frame, result
+
+    def stats(self):
+        line = self.ask("stats")[0]
+        return {k: int(v) for k, v in (f.split("=") for f in line.split("\t")[1:])}
+
+    def close(self):
+        self.p.stdin.close()
+        rc = self.p.wait(timeout=30)
+        check(rc == 0, "symtool exits cleanly (rc=%d)" % rc)
+
+
+class Program:
+    """A test program running until closed; its printed addresses are read from stdout."""
+
+    def __init__(self, argv, wrap=None):
+        self.p = subprocess.Popen((wrap or []) + argv, stdout=subprocess.PIPE, text=True)
+        self.addr = {}
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            line = self.p.stdout.readline()
+            if not line or line.strip() == "ready":
+                break
+            k, v = line.split()
+            self.addr[k] = int(v, 16) if v.startswith("0x") else v
+        self.pid = self.p.pid
+        if wrap:
+            # The program is the wrapper's child (unshare forks).
+            kids = open("/proc/%d/task/%d/children" % (self.pid, self.pid)).read().split()
+            self.pid = int(kids[0]) if kids else self.pid
+
+    def close(self):
+        self.p.kill()
+        self.p.wait()
+
+
+def build_id_of(path):
+    out = subprocess.run(["eu-readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    return m.group(1) if m else None
+
+
+def htlhash_of(path):
+    data = open(path, "rb").read()
+    n = min(len(data), 4096)
+    h = hashlib.sha256(data[:n] + data[len(data) - n:] + len(data).to_bytes(8, "big"))
+    return h.hexdigest()[:32]
+
+
+def check_chain(tool, prog, label, binary):
+    frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+    names = [l["function"] for l in lines]
+    check(names == ["inner", "outer", "main"], "%s: inline chain inner<-outer<-main (got %s)" % (label, names))
+    if len(lines) == 3:
+        want = [marker("inl.c", "INNER"), marker("inl.c", "OUTER"), marker("inl.c", "MAIN")]
+        got = [int(l["line"]) for l in lines]
+        check(got == want, "%s: lines %s (got %s)" % (label, want, got))
+        check(all(l["file"].endswith("programs/inl.c") for l in lines), "%s: file inl.c" % label)
+    check(frame.get("build_id") == build_id_of(binary), "%s: GNU build id" % label)
+    check(frame.get("htlhash") == htlhash_of(binary), "%s: htlhash" % label)
+    frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["leaf"]))
+    check(lines and lines[0]["function"] == "leaf" and
+          marker("inl.c", "LEAF") <= int(lines[0]["line"]) <= marker("inl.c", "LEAF") + 3,
+          "%s: leaf at its definition (got %s)" % (label, lines))
+    return frame
+
+
+def test_pie_nopie_dlopen():
+    tool = Tool()
+    for name in ("inl-pie", "inl-nopie", "inl-clang"):
+        binary = os.path.join(PROGRAMS, name)
+        prog = Program([binary, os.path.join(PROGRAMS, "libplug.so")])
+        check_chain(tool, prog, name, binary)
+        frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["plug"] - 1))
+        check(lines and lines[0]["function"] == "plug_run" and int(lines[0]["line"]) == marker("plug.c", "PLUG")
+              and frame["path"].endswith("libplug.so"), "%s: dlopen'ed plug_run at @PLUG (got %s)" % (name, lines))
+        prog.close()
+        tool.ask("forget %d" % prog.pid)
+    tool.close()
+
+
+def test_cxx():
+    tool = Tool()
+    prog = Program([os.path.join(PROGRAMS, "cxx")])
+    frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+    names = [l["function"] for l in lines]
+    check(len(lines) == 2 and "shapes::twice<int>(int)" in names[0] and names[1] == "shapes::Box<int>::grow(int)",
+          "c++: demangled template chain (got %s)" % names)
+    if len(lines) == 2:
+        check(int(lines[0]["line"]) == marker("cxx.cpp", "TWICE") and int(lines[1]["line"]) == marker("cxx.cpp", "GROW"),
+              "c++: lines @TWICE/@GROW (got %s)" % [l["line"] for l in lines])
+        check(lines[1]["system_name"].startswith("_ZN6shapes3BoxIiE4grow"), "c++: system_name stays mangled")
+    prog.close()
+    tool.close()
+
+
+def copy_program(tmp, sub, name, program="inl-pie"):
+    d = os.path.join(tmp, sub)
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(PROGRAMS, program), os.path.join(d, name))
+    return os.path.join(d, name)
+
+
+def split_debug(binary, debug_file):
+    """Move the DWARF of binary into debug_file and strip binary of every symbol."""
+    subprocess.run(["objcopy", "--only-keep-debug", binary, debug_file], check=True)
+    subprocess.run(["strip", "--strip-all", binary], check=True)
+
+
+def test_separate_debug(tmp):
+    # .gnu_debuglink next to the binary
+    binary = copy_program(tmp, "linked", "inl-linked")
+    split_debug(binary, binary + ".debug")
+    subprocess.run(["objcopy", "--add-gnu-debuglink=" + binary + ".debug", binary], cwd=os.path.dirname(binary),
+                   check=True)
+    tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"))
+    prog = Program([binary])
+    check_chain(tool, prog, "debuglink", binary)
+    prog.close()
+    tool.close()
+
+    # build-id directory, no debuglink; first without the directory (control), then with it
+    binary = copy_program(tmp, "byid", "inl-byid")
+    bid = build_id_of(binary)
+    dbg = os.path.join(tmp, "debugroot", ".build-id", bid[:2])
+    os.makedirs(dbg)
+    split_debug(binary, os.path.join(dbg, bid[2:] + ".debug"))
+    prog = Program([binary])
+    tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"))
+    frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+    check(not any(l["function"] == "inner" for l in lines), "stripped without debug file: no DWARF names")
+    check(frame.get("build_id") == bid, "stripped binary keeps its build id for the backend")
+    tool.close()
+    tool = Tool("--debug-dir", os.path.join(tmp, "debugroot"))
+    check_chain(tool, prog, "build-id dir", binary)
+    tool.close()
+    prog.close()
+
+
+def test_mount_namespace(tmp):
+    hidden = os.path.dirname(copy_program(tmp, "hidden", "inl-ns"))
+    visible = os.path.join(tmp, "ns-only")
+    os.makedirs(visible)
+    inner = os.path.join(visible, "inl-ns")
+    prog = Program(["sh", "-c", 'mount --bind "$0" "$1" && exec "$1/inl-ns"', hidden, visible],
+                   wrap=["unshare", "-m", "--propagation", "private"])
+    if not prog.addr:
+        print("SKIP: unshare -m failed (no CAP_SYS_ADMIN?)")
+        prog.close()
+        return
+    check(not os.path.exists(inner), "mount ns: the binary's path does not exist on the host")
+    for args, label in (([], "map_files"), (["--no-map-files"], "/proc/PID/root")):
+        tool = Tool(*args)
+        frame = check_chain(tool, prog, "mount ns via " + label, os.path.join(hidden, "inl-ns"))
+        check(frame.get("path") == inner, "mount ns: mapping path as the process sees it")
+        tool.close()
+    prog.close()
+
+
+def test_planted_files(tmp):
+    for kind in ("fifo", "symlink"):
+        binary = copy_program(tmp, "planted", "inl-" + kind)
+        prog = Program([binary])
+        os.unlink(binary)
+        if kind == "fifo":
+            os.mkfifo(binary)
+        else:
+            os.symlink("/etc/passwd", binary)
+        tool = Tool("--no-map-files")
+        start = time.time()
+        frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+        tool.frame("user %d %x" % (prog.pid, prog.addr["leaf"]))
+        st = tool.stats()
+        check(time.time() - start < 5 and frame["rc"] == "0" and not lines and frame["mapping"] == "1",
+              "planted %s: no hang, frame kept unsymbolized with its mapping" % kind)
+        check(st["modules_bad"] == 1 and st["module_open_failed"] == 1,
+              "planted %s: marked bad once and counted (%s)" % (kind, st))
+        tool.close()
+        # map_files still reaches the real (deleted) binary
+        tool = Tool()
+        check_chain(tool, prog, "deleted binary via map_files", os.path.join(PROGRAMS, "inl-pie"))
+        tool.close()
+        prog.close()
+
+
+def test_corrupt_files(tmp):
+    src = open(os.path.join(PROGRAMS, "inl-pie"), "rb").read()
+    cases = {"empty": b"", "garbage": b"\x7fELF" + bytes(range(256)) * 4, "truncated-header": src[:40],
+             "truncated-half": src[: len(src) // 2], "truncated-end": src[:-100]}
+    flipped = bytearray(src)
+    for i in range(0, 64, 3):
+        flipped[i] ^= 0x5A
+    cases["flipped-header"] = bytes(flipped)
+    tool = Tool()
+    for name, data in cases.items():
+        path = os.path.join(tmp, "corrupt-" + name)
+        open(path, "wb").write(data)
+        out = tool.ask("elf %s 1169" % path)
+        check(out is not None, "corrupt ELF %s: answered (%s)" % (name, out[:1]))
+    tool.close()
+
+
+def test_perf_map(tmp):
+    prog = subprocess.Popen(["sleep", "60"])
+    path = "/tmp/perf-%d.map" % prog.pid
+    try:
+        with open(path, "w") as f:
+            f.write("10000000 100 LazyCompile:~hot /app/a.js:1\n")
+        tool = Tool()
+        frame, lines = tool.frame("user %d 10000010" % prog.pid)
+        check(lines and lines[0]["function"] == "LazyCompile:~hot /app/a.js:1" and frame["module"] == "[jit]",
+              "perf map: JIT symbol (got %s)" % lines)
+        with open(path, "a") as f:
+            f.write("20000000 80 jitted_later\n")
+        time.sleep(1.1)
+        frame, lines = tool.frame("user %d 20000004" % prog.pid)
+        check(lines and lines[0]["function"] == "jitted_later", "perf map: reloaded when it grew (got %s)" % lines)
+        check(tool.stats()["perf_map_loads"] == 2, "perf map: read twice")
+        tool.close()
+    finally:
+        os.unlink(path)
+        prog.kill()
+        prog.wait()
+
+
+def test_kernel():
+    want = None
+    with open("/proc/kallsyms") as f:
+        for line in f:
+            a, t, name = line.split()[:3]
+            if name == "schedule" and t in "tT":
+                want = int(a, 16)
+                break
+    tool = Tool()
+    if not want:
+        print("SKIP: kernel symbols hidden")
+        check(tool.stats()["kallsyms_hidden"] in (0, 1), "kallsyms_hidden reported")
+    else:
+        frame, lines = tool.frame("kernel %x" % (want + 1))
+        check(lines and lines[0]["function"] == "schedule" and frame["module"] == "vmlinux", "kernel: schedule")
+    tool.close()
+
+
+def test_cache(tmp):
+    # Two copies of one binary (same build id, different inodes) share one module; a cache of
+    # two modules evicts under a third and still answers correctly.
+    progs = [Program([copy_program(tmp, "cache", name)]) for name in ("a", "b")]
+    progs.append(Program([os.path.join(PROGRAMS, "inl-nopie")]))
+    progs.append(Program([os.path.join(PROGRAMS, "cxx")]))
+    tool = Tool("--max-modules", "2")
+    for _ in range(2):
+        for p in progs:
+            frame, lines = tool.frame("user %d %x" % (p.pid, p.addr["ret"] - 1))
+            check(len(lines) >= 2, "cache: %d symbolized under eviction" % p.pid)
+    st = tool.stats()
+    check(st["modules_shared_by_build_id"] >= 1, "cache: same build id shared (%s)" % st)
+    check(st["modules_cached"] <= 2 and st["modules_evicted"] >= 1, "cache: entry bound held, evictions counted")
+    for p in progs:
+        tool.ask("forget %d" % p.pid)
+        p.close()
+    for _ in range(9):
+        tool.ask("maintain")
+    check(tool.stats()["modules_cached"] == 0, "cache: unreferenced idle modules dropped after exit")
+    tool.close()
+    tool = Tool("--max-bytes", "1")
+    frame, lines = tool.frame("user %d %x" % (os.getpid(), 0))
+    tool.close()
+
+
+def main():
+    if os.geteuid() != 0:
+        print("SKIP: needs root (map_files, mount namespaces)")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="otelprof-sym-") as tmp:
+        test_pie_nopie_dlopen()
+        test_cxx()
+        test_separate_debug(tmp)
+        test_mount_namespace(tmp)
+        test_planted_files(tmp)
+        test_corrupt_files(tmp)
+        test_perf_map(tmp)
+        test_kernel()
+        test_cache(tmp)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
