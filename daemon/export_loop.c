@@ -135,3 +135,9 @@ int export_loop_finish(struct export_loop *l, uint64_t timeout_ns)
 	free(l);
 	return r;
 }
+
+void export_loop_stats(struct export_loop *l, struct exporter_stats *stats, uint64_t *dropped_too_large)
+{
+	exporter_get_stats(l->exporter, stats);
+	*dropped_too_large = l->dropped_too_large;
+}

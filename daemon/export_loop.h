@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "export_sender.h"
 #include "otel_env.h"
 #include "profile.h"
 
@@ -19,6 +20,8 @@ struct export_loop *export_loop_new(const struct export_config *cfg);
 uint64_t export_loop_next_interval_ns(struct export_loop *l);
 /* Encode p and queue its requests; logs the exporter's failures since the last interval. 0 or -errno. */
 int export_loop_submit(struct export_loop *l, const struct profile *p);
+/* The exporter's counters now, and samples dropped because one process was over the size cap. */
+void export_loop_stats(struct export_loop *l, struct exporter_stats *stats, uint64_t *dropped_too_large);
 /* Send what is queued within timeout_ns, log the totals, and free the loop. 0 or -ETIMEDOUT. */
 int export_loop_finish(struct export_loop *l, uint64_t timeout_ns);
 

@@ -28,6 +28,8 @@
 #include "otlp_encode.h"
 #include "profile.h"
 #include "sampler.h"
+#include "self_metrics.h"
+#include "metrics_server.h"
 #include "service_notify.h"
 #include "symbolizer.h"
 #include "writers.h"
@@ -48,6 +50,8 @@ struct daemon {
 	uint64_t start_unix_ns, start_monotonic_ns;
 	struct export_loop *export;        /* NULL without a collector */
 	uint64_t interval_start_monotonic_ns; /* start of the interval being aggregated */
+	struct metrics_server *metrics;    /* --metrics-address, or NULL */
+	struct self_report report;         /* self-metrics, readiness and the periodic summary */
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -253,6 +257,83 @@ static int arm_timer(int fd, uint64_t ns)
 	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
 }
 
+/* Every counter the daemon keeps, now. */
+static void collect_metrics(struct daemon *d, struct self_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	sampler_counters(d->sampler, m->bpf);
+	m->malformed_records = d->malformed_records;
+	m->aggregate = *aggregate_counters(d->agg);
+	m->symbolizer = *symbolizer_stats(d->sym);
+	m->processes = *process_table_counters(d->processes);
+	if (d->export) {
+		m->export_enabled = true;
+		export_loop_stats(d->export, &m->export, &m->export_dropped_too_large);
+	}
+	if (d->k8s) {
+		m->k8s_enabled = true;
+		k8s_counters(d->k8s, &m->k8s);
+	}
+	self_metrics_read_process(m);
+}
+
+/* Once a second: readiness, the metrics the server publishes, and the periodic log summary. */
+static void tick(struct daemon *d, uint64_t now)
+{
+	struct self_report *r = &d->report;
+	struct self_metrics *m = &r->now;
+	/* Not ready when nothing was delivered for three intervals (at least 10 s). */
+	uint64_t undelivered_ns = 3 * d->opts->export.interval_ns > 10000000000ULL ? 3 * d->opts->export.interval_ns
+										   : 10000000000ULL;
+	/* Sampling is stalled when the CPUs did this much work (clock ticks) without one perf event:
+	 * an idle host fires few cpu-clock events, a busy one many. */
+	uint64_t busy = self_metrics_busy_cpu_ticks(), stall_ticks = 5 * (uint64_t)sysconf(_SC_CLK_TCK);
+
+	if (now - r->last_tick_ns < 1000000000ULL)
+		return;
+	r->last_tick_ns = now;
+	collect_metrics(d, m);
+	if (m->bpf[OTELPROF_CNT_SAMPLES] != r->last_perf_events || !r->busy_at_last_event) {
+		r->last_perf_events = m->bpf[OTELPROF_CNT_SAMPLES];
+		r->busy_at_last_event = busy;
+	}
+	if (m->export.sent != r->last_sent) {
+		r->last_sent = m->export.sent;
+		r->delivered_ns = now;
+	}
+	m->ready = true;
+	if (busy - r->busy_at_last_event > stall_ticks) {
+		m->ready = false;
+		snprintf(m->not_ready_reason, sizeof(m->not_ready_reason),
+			 "no perf event while the CPUs ran %.1f s", (double)(busy - r->busy_at_last_event) / sysconf(_SC_CLK_TCK));
+	} else if (m->export_enabled && m->export.enqueued && now - r->delivered_ns > undelivered_ns) {
+		m->ready = false;
+		snprintf(m->not_ready_reason, sizeof(m->not_ready_reason), "no profile delivered for %.0f s",
+			 (now - r->delivered_ns) / 1e9);
+	}
+	if (d->metrics) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		if (f) {
+			self_metrics_write_prometheus(m, f);
+			fclose(f);
+			metrics_server_publish(d->metrics, text, len, m->ready, m->not_ready_reason);
+			free(text);
+		}
+	}
+	if (d->opts->stats_interval_ns && now - r->summary_ns >= d->opts->stats_interval_ns) {
+		char line[512];
+
+		self_metrics_format_summary(m, r->summary_ns ? &r->at_summary : NULL, (now - r->summary_ns) / 1e9,
+					    line, sizeof(line));
+		log_info("%s", line);
+		r->at_summary = *m;
+		r->summary_ns = now;
+	}
+}
+
 static int setup_signals(sigset_t *mask)
 {
 	sigemptyset(mask);
@@ -317,6 +398,7 @@ static int run_loop(struct daemon *d)
 		int n = epoll_wait(epfd, events, 4, 1000);
 
 		service_notify_watchdog(clock_ns(CLOCK_MONOTONIC));
+		tick(d, clock_ns(CLOCK_MONOTONIC));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -495,6 +577,14 @@ int main(int argc, char **argv)
 	start_kubernetes(&d); /* after the drop: capabilities are per thread, and the watcher needs none */
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	d.report.delivered_ns = d.report.summary_ns = d.start_monotonic_ns;
+	if (opts.metrics_address && !(d.metrics = metrics_server_start(opts.metrics_address))) {
+		status = 2;
+		goto out;
+	}
+	if (d.metrics)
+		log_info("Metrics on port %d (%s): /metrics, and readiness on /ready", metrics_server_port(d.metrics),
+			 opts.metrics_address);
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;
 	if (opts.npids)
@@ -538,6 +628,7 @@ int main(int argc, char **argv)
 out:
 	export_loop_finish(d.export, 0);
 	k8s_stop(d.k8s);
+	metrics_server_stop(d.metrics);
 	profile_free(p);
 	sampler_close(d.sampler);
 	symbolizer_free(d.sym);

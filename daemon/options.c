@@ -34,6 +34,8 @@ enum {
 	OPT_QUEUE_SIZE,
 	OPT_QUEUE_BYTES,
 	OPT_KUBERNETES,
+	OPT_METRICS_ADDRESS,
+	OPT_STATS_INTERVAL,
 	OPT_CONFIG,
 	OPT_CHECK_CONFIG,
 	OPT_LAST,
@@ -69,6 +71,8 @@ static const struct option long_options[] = {
 	{ "queue-bytes", required_argument, NULL, OPT_QUEUE_BYTES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "metrics-address", required_argument, NULL, OPT_METRICS_ADDRESS },
+	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 	{ "help", no_argument, NULL, 'h' },
@@ -127,6 +131,12 @@ static void print_usage(FILE *out)
 		"                            (default %u)\n"
 		"      --max-samples=N       samples kept per interval; more are dropped and counted\n"
 		"                            (default %u)\n"
+		"\n"
+		"Self-monitoring:\n"
+		"      --metrics-address=HOST:PORT  serve otelprofd's own counters in the Prometheus format on\n"
+		"                            http://HOST:PORT/metrics and readiness on /ready (keep it on loopback)\n"
+		"      --stats-interval=TIME  log a one-line summary of the counters this often (default 1m;\n"
+		"                            0 = never)\n"
 		"\n"
 		"Other:\n"
 		"      --config=FILE         read settings from FILE: one 'key = value' per line, keys are the\n"
@@ -376,6 +386,7 @@ static void options_init(struct options *opts)
 		.ringbuf_kib = OPTIONS_DEFAULT_RINGBUF_KIB,
 		.max_stacks = OPTIONS_DEFAULT_MAX_STACKS,
 		.max_samples = OPTIONS_DEFAULT_MAX_SAMPLES,
+		.stats_interval_ns = OPTIONS_DEFAULT_STATS_INTERVAL_NS,
 	};
 }
 
@@ -476,6 +487,20 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		break;
 	case 'q':
 		opts->quiet = true;
+		break;
+	case OPT_METRICS_ADDRESS:
+		if (!strchr(arg, ':')) {
+			fprintf(err, "otelprofd: --metrics-address: '%s' is not HOST:PORT (example: 127.0.0.1:9464)\n", arg);
+			return -EINVAL;
+		}
+		opts->metrics_address = arg;
+		break;
+	case OPT_STATS_INTERVAL:
+		if (parse_duration(arg, &opts->stats_interval_ns) ||
+		    (opts->stats_interval_ns && opts->stats_interval_ns < 1000000000ULL)) {
+			fprintf(err, "otelprofd: --stats-interval: '%s' is not a duration of 1s or more (or 0)\n", arg);
+			return -EINVAL;
+		}
 		break;
 	default:
 		return -ENOENT;

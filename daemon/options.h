@@ -20,6 +20,7 @@
 #define OPTIONS_DEFAULT_RINGBUF_KIB 4096
 #define OPTIONS_DEFAULT_MAX_STACKS 65536
 #define OPTIONS_DEFAULT_MAX_SAMPLES 1000000
+#define OPTIONS_DEFAULT_STATS_INTERVAL_NS (60ULL * 1000000000ULL)
 
 enum output_format {
 	OUTPUT_TOP,    /* "-" or no -o: top-N functions table on stdout */
@@ -46,6 +47,8 @@ struct options {
 	const char *container;    /* --container: profile only this container (id or prefix); NULL = all */
 	bool command_line;        /* add process.command_line (it can hold secrets) */
 	enum kubernetes_mode kubernetes; /* --kubernetes: pod, namespace and container names from the API */
+	const char *metrics_address; /* --metrics-address HOST:PORT: Prometheus /metrics and /ready */
+	uint64_t stats_interval_ns; /* --stats-interval: a summary log line this often; 0 = never */
 	const char *config_path;  /* --config FILE */
 	bool check_config;        /* --check-config: validate the configuration and exit */
 	struct config_file *config; /* the file read (owned): string options may point into it */

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Self-monitoring of the real daemon: /metrics in the Prometheus text format with counters that
+move, /ready answering 200 while sampling works and 503 once profiles stop being delivered (the
+collector here is a port nobody listens on), and the periodic one-line summary in the log."""
+import os
+import re
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import bpftest
+
+bpftest.require_bpf()
+workload = subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "30"])
+cmd = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "99", "--metrics-address", "127.0.0.1:0",
+       "--stats-interval", "1s", "--endpoint", "127.0.0.1:1", "--insecure", "--export-interval", "1s",
+       "--timeout", "1s", "--duration", "16s"]
+print("$", " ".join(cmd), flush=True)
+daemon = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+port = None
+lines = []
+try:
+    while port is None:
+        line = daemon.stderr.readline()
+        if not line:
+            bpftest.fail("the daemon exited before serving metrics:\n" + "".join(lines))
+        lines.append(line)
+        m = re.search(r"Metrics on port (\d+)", line)
+        if m:
+            port = int(m.group(1))
+
+    def get(path):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    time.sleep(3)
+    status, text = get("/metrics")
+    if status != 200:
+        bpftest.fail(f"/metrics answered {status}")
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        m = re.match(r"^(otelprofd_[a-z0-9_]+(?:\{[^}]*\})?) ([0-9.e+-]+)$", line)
+        if not m:
+            bpftest.fail(f"not a Prometheus sample line: {line!r}")
+        values[m.group(1)] = float(m.group(2))
+    for name in ("otelprofd_samples_total", "otelprofd_perf_events_total", "otelprofd_cpu_seconds_total",
+                 "otelprofd_resident_memory_bytes", 'otelprofd_export_requests_total{status="sent"}',
+                 "otelprofd_export_queue_requests", 'otelprofd_symbolizer_failures_total{cause="no_mapping"}'):
+        if name not in values:
+            bpftest.fail(f"{name} missing from /metrics")
+    if values["otelprofd_samples_total"] < 50:
+        bpftest.fail(f"only {values['otelprofd_samples_total']} samples counted after 3 s at 99 Hz")
+    print(f"/metrics: {len(values)} series, {values['otelprofd_samples_total']:.0f} samples, "
+          f"rss {values['otelprofd_resident_memory_bytes'] / 2**20:.1f} MiB")
+    status, body = get("/ready")
+    print(f"/ready after 3 s: {status} {body.strip()}")
+    if status != 200:
+        bpftest.fail("not ready while sampling works and the first delivery is not yet overdue")
+    status, _ = get("/nowhere")
+    if status != 404:
+        bpftest.fail(f"/nowhere answered {status}")
+    time.sleep(10)
+    status, body = get("/ready")
+    print(f"/ready after 13 s with no collector: {status} {body.strip()}")
+    if status != 503 or "no profile delivered" not in body:
+        bpftest.fail("still ready although no profile was delivered for 10 s")
+    _, text = get("/metrics")
+    if "otelprofd_ready 0" not in text:
+        bpftest.fail("otelprofd_ready is not 0 when /ready says not ready")
+    rest = daemon.stderr.read()
+    daemon.wait(timeout=60)
+finally:
+    workload.kill()
+    workload.wait()
+    if daemon.poll() is None:
+        daemon.kill()
+log = "".join(lines) + rest
+summaries = [l for l in log.splitlines() if "stats: " in l]
+print("\n".join(summaries[:3]))
+if len(summaries) < 5:
+    bpftest.fail(f"{len(summaries)} summary lines in 16 s with --stats-interval 1s")
+if "not ready: no profile delivered" not in log:
+    bpftest.fail("the summary does not say why the daemon is not ready")
+print("PASS")
