@@ -83,14 +83,21 @@ class Profiler:
 
 
 class Otelprofd(Profiler):
+    """otelprofd exporting OTLP to the local test collector (collector_port set), or writing folded stacks."""
     name = "otelprofd"
+    collector_port = None
 
     def command(self):
         self.folded = os.path.join(self.tmp, "otelprofd.folded")
-        return [os.path.join(self.build, "daemon", "otelprofd"), "-F", str(self.freq), "--duration", "0",
-                "-o", self.folded]
+        cmd = [os.path.join(self.build, "daemon", "otelprofd"), "-F", str(self.freq), "--duration", "0"]
+        if self.collector_port:
+            return cmd + ["--endpoint", f"127.0.0.1:{self.collector_port}", "--insecure", "--export-interval", "5s"]
+        return cmd + ["-o", self.folded]
 
     def samples(self):
+        if self.collector_port:
+            m = re.search(r"(\d+) samples kept", open(self.out.name).read())
+            return int(m.group(1)) if m else 0
         return sum(int(l.rsplit(" ", 1)[1]) for l in open(self.folded) if l.strip())
 
     def stacks(self):
@@ -168,9 +175,38 @@ def run_workload(cmd):
     return float(out.strip().splitlines()[-1])
 
 
+class Collector:
+    """The test collector (tests/otlp) on loopback, receiving what otelprofd exports."""
+
+    def __init__(self, build, tmp):
+        ports = os.path.join(tmp, "collector.ports")
+        self.proc = subprocess.Popen([os.path.join(build, "tests", "otlp", "test-collector"), "--grpc-port", "0",
+                                      "--no-http", "--ports-file", ports],
+                                     stdout=open(os.path.join(tmp, "collector.log"), "w"), stderr=subprocess.STDOUT)
+        for _ in range(100):
+            if os.path.exists(ports) and open(ports).read().split():
+                break
+            time.sleep(0.05)
+        self.port = int(open(ports).read().split()[0])
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+
+
 def overhead(build, freqs, runs, units, tmp):
     """Slowdown of cpu_bench under each profiler, and each profiler's own cost."""
     bench = [os.path.join(build, "bench", "cpu_bench"), str(os.cpu_count()), str(units)]
+    collector = Collector(build, tmp)
+    Otelprofd.collector_port = collector.port
+    try:
+        return _overhead(bench, build, freqs, runs, tmp)
+    finally:
+        Otelprofd.collector_port = None
+        collector.stop()
+
+
+def _overhead(bench, build, freqs, runs, tmp):
     results = {}
     for freq in freqs:
         order = ["alone"] + [p.name for p in PROFILERS]
@@ -285,7 +321,9 @@ def write_results(path, args, ov, fid, sc):
     L.append(f"- Command: `bench/run.sh {' '.join(shlex.quote(a) for a in sys.argv[1:])}`")
     L.append(f"- Workload: `cpu_bench {os.cpu_count()} {args.units}` (one thread per CPU, fixed work); "
              f"{args.runs} runs per configuration, alternating order; figures are medians.")
-    L.append("- Profilers, all system-wide: `otelprofd -F HZ --duration 0 -o FILE.folded`, "
+    L.append("- Profilers, all system-wide: `otelprofd -F HZ --duration 0 --endpoint 127.0.0.1:PORT --insecure "
+             "--export-interval 5s` exporting OTLP over gRPC to the test collector (tests/otlp) on loopback "
+             "(fidelity and scale: `-o FILE.folded`), "
              "`perf record -g -a -F HZ`, `perf record --call-graph dwarf -a -F HZ`, "
              "`bpftrace -e 'profile:hz:HZ { @[comm, kstack, ustack] = count(); }'`.")
     L.append("- Profiler CPU is user+system time read from /proc: *steady* while the workload ran (after "
@@ -368,7 +406,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--units", type=int, default=150, help="work units per thread of cpu_bench")
+    ap.add_argument("--units", type=int, default=400, help="work units per thread of cpu_bench")
     ap.add_argument("--freqs", default="19,99")
     ap.add_argument("--fidelity-hz", type=int, default=499)
     ap.add_argument("--scale-hz", type=int, default=99)
