@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Run the daemon the way the systemd unit does where systemd is not PID 1: as an unprivileged
-user with exactly the unit's ambient capabilities (setpriv), and check it profiles a process
-owned by another user (symbolized), and that after setup it holds only the capabilities it keeps."""
+"""Install the daemon (meson install into a scratch DESTDIR) and run the installed binary the way the
+systemd unit does where systemd is not PID 1: as an unprivileged user with exactly the unit's
+ambient capabilities and no new privileges (setpriv). It must profile a process owned by another
+user (symbolized) and, after setup, hold only the capabilities it keeps."""
 import os
 import pwd
 import re
@@ -23,6 +24,17 @@ if unavailable:
     print(f"not grantable on this machine, left out: {unavailable}")
 capnames = ",".join("+" + c[len("CAP_"):].lower() for c in caps if c not in unavailable)
 
+dest = bpftest.tmpdir()
+os.chmod(dest, 0o755)
+subprocess.run(["meson", "install", "-C", os.environ["BUILD_ROOT"], "--destdir", dest, "--no-rebuild", "--quiet"],
+               check=True, stdout=subprocess.DEVNULL)
+installed = next(os.path.join(d, f) for d, _, files in os.walk(dest) for f in files if f == "otelprofd")
+for d in (os.path.dirname(installed),):
+    while d.startswith(dest):
+        os.chmod(d, 0o755)
+        d = os.path.dirname(d)
+print(f"installed binary: {installed}")
+
 user = "otelprofd-test"
 try:
     pwd.getpwnam(user)
@@ -38,7 +50,7 @@ workload = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--
 try:
     cmd = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups",
            f"--inh-caps=-all,{capnames}", f"--ambient-caps=-all,{capnames}", f"--bounding-set=-all,{capnames}",
-           "--no-new-privs", bpftest.otelprofd(), "--pid", str(workload.pid), "--frequency", "199",
+           "--no-new-privs", installed, "--pid", str(workload.pid), "--frequency", "199",
            "--duration", "3s", "-o", folded]
     print("$", " ".join(cmd), flush=True)
     daemon = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

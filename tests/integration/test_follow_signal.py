@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""--pid with --follow-children profiles a child the target starts after otelprofd did (and only
+with the flag); SIGTERM and SIGINT stop a run of unbounded duration and still write the profile."""
+import os
+import signal
+import subprocess
+import time
+
+import bpftest
+
+bpftest.require_bpf()
+workload = os.environ["SPLIT_WORKLOAD"]
+out = bpftest.tmpdir()
+
+
+# The shell execs the workload in place (same pid): a child of the shell is needed to test following.
+def profile_forking_parent(follow):
+    folded = os.path.join(out, f"fork-{follow}.folded")
+    parent = subprocess.Popen(["/bin/sh", "-c", f"sleep 1.5; {workload} 4; true"])
+    try:
+        args = [bpftest.otelprofd(), "--pid", str(parent.pid), "-F", "199", "--duration", "4s", "-o", folded]
+        bpftest.run(args + (["--follow-children"] if follow else []))
+    finally:
+        parent.wait()
+    return bpftest.read_folded(folded)
+
+
+followed = profile_forking_parent(True)
+hot = sum(n for s, n in followed.items() if s[0] == "split" and s[-1].startswith("hot_"))
+print(f"--follow-children: {hot} samples in the child's hot functions")
+if hot < 100:
+    bpftest.fail("the child started after otelprofd was not profiled with --follow-children")
+unfollowed = profile_forking_parent(False)
+leaked = sum(n for s, n in unfollowed.items() if s[0] == "split")
+print(f"without --follow-children: {leaked} samples of the child")
+if leaked:
+    bpftest.fail("the child was profiled without --follow-children")
+
+for sig in (signal.SIGTERM, signal.SIGINT):
+    folded = os.path.join(out, f"signal-{sig}.folded")
+    work = subprocess.Popen([workload, "10"])
+    daemon = subprocess.Popen([bpftest.otelprofd(), "--pid", str(work.pid), "-F", "199", "--duration", "0",
+                               "-o", folded], stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    daemon.send_signal(sig)
+    try:
+        _, err = daemon.communicate(timeout=30)
+    finally:
+        work.kill()
+        work.wait()
+    print(err)
+    if daemon.returncode != 0:
+        bpftest.fail(f"exit {daemon.returncode} after {sig.name}")
+    samples = sum(bpftest.read_folded(folded).values())
+    print(f"{sig.name}: exit 0, {samples} samples written")
+    if samples < 200:
+        bpftest.fail(f"only {samples} samples written after {sig.name} at 199 Hz for 3 s")
+print("PASS")
