@@ -278,9 +278,16 @@ def scale(build, freq, tmp, seconds):
         time.sleep(2)
         prof = Otelprofd(build, freq, tmp)
         prof.start()
+        # A second otelprofd profiles the first, at a high rate, to show where its time goes.
+        self_folded = os.path.join(tmp, "self.folded")
+        observer = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--pid", str(prof.proc.pid),
+                                     "-F", "999", "--duration", f"{seconds - 1}s", "-o", self_folded],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(seconds)
+        observer.wait(timeout=60)
         steady, total, rss = prof.stop()
         res["live_1000"] = (steady / seconds, total, rss, prof.samples())
+        res["self_profile"] = self_profile(self_folded)
     finally:
         for p in procs:
             p.kill()
@@ -295,6 +302,24 @@ def scale(build, freq, tmp, seconds):
     res["churn_200"] = (steady / seconds, total, rss, prof.samples(), float(out.split()[0]))
     log(f"  scale: {res}")
     return res
+
+
+def self_profile(folded, rows=15):
+    """Top functions of otelprofd itself (self samples, with the total share), from folded stacks."""
+    self_counts, total_counts, n = {}, {}, 0
+    for line in open(folded):
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        frames, count = stack.split(";")[1:], int(count)
+        n += count
+        if frames:
+            self_counts[frames[-1]] = self_counts.get(frames[-1], 0) + count
+        for f in set(frames):
+            total_counts[f] = total_counts.get(f, 0) + count
+    top = sorted(self_counts.items(), key=lambda kv: -kv[1])[:rows]
+    # By total, user-space functions only: which of otelprofd's own code paths the time is under.
+    user = sorted(((f, c) for f, c in total_counts.items() if not f.endswith("_[k]")), key=lambda kv: -kv[1])
+    return n, [(f, 100.0 * c / n, 100.0 * total_counts[f] / n) for f, c in top], \
+        [(f, 100.0 * c / n) for f, c in user[:rows]]
 
 
 def machine():
@@ -364,6 +389,20 @@ def write_results(path, args, ov, fid, sc):
         L.append(f"| 1000 live processes (each 1 ms of CPU per second) | {100 * a[0]:.2f}% | {a[1]:.2f} | {a[2]:.1f} | {a[3]} | |")
         b = sc["churn_200"]
         L.append(f"| {b[4]:.0f} new processes per second (5 ms each) | {100 * b[0]:.2f}% | {b[1]:.2f} | {b[2]:.1f} | {b[3]} | |")
+        L.append("")
+        n, top, by_total = sc["self_profile"]
+        L.append(f"### Where otelprofd's own time goes (1000 live processes; {n} samples of otelprofd at 999 Hz, "
+                 "taken by a second otelprofd)\n")
+        L.append("| function | self | total |")
+        L.append("|---|---|---|")
+        for f, self_pct, total_pct in top:
+            L.append(f"| `{f}` | {self_pct:.1f}% | {total_pct:.1f}% |")
+        L.append("")
+        L.append("User-space functions by total (the code paths the time above is spent under):\n")
+        L.append("| function | total |")
+        L.append("|---|---|")
+        for f, total_pct in by_total:
+            L.append(f"| `{f}` | {total_pct:.1f}% |")
         L.append("")
     L.append("## Targets\n")
     L.append(TARGETS_PLACEHOLDER)
