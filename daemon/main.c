@@ -480,6 +480,7 @@ int main(int argc, char **argv)
 		.follow_children = opts.follow_children, .include_idle = opts.include_idle,
 		.ringbuf_kib = opts.ringbuf_kib,
 		.cgroup_ids = ncgroup_ids ? cgroup_ids : NULL, .ncgroup_ids = ncgroup_ids, .track_processes = true,
+		.stack_copy = opts.stack_copy,
 	}, on_record, &d, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
