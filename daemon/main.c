@@ -30,6 +30,7 @@
 #include "sampler.h"
 #include "service_notify.h"
 #include "symbolizer.h"
+#include "unwind_sample.h"
 #include "writers.h"
 
 /* Bytes of interned stacks per interval. */
@@ -48,6 +49,8 @@ struct daemon {
 	uint64_t start_unix_ns, start_monotonic_ns;
 	struct export_loop *export;        /* NULL without a collector */
 	uint64_t interval_start_monotonic_ns; /* start of the interval being aggregated */
+	struct unwind_sample_counters unwind;
+	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -115,6 +118,7 @@ static void on_record(void *ctx, const void *data, size_t size)
 		 * is written. */
 		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm) : NULL;
 		symbolizer_prepare_process(d->sym, (pid_t)s->pid);
+		s = unwind_sample(d->sym, data, size, &d->unwound, &d->unwind);
 		if (pi && pi->samples == 1)
 			open_modules(d, s);
 		aggregate_add(d->agg, s, s->time_ns + d->monotonic_to_unix_ns);
@@ -430,6 +434,24 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 		if (pc->evicted || pc->no_process)
 			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
 				 " samples of processes that could not be described", pc->evicted, pc->no_process);
+	}
+	if (d->unwind.windows) {
+		const struct unwind_sample_counters *u = &d->unwind;
+
+		log_info("Unwound %" PRIu64 " of %" PRIu64 " user stacks with DWARF CFI (%" PRIu64 " truncated by the stack "
+			 "window, %" PRIu64 " kept frame pointers), CPU per sample: median under %u us, 90%% under %u us, "
+			 "mean %.1f us", u->unwound, u->windows, u->truncated, u->kept_fp, unwind_sample_quantile_us(u, 0.5),
+			 unwind_sample_quantile_us(u, 0.9), u->ns / 1e3 / u->windows);
+		log_debug("unwind: %" PRIu64 " stack bytes received (%" PRIu64 " per sample), %" PRIu64 " malformed windows; "
+			  "frames: %" PRIu64 " CFI, %" PRIu64 " frame pointer; rules: %" PRIu64 " cached, %" PRIu64
+			  " compiled, %" PRIu64 " refused; ends: entry %" PRIu64 ", truncated %" PRIu64 ", depth %" PRIu64
+			  ", no rule %" PRIu64 ", bad read %" PRIu64 ", not growing %" PRIu64 ", bad expression %" PRIu64
+			  ", bad ip %" PRIu64, u->window_bytes, u->window_bytes / u->windows, u->malformed,
+			  ss->unwind_frames_cfi, ss->unwind_frames_fp, ss->cfi_rule_cache_hits, ss->cfi_rule_cache_misses,
+			  ss->cfi_rule_errors, ss->unwind_ends[UNWIND_END_ENTRY], ss->unwind_ends[UNWIND_END_TRUNCATED],
+			  ss->unwind_ends[UNWIND_END_DEPTH], ss->unwind_ends[UNWIND_END_NO_RULE],
+			  ss->unwind_ends[UNWIND_END_BAD_READ], ss->unwind_ends[UNWIND_END_NOT_GROWING],
+			  ss->unwind_ends[UNWIND_END_BAD_EXPR], ss->unwind_ends[UNWIND_END_BAD_IP]);
 	}
 	if (ss->kallsyms_hidden)
 		log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");

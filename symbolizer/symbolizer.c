@@ -30,6 +30,8 @@
 #define MODULE_IDLE_GENERATIONS 8
 /* Kallsyms is read again at most this often when only BPF programs may have changed. */
 #define KALLSYMS_REFRESH_NS (60ULL * 1000000000ULL)
+/* Compiled CFI rules remembered (direct-mapped by module and address). */
+#define RULE_CACHE_SLOTS 8192
 /* File identities (device, inode) remembered per module: copies of one build id. */
 #define MODULE_FILE_IDS 4
 
@@ -46,6 +48,13 @@ struct cached_module {
 	uint64_t generation;     /* maintain() generation of the last use */
 	unsigned refs;           /* mappings pointing here */
 	size_t bytes;            /* elf_module_bytes() when inserted */
+	uint64_t serial;         /* unique per module ever opened: the rule cache's key */
+};
+
+/* A compiled CFI rule of (module serial, ELF address); serial 0 marks an empty slot. */
+struct rule_slot {
+	uint64_t serial, vaddr;
+	struct cfi_rule rule;
 };
 
 struct sym_map {
@@ -82,6 +91,8 @@ struct symbolizer {
 	uint64_t tick;
 	uint64_t kernel_lookups;
 	uint64_t generation;
+	uint64_t next_serial;
+	struct rule_slot *rules;    /* RULE_CACHE_SLOTS, allocated at the first unwind */
 };
 
 static uint64_t now_ns(void)
@@ -196,6 +207,7 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nmodules; i++)
 		module_free(s->modules[i]);
 	free(s->modules);
+	free(s->rules);
 	kallsyms_free(s->kallsyms);
 	free(s);
 }
@@ -486,6 +498,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		return NULL;
 	m->ids[0] = (struct file_id){ map->dev, map->inode };
 	m->nids = 1;
+	m->serial = ++s->next_serial;
 	s->stats.module_cache_misses++;
 	root = open_root(pid);
 	fd = open_mapped_file(s, pid, map, root);
@@ -700,6 +713,89 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *
 	frame->nlines = 1;
 	s->stats.symbolized++;
 	return 0;
+}
+
+/* ---- unwinding ---- */
+
+struct unwind_ctx {
+	struct symbolizer *s;
+	struct sym_process *p;
+};
+
+static size_t rule_slot_of(uint64_t serial, uint64_t vaddr)
+{
+	uint64_t h = (vaddr ^ (serial * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+	return (size_t)(h >> 32) & (RULE_CACHE_SLOTS - 1);
+}
+
+/* unwind_rule_fn: the rule of a runtime pc through the process's mapping and the module's CFI. */
+static int find_rule(void *ctx, uint64_t pc, struct cfi_rule *rule)
+{
+	struct unwind_ctx *u = ctx;
+	struct symbolizer *s = u->s;
+	struct cached_module *module;
+	struct rule_slot *slot;
+	struct sym_map *map = find_map(u->p, pc);
+	uint64_t vaddr;
+	int r;
+
+	rule->found = false;
+	if (!map && now_ns() - u->p->refreshed_ns > MAPS_REFRESH_NS && read_maps(u->p) == 0)
+		map = find_map(u->p, pc);
+	if (!map)
+		return -ENOENT; /* anonymous code (a JIT) or an unmapped library: frame pointers */
+	module = module_for_map(s, u->p->pid, map);
+	if (!module || !module->elf ||
+	    !elf_module_offset_to_vaddr(module->elf, pc - map->start + map->offset, &vaddr))
+		return -ENOENT;
+	module->last_used = ++s->tick;
+	module->generation = s->generation;
+	slot = &s->rules[rule_slot_of(module->serial, vaddr)];
+	if (slot->serial == module->serial && slot->vaddr == vaddr) {
+		s->stats.cfi_rule_cache_hits++;
+		*rule = slot->rule;
+		return 0;
+	}
+	s->stats.cfi_rule_cache_misses++;
+	r = elf_module_cfi_rule(module->elf, vaddr, rule);
+	if (r) {
+		s->stats.cfi_rule_errors++;
+		rule->found = false; /* cached as "no rule": the walker tries frame pointers */
+	}
+	slot->serial = module->serial;
+	slot->vaddr = vaddr;
+	slot->rule = *rule;
+	return 0;
+}
+
+size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwind_input *in, uint64_t *ips,
+			 size_t max, struct unwind_result *result)
+{
+	struct unwind_ctx u = { .s = s };
+	struct unwind_window w = {
+		.sp = in->sp, .data = in->stack, .size = in->stack_size, .complete = in->stack_complete,
+	};
+	struct unwind_regs regs = { .ip = in->ip, .sp = in->sp, .bp = in->bp };
+	size_t n;
+
+	memset(result, 0, sizeof(*result));
+	s->stats.unwinds++;
+	if (!s->rules && !(s->rules = calloc(RULE_CACHE_SLOTS, sizeof(*s->rules)))) {
+		result->end = UNWIND_END_NO_RULE;
+		s->stats.unwind_ends[result->end]++;
+		return 0;
+	}
+	if (get_process(s, pid, &u.p)) {
+		result->end = UNWIND_END_NO_RULE;
+		s->stats.unwind_ends[result->end]++;
+		return 0;
+	}
+	n = unwind_stack(&regs, &w, find_rule, &u, ips, max, result);
+	s->stats.unwind_frames_cfi += result->cfi_frames;
+	s->stats.unwind_frames_fp += result->fp_frames;
+	s->stats.unwind_ends[result->end]++;
+	return n;
 }
 
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid)
