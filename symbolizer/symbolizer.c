@@ -18,8 +18,10 @@
 #include "proc_maps.h"
 
 #define PROCESS_BUCKETS 4096
-/* A process whose address misses every mapping re-reads its maps at most this often. */
+/* A process whose address misses every mapping re-reads its maps at most this often, after its first
+ * MAPS_QUICK_REFRESHES re-reads (a process just started maps its libraries while being sampled). */
 #define MAPS_REFRESH_NS 1000000000ULL
+#define MAPS_QUICK_REFRESHES 4
 /* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
 #define MAX_MAPS_PER_PROCESS 65536
 /* A perf map file is checked for growth at most this often per process. */
@@ -70,6 +72,7 @@ struct sym_process {
 	struct sym_map *maps; /* file-backed mappings, sorted by start */
 	size_t nmaps;
 	uint64_t refreshed_ns;
+	unsigned refreshes;         /* maps read again after a miss */
 	struct perf_map *jit;       /* /tmp/perf-NSPID.map, or NULL */
 	uint64_t jit_size;          /* size of the file when it was read */
 	uint64_t jit_checked_ns;    /* last time its size was checked; 0 never */
@@ -335,6 +338,19 @@ static struct sym_map *find_map(struct sym_process *p, uint64_t address)
 			return &p->maps[mid];
 	}
 	return NULL;
+}
+
+/* The mapping of address, reading the maps again (rate-limited) when it misses every one. */
+static struct sym_map *find_map_refresh(struct sym_process *p, uint64_t address)
+{
+	struct sym_map *map = find_map(p, address);
+
+	if (!map && (p->refreshes < MAPS_QUICK_REFRESHES || now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
+		p->refreshes++;
+		if (read_maps(p) == 0)
+			map = find_map(p, address);
+	}
+	return map;
 }
 
 static int open_root(pid_t pid)
@@ -665,9 +681,7 @@ int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sy
 	r = get_process(s, pid, &p);
 	if (r)
 		return r;
-	map = find_map(p, address);
-	if (!map && now_ns() - p->refreshed_ns > MAPS_REFRESH_NS && read_maps(p) == 0)
-		map = find_map(p, address);
+	map = find_map_refresh(p, address);
 	if (!map) {
 		if (symbolize_jit(s, p, address, frame))
 			return 0;
@@ -736,13 +750,11 @@ static int find_rule(void *ctx, uint64_t pc, struct cfi_rule *rule)
 	struct symbolizer *s = u->s;
 	struct cached_module *module;
 	struct rule_slot *slot;
-	struct sym_map *map = find_map(u->p, pc);
+	struct sym_map *map = find_map_refresh(u->p, pc);
 	uint64_t vaddr;
 	int r;
 
 	rule->found = false;
-	if (!map && now_ns() - u->p->refreshed_ns > MAPS_REFRESH_NS && read_maps(u->p) == 0)
-		map = find_map(u->p, pc);
 	if (!map)
 		return -ENOENT; /* anonymous code (a JIT) or an unmapped library: frame pointers */
 	module = module_for_map(s, u->p->pid, map);

@@ -203,6 +203,12 @@ static int eval_register(const struct cfi_rule *rule, const struct cfi_expr *e, 
 	case CFI_EXPR_ADDRESS:
 		if ((r = eval(rule, e, m, &cfa, w, &v)))
 			return r;
+		/* Saved below the current sp: an epilogue already popped it back into the register
+		 * (compilers do not always restate the rule after the pop). */
+		if (v < m->sp && e != &rule->ra) {
+			*out = same;
+			return 0;
+		}
 		return window_read(w, v, 8, out);
 	default:
 		return UNWIND_END_BAD_EXPR;
@@ -223,8 +229,12 @@ static int step_cfi(const struct cfi_rule *rule, const struct machine *m, const 
 		return r;
 	if ((r = eval_register(rule, &rule->ra, m, cfa, w, m->ip, &caller->ip, &known)))
 		return r;
-	if (!known || rule->ra.kind == CFI_EXPR_SAME)
-		return rule->ra.kind == CFI_EXPR_SAME ? UNWIND_END_BAD_EXPR : UNWIND_END_ENTRY;
+	if (rule->ra.kind == CFI_EXPR_SAME)
+		return UNWIND_END_BAD_EXPR;
+	if (!known) {
+		caller->ip = 0; /* the outermost frame: the walker ends at ip 0 */
+		return 0;
+	}
 	if ((r = eval_register(rule, &rule->sp, m, cfa, w, m->sp, &caller->sp, &known)))
 		return r;
 	if (!known || rule->sp.kind == CFI_EXPR_SAME)
@@ -279,8 +289,6 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 		}
 		if (rule.found) {
 			r = step_cfi(&rule, &m, window, &caller);
-			if (!r)
-				result->cfi_frames++;
 		} else {
 			/* bp == 0 ends a frame-pointer chain: _start clears it. */
 			if (m.bp_known && m.bp == 0) {
@@ -288,8 +296,6 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 				break;
 			}
 			r = step_fp(&m, window, &caller);
-			if (!r)
-				result->fp_frames++;
 		}
 		if (r) {
 			result->end = (enum unwind_end)r;
@@ -308,6 +314,10 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 			break;
 		}
 		ips[result->n++] = caller.ip;
+		if (rule.found)
+			result->cfi_frames++;
+		else
+			result->fp_frames++;
 		/* A return address follows its call: look the caller up at the call. The interrupted state
 		 * under a signal trampoline is an exact pc. */
 		lookup = rule.found && rule.signal_frame ? caller.ip : caller.ip - 1;
