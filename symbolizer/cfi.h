@@ -15,8 +15,9 @@
 #define CFI_REG_SP 7
 #define CFI_REG_RA 16 /* the return address column (rip) */
 
-/* Most DWARF operations kept for all the expressions of one rule (a PLT stub's CFA takes 9). */
-#define CFI_MAX_OPS 24
+/* Most DWARF operations kept for all the expressions of one rule (a PLT stub's CFA takes 9, and
+ * its return address and stack pointer 4 more). */
+#define CFI_MAX_OPS 16
 
 enum cfi_expr_kind {
 	CFI_EXPR_UNDEFINED = 0, /* cannot be recovered (for the return address: the outermost frame) */

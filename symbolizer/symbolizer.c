@@ -744,7 +744,7 @@ static size_t rule_slot_of(uint64_t serial, uint64_t vaddr)
 }
 
 /* unwind_rule_fn: the rule of a runtime pc through the process's mapping and the module's CFI. */
-static int find_rule(void *ctx, uint64_t pc, struct cfi_rule *rule)
+static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 {
 	struct unwind_ctx *u = ctx;
 	struct symbolizer *s = u->s;
@@ -752,33 +752,28 @@ static int find_rule(void *ctx, uint64_t pc, struct cfi_rule *rule)
 	struct rule_slot *slot;
 	struct sym_map *map = find_map_refresh(u->p, pc);
 	uint64_t vaddr;
-	int r;
 
-	rule->found = false;
 	if (!map)
-		return -ENOENT; /* anonymous code (a JIT) or an unmapped library: frame pointers */
+		return NULL; /* anonymous code (a JIT) or an unmapped library: frame pointers */
 	module = module_for_map(s, u->p->pid, map);
 	if (!module || !module->elf ||
 	    !elf_module_offset_to_vaddr(module->elf, pc - map->start + map->offset, &vaddr))
-		return -ENOENT;
+		return NULL;
 	module->last_used = ++s->tick;
 	module->generation = s->generation;
 	slot = &s->rules[rule_slot_of(module->serial, vaddr)];
 	if (slot->serial == module->serial && slot->vaddr == vaddr) {
 		s->stats.cfi_rule_cache_hits++;
-		*rule = slot->rule;
-		return 0;
+		return &slot->rule;
 	}
 	s->stats.cfi_rule_cache_misses++;
-	r = elf_module_cfi_rule(module->elf, vaddr, rule);
-	if (r) {
+	if (elf_module_cfi_rule(module->elf, vaddr, &slot->rule)) {
 		s->stats.cfi_rule_errors++;
-		rule->found = false; /* cached as "no rule": the walker tries frame pointers */
+		slot->rule.found = false; /* remembered as "no rule": the walker tries frame pointers */
 	}
 	slot->serial = module->serial;
 	slot->vaddr = vaddr;
-	slot->rule = *rule;
-	return 0;
+	return &slot->rule;
 }
 
 size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwind_input *in, uint64_t *ips,

@@ -265,7 +265,7 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 {
 	struct machine m = { .ip = regs->ip, .sp = regs->sp, .bp = regs->bp, .bp_known = true };
 	uint64_t lookup = regs->ip; /* the leaf's ip is the instruction itself */
-	struct cfi_rule rule;
+	const struct cfi_rule *rule;
 
 	memset(result, 0, sizeof(*result));
 	if (!max)
@@ -283,12 +283,11 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 			result->end = UNWIND_END_DEPTH;
 			break;
 		}
-		if (find_rule(ctx, lookup, &rule) || !rule.found) {
-			rule.found = false;
-			rule.signal_frame = false;
-		}
-		if (rule.found) {
-			r = step_cfi(&rule, &m, window, &caller);
+		rule = find_rule(ctx, lookup);
+		if (rule && !rule->found)
+			rule = NULL;
+		if (rule) {
+			r = step_cfi(rule, &m, window, &caller);
 		} else {
 			/* bp == 0 ends a frame-pointer chain: _start clears it. */
 			if (m.bp_known && m.bp == 0) {
@@ -314,13 +313,13 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 			break;
 		}
 		ips[result->n++] = caller.ip;
-		if (rule.found)
+		if (rule)
 			result->cfi_frames++;
 		else
 			result->fp_frames++;
 		/* A return address follows its call: look the caller up at the call. The interrupted state
 		 * under a signal trampoline is an exact pc. */
-		lookup = rule.found && rule.signal_frame ? caller.ip : caller.ip - 1;
+		lookup = rule && rule->signal_frame ? caller.ip : caller.ip - 1;
 		m = caller;
 	}
 	return result->n;

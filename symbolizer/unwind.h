@@ -49,11 +49,10 @@ enum unwind_end {
 };
 
 /*
- * Find the rule of pc (a runtime address of the process). Return 0 with rule filled (rule->found
- * false when no CFI covers pc: the walker then tries frame pointers) or a negative errno, which the
- * walker treats like a missing rule.
+ * Find the rule of pc (a runtime address of the process): return it, or NULL when no CFI covers pc
+ * (the walker then tries frame pointers). The rule must stay valid until the next call.
  */
-typedef int (*unwind_rule_fn)(void *ctx, uint64_t pc, struct cfi_rule *rule);
+typedef const struct cfi_rule *(*unwind_rule_fn)(void *ctx, uint64_t pc);
 
 struct unwind_result {
 	size_t n;              /* ips filled: ips[0] is regs->ip, then return addresses, leaf first */

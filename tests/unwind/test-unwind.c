@@ -31,23 +31,21 @@ struct fake {
 	unsigned nlookups;
 };
 
-static int fake_rule(void *ctx, uint64_t pc, struct cfi_rule *rule)
+static const struct cfi_rule *fake_rule(void *ctx, uint64_t pc)
 {
 	struct fake *f = ctx;
 
 	if (f->nlookups < 256)
 		f->lookups[f->nlookups++] = pc;
 	for (unsigned i = 0; i < f->n; i++)
-		if (pc >= f->ranges[i].lo && pc < f->ranges[i].hi) {
-			*rule = f->ranges[i].rule;
-			return 0;
-		}
-	rule->found = false;
-	return 0;
+		if (pc >= f->ranges[i].lo && pc < f->ranges[i].hi)
+			return &f->ranges[i].rule;
+	return NULL;
 }
 
 static void op(struct cfi_rule *r, struct cfi_expr *e, uint8_t atom, int64_t n1, int32_t n2)
 {
+	assert_true(r->nops < CFI_MAX_OPS);
 	if (!e->n)
 		e->first = r->nops;
 	r->ops[r->nops++] = (struct cfi_op){ .atom = atom, .n1 = n1, .n2 = n2 };
@@ -191,7 +189,8 @@ static void test_looping_and_outside_cfi(void **state)
 	{
 		struct cfi_rule r = rsp_rule(8);
 
-		r.cfa.n = 0;
+		r.nops = 0;
+		r.cfa.n = r.ra.n = r.sp.n = 0;
 		for (int i = 0; i < 12; i++)
 			op(&r, &r.cfa, DW_OP_lit1, 0, 0);
 		f.ranges[0].rule = r;
