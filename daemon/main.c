@@ -435,24 +435,7 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
 				 " samples of processes that could not be described", pc->evicted, pc->no_process);
 	}
-	if (d->unwind.windows) {
-		const struct unwind_sample_counters *u = &d->unwind;
-
-		log_info("Unwound %" PRIu64 " of %" PRIu64 " user stacks with DWARF CFI (%" PRIu64 " truncated by the stack "
-			 "window, %" PRIu64 " kept frame pointers), CPU per sample: median under %u us, 90%% under %u us, "
-			 "mean %.1f us", u->unwound, u->windows, u->truncated, u->kept_fp, unwind_sample_quantile_us(u, 0.5),
-			 unwind_sample_quantile_us(u, 0.9), u->ns / 1e3 / u->windows);
-		log_debug("unwind: %" PRIu64 " stack bytes received (%" PRIu64 " per sample), %" PRIu64 " malformed windows; "
-			  "frames: %" PRIu64 " CFI, %" PRIu64 " frame pointer; rules: %" PRIu64 " cached, %" PRIu64
-			  " compiled, %" PRIu64 " refused; ends: entry %" PRIu64 ", truncated %" PRIu64 ", depth %" PRIu64
-			  ", no rule %" PRIu64 ", bad read %" PRIu64 ", not growing %" PRIu64 ", bad expression %" PRIu64
-			  ", bad ip %" PRIu64, u->window_bytes, u->window_bytes / u->windows, u->malformed,
-			  ss->unwind_frames_cfi, ss->unwind_frames_fp, ss->cfi_rule_cache_hits, ss->cfi_rule_cache_misses,
-			  ss->cfi_rule_errors, ss->unwind_ends[UNWIND_END_ENTRY], ss->unwind_ends[UNWIND_END_TRUNCATED],
-			  ss->unwind_ends[UNWIND_END_DEPTH], ss->unwind_ends[UNWIND_END_NO_RULE],
-			  ss->unwind_ends[UNWIND_END_BAD_READ], ss->unwind_ends[UNWIND_END_NOT_GROWING],
-			  ss->unwind_ends[UNWIND_END_BAD_EXPR], ss->unwind_ends[UNWIND_END_BAD_IP]);
-	}
+	unwind_sample_log(&d->unwind, ss);
 	if (ss->kallsyms_hidden)
 		log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");
 }

@@ -1,7 +1,10 @@
 #include "unwind_sample.h"
 
+#include <inttypes.h>
 #include <string.h>
 #include <time.h>
+
+#include "log.h"
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -74,4 +77,24 @@ unsigned unwind_sample_quantile_us(const struct unwind_sample_counters *c, doubl
 			return i + 1;
 	}
 	return 0;
+}
+
+void unwind_sample_log(const struct unwind_sample_counters *u, const struct symbolizer_stats *ss)
+{
+	if (!u->windows)
+		return;
+	log_info("Unwound %" PRIu64 " of %" PRIu64 " user stacks with DWARF CFI (%" PRIu64 " truncated by the stack "
+		 "window, %" PRIu64 " kept frame pointers), CPU per sample: median under %u us, 90%% under %u us, "
+		 "mean %.1f us", u->unwound, u->windows, u->truncated, u->kept_fp, unwind_sample_quantile_us(u, 0.5),
+		 unwind_sample_quantile_us(u, 0.9), u->ns / 1e3 / u->windows);
+	log_debug("unwind: %" PRIu64 " stack bytes received (%" PRIu64 " per sample), %" PRIu64 " malformed windows; "
+		  "frames: %" PRIu64 " CFI, %" PRIu64 " frame pointer; rules: %" PRIu64 " cached, %" PRIu64
+		  " compiled, %" PRIu64 " refused; ends: entry %" PRIu64 ", truncated %" PRIu64 ", depth %" PRIu64
+		  ", no rule %" PRIu64 ", bad read %" PRIu64 ", not growing %" PRIu64 ", bad expression %" PRIu64
+		  ", bad ip %" PRIu64, u->window_bytes, u->window_bytes / u->windows, u->malformed,
+		  ss->unwind_frames_cfi, ss->unwind_frames_fp, ss->cfi_rule_cache_hits, ss->cfi_rule_cache_misses,
+		  ss->cfi_rule_errors, ss->unwind_ends[UNWIND_END_ENTRY], ss->unwind_ends[UNWIND_END_TRUNCATED],
+		  ss->unwind_ends[UNWIND_END_DEPTH], ss->unwind_ends[UNWIND_END_NO_RULE],
+		  ss->unwind_ends[UNWIND_END_BAD_READ], ss->unwind_ends[UNWIND_END_NOT_GROWING],
+		  ss->unwind_ends[UNWIND_END_BAD_EXPR], ss->unwind_ends[UNWIND_END_BAD_IP]);
 }

@@ -44,4 +44,7 @@ unsigned unwind_sample_quantile_us(const struct unwind_sample_counters *c, doubl
 const struct otelprof_sample *unwind_sample(struct symbolizer *sym, const void *data, size_t size,
 					    struct otelprof_sample *out, struct unwind_sample_counters *counters);
 
+/* Log the counters (a line at info level, the details at debug level); nothing without windows. */
+void unwind_sample_log(const struct unwind_sample_counters *c, const struct symbolizer_stats *ss);
+
 #endif
