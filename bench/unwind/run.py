@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """DWARF unwinding in otelprofd, side by side with `perf record --call-graph dwarf` (bench/unwind).
 
-1. unwind-bench: CPU per unwound stack on a captured 34-frame stack (rule cache warm, and without it).
+1. unwind-bench: CPU per unwound stack on a captured 34-frame stack (rule cache warm, without it, and
+   libdwfl's own unwinder on the same window).
 2. Debian's own binaries without frame pointers (xz -9, gzip -9, python3 in a loop), each profiled
    by otelprofd and by perf at the same time for the same process at 499 Hz: the fraction of samples
    reaching the program's entry, and how far the callers agree (stacks as sequences of frames,
@@ -100,9 +101,15 @@ def entry_share(stacks):
     return reached, total
 
 
-def agreement(a, b):
-    """Share of a's samples whose whole stack is also one of b's stacks."""
+def agreement(a, b, callers_only=False):
+    """Share of a's samples whose whole stack (or, callers_only, the stack without its leaf frame) is also
+    one of b's. The leaf alone can differ by name without a different unwinding: a symbol alias
+    (__libc_read, __GI___libc_read), or an unsymbolized leaf under a kernel frame, which otelprofd
+    labels at its return address - 1 and perf at the address itself."""
     total = sum(a.values())
+    if callers_only:
+        b = {s[:-1] for s in b}
+        return sum(n for s, n in a.items() if s[:-1] in b) / total if total else 0.0
     return sum(n for s, n in a.items() if s in b) / total if total else 0.0
 
 
@@ -151,8 +158,9 @@ def compare(build, tmp, seconds):
         ra, ta = entry_share(a)
         rb, tb = entry_share(b)
         top = max(a, key=a.get) if a else ()
-        rows.append((name, ra, ta, rb, tb, agreement(a, b), agreement(b, a), caller_agreement(a, b),
-                     caller_agreement(b, a), ";".join(top), a[top], b.get(top, 0)))
+        rows.append((name, ra, ta, rb, tb, agreement(a, b), agreement(b, a), agreement(a, b, True),
+                     agreement(b, a, True), caller_agreement(a, b), caller_agreement(b, a), ";".join(top), a[top],
+                     b.get(top, 0)))
         log(name, rows[-1][:9])
     return rows
 
@@ -213,16 +221,20 @@ def main():
     L.append("```\n" + bench.strip() + "\n```\n")
     L.append("## Debian binaries without frame pointers: otelprofd and `perf record --call-graph dwarf,16384`, "
              "same process, same time, 499 Hz\n")
-    L.append("| workload | otelprofd: reach entry | perf: reach entry | otelprofd stacks found in perf's | "
-             "perf stacks found in otelprofd's | caller->callee pairs of otelprofd in perf / of perf in otelprofd |")
+    L.append("Shares are of samples; \"A in B\": A's samples whose stack B also has. Callers: the stack without "
+             "its leaf frame (leaf labels differ by symbol aliases and, under a kernel frame, by one byte).\n")
+    L.append("| workload | otelprofd: reach entry | perf: reach entry | whole stack: otelprofd in perf / perf in "
+             "otelprofd | callers: otelprofd in perf / perf in otelprofd | caller->callee pairs: otelprofd in perf / "
+             "perf in otelprofd |")
     L.append("|---|---|---|---|---|---|")
-    for (name, ra, ta, rb, tb, ab, ba, cab, cba, top, na, nb) in rows:
+    for (name, ra, ta, rb, tb, ab, ba, xab, xba, cab, cba, top, na, nb) in rows:
         L.append(f"| {name} | {ra}/{ta} ({100.0 * ra / max(ta, 1):.2f}%) | {rb}/{tb} ({100.0 * rb / max(tb, 1):.2f}%) "
-                 f"| {100 * ab:.1f}% | {100 * ba:.1f}% | {100 * cab:.1f}% / {100 * cba:.1f}% |")
+                 f"| {100 * ab:.1f}% / {100 * ba:.1f}% | {100 * xab:.1f}% / {100 * xba:.1f}% "
+                 f"| {100 * cab:.1f}% / {100 * cba:.1f}% |")
     L.append("")
     L.append("Hottest stack of each, root first, with its samples in otelprofd and in perf:\n")
     for r in rows:
-        L.append(f"- {r[0]}: `{r[9]}`: {r[10]} / {r[11]}")
+        L.append(f"- {r[0]}: `{r[11]}`: {r[12]} / {r[13]}")
     L.append("")
     L.append(f"## Cost, system-wide, both cores busy (xz -9 and a python3 loop), {args.seconds} s\n")
     L.append("| rate | otelprofd CPU (all included) | samples | unwound | stack bytes copied per sample | "

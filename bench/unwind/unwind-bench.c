@@ -3,7 +3,9 @@
  * built with -O2 -fomit-frame-pointer (like a sample's registers and 16 KiB window):
  *   - warm: rules found in the rule cache (the steady state of a profiler);
  *   - cold: every frame's rule looked up with dwarf_cfi_addrframe and compiled, as without the cache
- *     (the modules and their CFI already loaded).
+ *     (the modules and their CFI already loaded);
+ *   - libdwfl's own unwinder (dwfl_attach_state + dwfl_getthread_frames) on the same registers and
+ *     window: per stack with a Dwfl of the process kept, and the Dwfl's setup per process.
  * Usage: unwind-bench [ROUNDS]
  */
 #include <fcntl.h>
@@ -13,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <elfutils/libdwfl.h>
 
 #include "elf_module.h"
 #include "symbolizer.h"
@@ -71,6 +75,73 @@ static uint64_t cpu_ns(void)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- libdwfl's unwinder over the same window ---- */
+
+static bool dwfl_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	if (addr < captured.sp || addr + 8 > captured.sp + captured.size)
+		return false;
+	memcpy(result, captured.stack + (addr - captured.sp), 8);
+	return true;
+}
+
+static pid_t dwfl_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	if (*thread_argp)
+		return 0;
+	*thread_argp = arg;
+	return getpid();
+}
+
+static bool dwfl_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	Dwarf_Word regs[2] = { captured.bp, captured.sp }; /* DWARF 6 (rbp), 7 (rsp) */
+
+	dwfl_thread_state_register_pc(thread, captured.ip);
+	return dwfl_thread_state_registers(thread, 6, 2, regs);
+}
+
+static const Dwfl_Thread_Callbacks dwfl_thread_callbacks = {
+	.next_thread = dwfl_next_thread,
+	.memory_read = dwfl_read,
+	.set_initial_registers = dwfl_initial_registers,
+};
+
+static int dwfl_frame_cb(Dwfl_Frame *state, void *arg)
+{
+	Dwarf_Addr pc;
+
+	(*(size_t *)arg)++;
+	return dwfl_frame_pc(state, &pc, NULL) && *(size_t *)arg < 127 ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static Dwfl *dwfl_of_self(void)
+{
+	static char *debuginfo_path;
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_linux_proc_find_elf, .find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &debuginfo_path,
+	};
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+
+	dwfl_report_begin(dwfl);
+	dwfl_linux_proc_report(dwfl, getpid());
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (!dwfl_attach_state(dwfl, NULL, getpid(), &dwfl_thread_callbacks, (void *)1)) {
+		fprintf(stderr, "dwfl_attach_state: %s\n", dwfl_errmsg(-1));
+		exit(1);
+	}
+	return dwfl;
+}
+
+static size_t dwfl_unwind_once(Dwfl *dwfl)
+{
+	size_t n = 0;
+
+	dwfl_getthread_frames(dwfl, getpid(), dwfl_frame_cb, &n);
+	return n;
 }
 
 static size_t unwind_once(struct symbolizer *s, struct unwind_result *res)
@@ -148,6 +219,28 @@ int main(int argc, char **argv)
 			if (first)
 				elf_module_free(mods[i]);
 		}
+	}
+	{
+		Dwfl *dwfl = dwfl_of_self();
+		size_t frames = dwfl_unwind_once(dwfl);
+
+		t = cpu_ns();
+		for (int i = 0; i < rounds / 10; i++)
+			dwfl_unwind_once(dwfl);
+		t = cpu_ns() - t;
+		dwfl_end(dwfl);
+		printf("libdwfl unwinder (dwfl_getthread_frames, Dwfl of the process kept): %.2f us per stack, %.0f ns "
+		       "per frame (%zu frames, %d rounds)\n", t / 1e3 / (rounds / 10), (double)t / (rounds / 10) / frames,
+		       frames, rounds / 10);
+		t = cpu_ns();
+		for (int i = 0; i < cold_rounds; i++) {
+			dwfl = dwfl_of_self();
+			dwfl_unwind_once(dwfl);
+			dwfl_end(dwfl);
+		}
+		t = cpu_ns() - t;
+		printf("libdwfl unwinder, new Dwfl per process (report maps, attach, first stack): %.0f us (%d rounds)\n",
+		       t / 1e3 / cold_rounds, cold_rounds);
 	}
 	symbolizer_free(s);
 	return 0;
