@@ -3,7 +3,8 @@
 
 Writes bench/RESULTS.md: workload slowdown under each profiler (ratio of medians to the run alone,
 alternating order), each profiler's own CPU per 1000 samples and peak RSS, fidelity on the known
-60/30/10 split, the fraction of complete stacks of a binary built without frame pointers, and
+60/30/10 split, the fraction of complete stacks of a binary built without frame pointers (otelprofd
+unwinds them with DWARF CFI; "otelprofd --stack-copy 0" shows the frame-pointer walk alone), and
 otelprofd's CPU and RSS with 1000 live processes and with 200 new processes per second.
 """
 import argparse
@@ -88,7 +89,7 @@ class Otelprofd(Profiler):
     collector_port = None
 
     def command(self):
-        self.folded = os.path.join(self.tmp, "otelprofd.folded")
+        self.folded = os.path.join(self.tmp, self.name.replace(" ", "_") + ".folded")
         cmd = [os.path.join(self.build, "daemon", "otelprofd"), "-F", str(self.freq), "--duration", "0"]
         if self.collector_port:
             return cmd + ["--endpoint", f"127.0.0.1:{self.collector_port}", "--insecure", "--export-interval", "5s"]
@@ -105,6 +106,15 @@ class Otelprofd(Profiler):
             stack, _, n = line.rstrip("\n").rpartition(" ")
             frames = stack.split(";")
             yield frames[0], frames[1:], int(n)
+
+
+class OtelprofdFP(Otelprofd):
+    """otelprofd with the frame-pointer walk alone (no stack copy, no DWARF unwinding): the limit that
+    the default DWARF unwinding removes, on the complete-stacks column."""
+    name = "otelprofd --stack-copy 0"
+
+    def command(self):
+        return super().command() + ["--stack-copy", "0"]
 
 
 class PerfFP(Profiler):
@@ -167,7 +177,7 @@ class Bpftrace(Profiler):
         yield from self._entries()
 
 
-PROFILERS = [Otelprofd, PerfFP, PerfDwarf, Bpftrace]
+PROFILERS = [Otelprofd, OtelprofdFP, PerfFP, PerfDwarf, Bpftrace]
 
 
 def run_workload(cmd):

@@ -18,6 +18,7 @@ const volatile bool follow_children = false; /* add children of target pids to t
 const volatile bool include_idle = false;    /* keep samples of the idle task (pid 0) */
 const volatile bool filter_cgroups = false;  /* keep only tasks in (or below) a cgroup of target_cgroups */
 const volatile bool track_processes = false; /* send exec, fork and exit records of kept processes */
+const volatile __u32 stack_copy = 0;         /* bytes of user stack copied per sample (0: none) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -45,12 +46,22 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* The sample is built here: it is too large for the 512-byte BPF stack. */
+/*
+ * The sample is built here: it is too large for the 512-byte BPF stack. One entry per CPU, indexed by
+ * the CPU (a perf event program does not nest on its CPU); a plain array because per-CPU values are
+ * limited to 32 KiB. The stack area has a page of slack so the verifier can bound every page read.
+ */
+struct sample_buf {
+	struct otelprof_sample s;
+	struct otelprof_stack_window w;
+	__u8 stack[OTELPROF_MAX_STACK_COPY + OTELPROF_STACK_PAGE];
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set to the number of possible CPUs by user space */
 	__type(key, __u32);
-	__type(value, struct otelprof_sample);
+	__type(value, struct sample_buf);
 } scratch SEC(".maps");
 
 static __always_inline void count(enum otelprof_counter which)
@@ -84,6 +95,95 @@ static __always_inline bool in_target_cgroup(void)
 	return false;
 }
 
+/*
+ * The user registers of the sample: the interrupted state when the sample hit user mode, else the
+ * registers the task saved on entering the kernel. false when they cannot be read.
+ */
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct otelprof_stack_window *w)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs;
+	/* The context allows only whole 8-byte loads of a register, and newer kernels name the low 16
+	 * bits of this slot cs (a union with csx): load the slot itself. */
+	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
+	if ((cs & 3) == 3) {
+		w->ip = ctx->regs.ip;
+		w->sp = ctx->regs.sp;
+		w->bp = ctx->regs.bp;
+		return true;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs)
+		return false;
+	w->ip = BPF_CORE_READ(regs, ip);
+	w->sp = BPF_CORE_READ(regs, sp);
+	w->bp = BPF_CORE_READ(regs, bp);
+	return w->sp != 0;
+#else
+	return false; /* CFI unwinding is implemented for x86-64 only */
+#endif
+}
+
+/*
+ * Copy up to stack_copy bytes of the user stack from sp upward, page by page: the first read ends at
+ * sp's page boundary, and a page that cannot be read (the top of the stack mapping) ends the copy
+ * with what was read so far. Returns the bytes copied.
+ */
+static __always_inline __u32 copy_stack(struct sample_buf *b)
+{
+	__u64 sp = b->w.sp;
+	__u32 off = 0, want = stack_copy;
+
+	if (want > OTELPROF_MAX_STACK_COPY)
+		want = OTELPROF_MAX_STACK_COPY;
+	for (int i = 0; i <= OTELPROF_MAX_STACK_COPY / OTELPROF_STACK_PAGE; i++) {
+		__u32 chunk = OTELPROF_STACK_PAGE - ((sp + off) & (OTELPROF_STACK_PAGE - 1));
+
+		__u32 left = want - off;
+
+		if (off >= want)
+			break;
+		/* left < chunk <= PAGE here, so the mask keeps the value and shows the verifier a bound. */
+		if (chunk > left)
+			chunk = left & (OTELPROF_STACK_PAGE - 1);
+		/* Bounds the verifier can see: off <= MAX, chunk <= PAGE, the buffer has MAX + PAGE. */
+		if (off > OTELPROF_MAX_STACK_COPY || chunk > OTELPROF_STACK_PAGE)
+			break;
+		if (bpf_probe_read_user(b->stack + off, chunk, (const void *)(sp + off)))
+			break;
+		off += chunk;
+	}
+	return off;
+}
+
+/* Registers and stack window of a user task: sets the flag and returns the bytes of the tail. */
+static __always_inline __u32 add_stack_window(struct bpf_perf_event_data *ctx, struct sample_buf *b)
+{
+	__u32 n;
+
+	if (!stack_copy || (b->s.flags & OTELPROF_SAMPLE_KERNEL_THREAD))
+		return 0;
+	if (!user_regs(ctx, &b->w)) {
+		count(OTELPROF_CNT_USER_REGS_ERROR);
+		return 0;
+	}
+	n = copy_stack(b);
+	b->w.size = n;
+	b->w.requested = stack_copy;
+	b->s.flags |= OTELPROF_SAMPLE_STACK_WINDOW;
+	count(OTELPROF_CNT_STACK_WINDOWS);
+	if (n < stack_copy)
+		count(OTELPROF_CNT_STACK_READ_SHORT);
+	{
+		__u32 key = OTELPROF_CNT_STACK_BYTES;
+		__u64 *value = bpf_map_lookup_elem(&counters, &key);
+
+		if (value)
+			*value += n;
+	}
+	return sizeof(b->w) + n;
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -91,7 +191,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct task_struct *task;
 	struct otelprof_sample *s;
-	__u32 zero = 0;
+	struct sample_buf *b;
+	__u32 cpu = bpf_get_smp_processor_id(), tail;
 	long n;
 
 	count(OTELPROF_CNT_SAMPLES);
@@ -108,9 +209,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
+	b = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!b)
 		return 0;
+	s = &b->s;
 
 	task = (struct task_struct *)bpf_get_current_task();
 	s->hdr.kind = OTELPROF_RECORD_SAMPLE;
@@ -120,7 +222,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	s->process_start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	s->pid = pid;
 	s->tid = tid;
-	s->cpu = bpf_get_smp_processor_id();
+	s->cpu = cpu;
 	s->flags = 0;
 	s->reserved = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
@@ -149,7 +251,12 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		s->user_depth = n / sizeof(__u64);
 	}
 
-	if (bpf_ringbuf_output(&events, s, sizeof(*s), 0))
+	tail = add_stack_window(ctx, b);
+	/* The bound the verifier needs: the tail never exceeds the window header plus the largest copy. */
+	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
+		tail = 0;
+	s->hdr.size = sizeof(*s) + tail;
+	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, 0))
 		count(OTELPROF_CNT_RINGBUF_FULL);
 	return 0;
 }

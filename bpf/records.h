@@ -26,6 +26,9 @@
 #define OTELPROF_MAX_CGROUP_LEVELS 32
 /* Bytes of the executable path kept in an exec record (the rest is cut). */
 #define OTELPROF_PATH_LEN 256
+/* Largest user stack window copied per sample (--stack-copy), and the page size it is read by. */
+#define OTELPROF_MAX_STACK_COPY 65536
+#define OTELPROF_STACK_PAGE 4096
 
 enum otelprof_record_kind {
 	OTELPROF_RECORD_SAMPLE = 1, /* struct otelprof_sample */
@@ -40,6 +43,10 @@ enum otelprof_sample_flag {
 	OTELPROF_SAMPLE_KSTACK_ERROR = 1 << 1,    /* bpf_get_stack failed for the kernel stack */
 	OTELPROF_SAMPLE_USTACK_ERROR = 1 << 2,    /* bpf_get_stack failed for the user stack */
 	OTELPROF_SAMPLE_KERNEL_THREAD = 1 << 3,   /* the task has no user address space */
+	OTELPROF_SAMPLE_STACK_WINDOW = 1 << 4,    /* a struct otelprof_stack_window tail follows */
+	/* Set by user space, never by BPF: user_ips were unwound from the window and end because the
+	 * window (or the depth bound) ended before the stack's entry. */
+	OTELPROF_SAMPLE_USER_TRUNCATED = 1 << 5,
 };
 
 /* Indices of the per-CPU counter array "counters". */
@@ -55,6 +62,10 @@ enum otelprof_counter {
 	OTELPROF_CNT_CGROUP_FILTERED,   /* samples outside the target cgroups */
 	OTELPROF_CNT_PROC_EVENTS,       /* exec, fork and exit records sent */
 	OTELPROF_CNT_PROC_EVENTS_LOST,  /* exec, fork and exit records lost: ring buffer full */
+	OTELPROF_CNT_STACK_WINDOWS,     /* samples sent with user registers and a stack window */
+	OTELPROF_CNT_STACK_BYTES,       /* bytes of user stack copied into those windows */
+	OTELPROF_CNT_STACK_READ_SHORT,  /* windows cut short by an unreadable page (end of stack) */
+	OTELPROF_CNT_USER_REGS_ERROR,   /* user registers could not be read: no window sent */
 	OTELPROF_CNT_MAX,
 };
 
@@ -84,6 +95,24 @@ struct otelprof_sample {
 };
 
 /*
+ * The variable tail of a sample with OTELPROF_SAMPLE_STACK_WINDOW: the user registers at the moment
+ * of the sample (the interrupted user state, or the task's saved user registers when the sample hit
+ * the kernel) and `size` bytes of the user stack from sp upward. hdr.size of the sample covers
+ * sizeof(struct otelprof_sample) + sizeof(struct otelprof_stack_window) + size. Readers that do not
+ * know the tail skip it (they read only sizeof(struct otelprof_sample)).
+ */
+struct otelprof_stack_window {
+	__u64 ip;         /* user instruction pointer: exact when the sample hit user mode, else where
+			     the task resumes in user space (after the system call or fault) */
+	__u64 sp;         /* user stack pointer: address of stack[0] */
+	__u64 bp;         /* user frame pointer register (rbp) */
+	__u32 size;       /* bytes of stack that follow (<= OTELPROF_MAX_STACK_COPY) */
+	__u32 requested;  /* bytes asked for (--stack-copy): size < requested means the stack's
+			     mapping (or a readable page) ended first */
+	/* Then size bytes: the user stack at [sp, sp + size). */
+};
+
+/*
  * A process life event. Every kind carries the process's identity (pid, start time) and its cgroup;
  * fork also names the parent, exec the file that was executed.
  */
@@ -103,6 +132,7 @@ struct otelprof_proc_event {
 	_Static_assert(sizeof(type) == (bytes), #type " changed size: update both sides")
 OTELPROF_ASSERT_SIZE(struct otelprof_record_header, 8);
 OTELPROF_ASSERT_SIZE(struct otelprof_sample, 8 + 8 + 8 + 8 + 16 + 32 + 8 + 2 * 8 * OTELPROF_MAX_STACK_DEPTH);
+OTELPROF_ASSERT_SIZE(struct otelprof_stack_window, 32);
 OTELPROF_ASSERT_SIZE(struct otelprof_proc_event, 8 + 32 + 8 + OTELPROF_COMM_LEN + OTELPROF_PATH_LEN);
 
 #endif

@@ -146,7 +146,8 @@ static int64_t intern_stack(struct aggregate *agg, const struct otelprof_sample 
 {
 	size_t n = (size_t)s->kernel_depth + s->user_depth, bytes = sizeof(struct agg_stack) + n * 8;
 	bool kernel_mode = s->kernel_depth > 0;
-	uint64_t h = mix64(kernel_mode, ((uint64_t)s->kernel_depth << 16) | s->user_depth);
+	bool truncated = (s->flags & OTELPROF_SAMPLE_USER_TRUNCATED) != 0;
+	uint64_t h = mix64(kernel_mode | (uint64_t)truncated << 1, ((uint64_t)s->kernel_depth << 16) | s->user_depth);
 	struct agg_stack *st;
 	size_t mask, slot;
 
@@ -160,7 +161,7 @@ static int64_t intern_stack(struct aggregate *agg, const struct otelprof_sample 
 		for (slot = h & mask; agg->stack_index.slots[slot]; slot = (slot + 1) & mask) {
 			st = agg->stacks[agg->stack_index.slots[slot] - 1];
 			if (st->hash == (uint32_t)h && st->kernel_depth == s->kernel_depth &&
-			    st->user_depth == s->user_depth &&
+			    st->user_depth == s->user_depth && st->user_truncated == truncated &&
 			    !memcmp(st->ips, s->kernel_ips, s->kernel_depth * 8) &&
 			    !memcmp(st->ips + s->kernel_depth, s->user_ips, s->user_depth * 8))
 				return agg->stack_index.slots[slot] - 1;
@@ -181,6 +182,7 @@ static int64_t intern_stack(struct aggregate *agg, const struct otelprof_sample 
 	st->kernel_depth = s->kernel_depth;
 	st->user_depth = s->user_depth;
 	st->kernel_mode = kernel_mode;
+	st->user_truncated = truncated;
 	memcpy(st->ips, s->kernel_ips, s->kernel_depth * 8);
 	memcpy(st->ips + s->kernel_depth, s->user_ips, s->user_depth * 8);
 

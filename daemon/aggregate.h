@@ -20,6 +20,8 @@ struct agg_stack {
 	uint16_t kernel_depth;  /* ips[0 .. kernel_depth) are kernel frames, leaf first */
 	uint16_t user_depth;    /* then ips[kernel_depth .. +user_depth) user frames, leaf first */
 	bool kernel_mode;       /* the sample interrupted kernel code: user ips[0] is a return address */
+	bool user_truncated;    /* the user frames were unwound and end before the stack's entry (the
+				   copied window or the depth bound ended): writers add a [truncated] root */
 	uint64_t ips[];
 };
 

@@ -32,6 +32,7 @@
 #include "metrics_server.h"
 #include "service_notify.h"
 #include "symbolizer.h"
+#include "unwind_sample.h"
 #include "writers.h"
 
 /* Bytes of interned stacks per interval. */
@@ -52,6 +53,8 @@ struct daemon {
 	uint64_t interval_start_monotonic_ns; /* start of the interval being aggregated */
 	struct metrics_server *metrics;    /* --metrics-address, or NULL */
 	struct self_report report;         /* self-metrics, readiness and the periodic summary */
+	struct unwind_sample_counters unwind;
+	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -119,6 +122,7 @@ static void on_record(void *ctx, const void *data, size_t size)
 		 * is written. */
 		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm) : NULL;
 		symbolizer_prepare_process(d->sym, (pid_t)s->pid);
+		s = unwind_sample(d->sym, data, size, &d->unwound, &d->unwind);
 		if (pi && pi->samples == 1)
 			open_modules(d, s);
 		aggregate_add(d->agg, s, s->time_ns + d->monotonic_to_unix_ns);
@@ -266,6 +270,7 @@ static void collect_metrics(struct daemon *d, struct self_metrics *m)
 	m->aggregate = *aggregate_counters(d->agg);
 	m->symbolizer = *symbolizer_stats(d->sym);
 	m->processes = *process_table_counters(d->processes);
+	m->unwind = d->unwind;
 	if (d->export) {
 		m->export_enabled = true;
 		export_loop_stats(d->export, &m->export, &m->export_dropped_too_large);
@@ -513,6 +518,7 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
 				 " samples of processes that could not be described", pc->evicted, pc->no_process);
 	}
+	unwind_sample_log(&d->unwind, ss);
 	if (ss->kallsyms_hidden)
 		log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");
 }
@@ -562,6 +568,7 @@ int main(int argc, char **argv)
 		.follow_children = opts.follow_children, .include_idle = opts.include_idle,
 		.ringbuf_kib = opts.ringbuf_kib,
 		.cgroup_ids = ncgroup_ids ? cgroup_ids : NULL, .ncgroup_ids = ncgroup_ids, .track_processes = true,
+		.stack_copy = opts.stack_copy,
 	}, on_record, &d, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;

@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include "config_file.h"
+#include "records.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -38,6 +39,7 @@ enum {
 	OPT_STATS_INTERVAL,
 	OPT_CONFIG,
 	OPT_CHECK_CONFIG,
+	OPT_STACK_COPY,
 	OPT_LAST,
 };
 
@@ -56,6 +58,7 @@ static const struct option long_options[] = {
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
+	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "endpoint", required_argument, NULL, OPT_ENDPOINT },
 	{ "protocol", required_argument, NULL, OPT_PROTOCOL },
 	{ "headers", required_argument, NULL, OPT_HEADERS },
@@ -127,6 +130,8 @@ static void print_usage(FILE *out)
 		"\n"
 		"Limits:\n"
 		"      --ringbuf-size=KIB    BPF ring buffer size in KiB, a power of two (default %u)\n"
+		"      --stack-copy=BYTES    user stack copied per sample for DWARF unwinding (16KiB default,\n"
+		"                            64KiB at most; 0: frame pointers only)\n"
 		"      --max-stacks=N        distinct stacks kept per interval; more are dropped and counted\n"
 		"                            (default %u)\n"
 		"      --max-samples=N       samples kept per interval; more are dropped and counted\n"
@@ -384,6 +389,7 @@ static void options_init(struct options *opts)
 		.format = OUTPUT_TOP,
 		.top = OPTIONS_DEFAULT_TOP,
 		.ringbuf_kib = OPTIONS_DEFAULT_RINGBUF_KIB,
+		.stack_copy = OPTIONS_DEFAULT_STACK_COPY,
 		.max_stacks = OPTIONS_DEFAULT_MAX_STACKS,
 		.max_samples = OPTIONS_DEFAULT_MAX_SAMPLES,
 		.stats_interval_ns = OPTIONS_DEFAULT_STATS_INTERVAL_NS,
@@ -472,6 +478,16 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		}
 		opts->ringbuf_kib = (unsigned)v;
 		break;
+	case OPT_STACK_COPY: {
+		size_t bytes;
+
+		if (parse_size(arg, &bytes) || bytes > OTELPROF_MAX_STACK_COPY) {
+			fprintf(err, "otelprofd: --stack-copy: '%s' is not a size from 0 to 64KiB\n", arg);
+			return -EINVAL;
+		}
+		opts->stack_copy = (unsigned)bytes;
+		break;
+	}
 	case OPT_MAX_STACKS:
 		if (number_option("max-stacks", arg, 1, 1 << 24, &v, err))
 			return -EINVAL;

@@ -18,6 +18,7 @@
 #define OPTIONS_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
 #define OPTIONS_DEFAULT_TOP 20
 #define OPTIONS_DEFAULT_RINGBUF_KIB 4096
+#define OPTIONS_DEFAULT_STACK_COPY 16384
 #define OPTIONS_DEFAULT_MAX_STACKS 65536
 #define OPTIONS_DEFAULT_MAX_SAMPLES 1000000
 #define OPTIONS_DEFAULT_STATS_INTERVAL_NS (60ULL * 1000000000ULL)
@@ -56,6 +57,7 @@ struct options {
 	enum output_format format;
 	unsigned top;             /* rows of the top table */
 	unsigned ringbuf_kib;     /* BPF ring buffer size */
+	unsigned stack_copy;      /* bytes of user stack copied per sample (0: frame pointers only) */
 	size_t max_stacks;        /* bound on distinct stacks aggregated per interval */
 	size_t max_samples;       /* bound on samples aggregated per interval */
 	bool verbose;

@@ -253,11 +253,41 @@ static int64_t add_location(struct builder *b, uint32_t process, uint32_t pid, e
 	return id + 1;
 }
 
+/*
+ * The location of the [truncated] root frame, shared by every process: no mapping, one line whose
+ * function is named PROFILE_TRUNCATED_FRAME, so every writer shows it like any other function.
+ */
+static int64_t add_truncated_location(struct builder *b)
+{
+	struct profile *p = b->p;
+	/* A type no real frame has, so the key cannot meet a real location. */
+	struct location_key key = { .type = UINT32_MAX };
+	struct sym_line line = { .function = PROFILE_TRUNCATED_FRAME, .system_name = PROFILE_TRUNCATED_FRAME };
+	struct pf_location loc = { .type = PF_FRAME_NATIVE };
+	int added;
+	int64_t id = intern_put(b->locations, &key, sizeof(key), &added), f;
+
+	if (id < 0 || !added)
+		return id < 0 ? id : id + 1;
+	f = add_function(b, &line);
+	if (f < 0)
+		return f;
+	if (grow((void **)&p->lines, &p->capacity.lines, p->nlines, sizeof(*p->lines)) ||
+	    RESERVE(p, locations, nlocations))
+		return -ENOMEM;
+	loc.first_line = (uint32_t)p->nlines;
+	loc.nlines = 1;
+	loc.module = profile_intern_string(p, PROFILE_TRUNCATED_FRAME);
+	p->lines[p->nlines++] = (struct pf_line){ .function = (uint32_t)f };
+	p->locations[p->nlocations++] = loc;
+	return id + 1;
+}
+
 static int64_t add_stack(struct builder *b, uint32_t process, uint32_t pid, const struct agg_stack *st)
 {
 	struct profile *p = b->p;
 	size_t n = (size_t)st->kernel_depth + st->user_depth;
-	uint32_t locs[2 * OTELPROF_MAX_STACK_DEPTH];
+	uint32_t locs[2 * OTELPROF_MAX_STACK_DEPTH + 1];
 	int added;
 	int64_t id;
 
@@ -274,6 +304,13 @@ static int64_t add_stack(struct builder *b, uint32_t process, uint32_t pid, cons
 		if (loc < 0)
 			return loc;
 		locs[i] = (uint32_t)loc;
+	}
+	if (st->user_truncated) {
+		int64_t loc = add_truncated_location(b);
+
+		if (loc < 0)
+			return loc;
+		locs[n++] = (uint32_t)loc;
 	}
 	id = intern_put(b->stacks, locs, n * sizeof(*locs), &added);
 	if (id < 0 || !added)
@@ -356,6 +393,8 @@ static int add_sample(struct builder *b, const struct aggregate *agg, const stru
 		qsort(s->timestamps, e->ntimestamps, sizeof(uint64_t), compare_u64);
 	p->nsamples++;
 	p->total_count += s->count;
+	if (aggregate_stack(agg, e->stack_id)->user_truncated)
+		p->counters.truncated_samples += s->count;
 	return 0;
 }
 

@@ -19,6 +19,9 @@
 
 struct intern;
 
+/* Name of the synthetic root frame of a user stack that was cut before the program's entry. */
+#define PROFILE_TRUNCATED_FRAME "[truncated]"
+
 enum pf_frame_type {
 	PF_FRAME_NONE = 0,   /* the zero location */
 	PF_FRAME_NATIVE,     /* user-space machine code */
@@ -90,6 +93,7 @@ struct pf_sample {
 struct profile_counters {
 	uint64_t locations_unsymbolized; /* locations with no function name */
 	uint64_t dropped_table_full;     /* samples left out because a table bound was hit */
+	uint64_t truncated_samples;      /* samples whose stack ends in a [truncated] frame */
 };
 
 struct profile {

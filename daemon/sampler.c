@@ -240,7 +240,15 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	s->skel->rodata->include_idle = config->include_idle;
 	s->skel->rodata->filter_cgroups = config->ncgroup_ids > 0;
 	s->skel->rodata->track_processes = config->track_processes;
+	s->skel->rodata->stack_copy = config->stack_copy;
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
+	r = libbpf_num_possible_cpus();
+	if (r <= 0) {
+		log_error("Failed to count the possible CPUs: %s", strerror(r ? -r : ENODEV));
+		*err = r ? r : -ENODEV;
+		goto fail;
+	}
+	bpf_map__set_max_entries(s->skel->maps.scratch, (__u32)r);
 	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);

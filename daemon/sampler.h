@@ -23,6 +23,8 @@ struct sampler_config {
 	const uint64_t *cgroup_ids; /* NULL: every cgroup; else only tasks in or below these cgroups */
 	size_t ncgroup_ids;         /* at most OTELPROF_MAX_TARGET_CGROUPS */
 	bool track_processes;       /* send exec, fork and exit records */
+	unsigned stack_copy;        /* bytes of user stack copied per sample with the user registers
+				       (0: none; at most OTELPROF_MAX_STACK_COPY) */
 };
 
 /* Called for every record; data is valid only during the call. */

@@ -131,8 +131,31 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("k8s_events_total", "pod watch events applied", NULL, m->k8s.events),
 	};
 
+	struct series unwinding[] = {
+		C("unwind_samples_total", "samples by how their user stack was found", "result=\"unwound\"",
+		  m->unwind.unwound),
+		C("unwind_samples_total", NULL, "result=\"kept_frame_pointers\"", m->unwind.kept_fp),
+		C("unwind_samples_total", NULL, "result=\"malformed_window\"", m->unwind.malformed),
+		C("unwind_truncated_total", "unwound stacks cut by the copied window or the depth bound", NULL,
+		  m->unwind.truncated),
+		C("unwind_frames_total", "frames unwound, by method", "method=\"cfi\"", y->unwind_frames_cfi),
+		C("unwind_frames_total", NULL, "method=\"frame_pointer\"", y->unwind_frames_fp),
+		C("unwind_window_bytes_total", "user stack bytes copied by the BPF program", NULL, m->unwind.window_bytes),
+		C("unwind_seconds_total", "CPU time spent unwinding", NULL, m->unwind.ns / 1e9),
+	};
+	static char end_labels[UNWIND_END_MAX][48];
+
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
 		s[n++] = all[i];
+	for (size_t i = 0; i < sizeof(unwinding) / sizeof(unwinding[0]) && n < max; i++)
+		s[n++] = unwinding[i];
+	/* How every walk ended: entry (complete), truncated, or the cause of failure. */
+	for (int end = 0; end < UNWIND_END_MAX && n < max; end++) {
+		snprintf(end_labels[end], sizeof(end_labels[end]), "end=\"%s\"", unwind_end_name(end));
+		s[n++] = (struct series){ "otelprofd_unwind_walks_total", COUNTER,
+					  end ? NULL : "stack walks by how they ended (entry = complete)",
+					  end_labels[end], (double)y->unwind_ends[end] };
+	}
 	for (size_t i = 0; m->export_enabled && i < sizeof(exported) / sizeof(exported[0]) && n < max; i++)
 		s[n++] = exported[i];
 	for (size_t i = 0; m->k8s_enabled && i < sizeof(kube) / sizeof(kube[0]) && n < max; i++)
@@ -142,7 +165,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 
 void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out)
 {
-	struct series s[96];
+	struct series s[128];
 	size_t n = collect(m, s, sizeof(s) / sizeof(s[0]));
 
 	for (size_t i = 0; i < n; i++) {

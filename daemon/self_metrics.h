@@ -16,6 +16,7 @@
 #include "process_table.h"
 #include "records.h"
 #include "symbolizer.h"
+#include "unwind_sample.h"
 
 struct self_metrics {
 	uint64_t bpf[OTELPROF_CNT_MAX];   /* BPF-side counters (enum otelprof_counter) */
@@ -26,6 +27,7 @@ struct self_metrics {
 	bool export_enabled;
 	struct exporter_stats export;
 	uint64_t export_dropped_too_large; /* samples of a process over the message size alone */
+	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	bool k8s_enabled;
 	struct k8s_counters k8s;
 	double cpu_seconds;               /* the daemon's own user + system CPU */

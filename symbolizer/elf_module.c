@@ -979,6 +979,22 @@ bool elf_module_offset_to_vaddr(const struct elf_module *m, uint64_t file_offset
 	return false;
 }
 
+int elf_module_cfi_rule(struct elf_module *m, uint64_t vaddr, struct cfi_rule *rule)
+{
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->mod, &bias);
+	int r = cfi ? cfi_compile(cfi, vaddr - bias, rule) : 0;
+
+	if (r || (cfi && rule->found))
+		return r;
+	cfi = dwfl_module_dwarf_cfi(m->mod, &bias);
+	if (!cfi) {
+		rule->found = false;
+		return 0;
+	}
+	return cfi_compile(cfi, vaddr - bias, rule);
+}
+
 const char *elf_module_build_id(const struct elf_module *m)
 {
 	return m->build_id;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfi.h"
 #include "symbolizer.h"
 
 /* Largest section (after decompression) accepted; a bigger claim marks the file bad. */
@@ -52,6 +53,12 @@ void elf_module_free(struct elf_module *m);
 bool elf_module_offset_to_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t *vaddr);
 /* Fill frame->lines for an ELF virtual address; returns how many lines were filled. */
 unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_frame *frame);
+/*
+ * The unwinding rules of an ELF virtual address from the file's CFI: .eh_frame first (what the
+ * loaded code carries), then .debug_frame (in the file or its separate debug file). 0 with
+ * rule->found false when neither covers it; -errno (see cfi_compile) for rules that cannot be used.
+ */
+int elf_module_cfi_rule(struct elf_module *m, uint64_t vaddr, struct cfi_rule *rule);
 /* Hex GNU build id, or NULL. */
 const char *elf_module_build_id(const struct elf_module *m);
 /* Raw GNU build id bytes; 0 when there is none. */

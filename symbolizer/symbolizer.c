@@ -18,8 +18,10 @@
 #include "proc_maps.h"
 
 #define PROCESS_BUCKETS 4096
-/* A process whose address misses every mapping re-reads its maps at most this often. */
+/* A process whose address misses every mapping re-reads its maps at most this often, after its first
+ * MAPS_QUICK_REFRESHES re-reads (a process just started maps its libraries while being sampled). */
 #define MAPS_REFRESH_NS 1000000000ULL
+#define MAPS_QUICK_REFRESHES 4
 /* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
 #define MAX_MAPS_PER_PROCESS 65536
 /* A perf map file is checked for growth at most this often per process. */
@@ -30,6 +32,8 @@
 #define MODULE_IDLE_GENERATIONS 8
 /* Kallsyms is read again at most this often when only BPF programs may have changed. */
 #define KALLSYMS_REFRESH_NS (60ULL * 1000000000ULL)
+/* Compiled CFI rules remembered (direct-mapped by module and address). */
+#define RULE_CACHE_SLOTS 8192
 /* File identities (device, inode) remembered per module: copies of one build id. */
 #define MODULE_FILE_IDS 4
 
@@ -46,6 +50,13 @@ struct cached_module {
 	uint64_t generation;     /* maintain() generation of the last use */
 	unsigned refs;           /* mappings pointing here */
 	size_t bytes;            /* elf_module_bytes() when inserted */
+	uint64_t serial;         /* unique per module ever opened: the rule cache's key */
+};
+
+/* A compiled CFI rule of (module serial, ELF address); serial 0 marks an empty slot. */
+struct rule_slot {
+	uint64_t serial, vaddr;
+	struct cfi_rule rule;
 };
 
 struct sym_map {
@@ -61,6 +72,7 @@ struct sym_process {
 	struct sym_map *maps; /* file-backed mappings, sorted by start */
 	size_t nmaps;
 	uint64_t refreshed_ns;
+	unsigned refreshes;         /* maps read again after a miss */
 	struct perf_map *jit;       /* /tmp/perf-NSPID.map, or NULL */
 	uint64_t jit_size;          /* size of the file when it was read */
 	uint64_t jit_checked_ns;    /* last time its size was checked; 0 never */
@@ -82,6 +94,8 @@ struct symbolizer {
 	uint64_t tick;
 	uint64_t kernel_lookups;
 	uint64_t generation;
+	uint64_t next_serial;
+	struct rule_slot *rules;    /* RULE_CACHE_SLOTS, allocated at the first unwind */
 };
 
 static uint64_t now_ns(void)
@@ -196,6 +210,7 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nmodules; i++)
 		module_free(s->modules[i]);
 	free(s->modules);
+	free(s->rules);
 	kallsyms_free(s->kallsyms);
 	free(s);
 }
@@ -323,6 +338,19 @@ static struct sym_map *find_map(struct sym_process *p, uint64_t address)
 			return &p->maps[mid];
 	}
 	return NULL;
+}
+
+/* The mapping of address, reading the maps again (rate-limited) when it misses every one. */
+static struct sym_map *find_map_refresh(struct sym_process *p, uint64_t address)
+{
+	struct sym_map *map = find_map(p, address);
+
+	if (!map && (p->refreshes < MAPS_QUICK_REFRESHES || now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
+		p->refreshes++;
+		if (read_maps(p) == 0)
+			map = find_map(p, address);
+	}
+	return map;
 }
 
 static int open_root(pid_t pid)
@@ -486,6 +514,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		return NULL;
 	m->ids[0] = (struct file_id){ map->dev, map->inode };
 	m->nids = 1;
+	m->serial = ++s->next_serial;
 	s->stats.module_cache_misses++;
 	root = open_root(pid);
 	fd = open_mapped_file(s, pid, map, root);
@@ -652,9 +681,7 @@ int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sy
 	r = get_process(s, pid, &p);
 	if (r)
 		return r;
-	map = find_map(p, address);
-	if (!map && now_ns() - p->refreshed_ns > MAPS_REFRESH_NS && read_maps(p) == 0)
-		map = find_map(p, address);
+	map = find_map_refresh(p, address);
 	if (!map) {
 		if (symbolize_jit(s, p, address, frame))
 			return 0;
@@ -700,6 +727,82 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *
 	frame->nlines = 1;
 	s->stats.symbolized++;
 	return 0;
+}
+
+/* ---- unwinding ---- */
+
+struct unwind_ctx {
+	struct symbolizer *s;
+	struct sym_process *p;
+};
+
+static size_t rule_slot_of(uint64_t serial, uint64_t vaddr)
+{
+	uint64_t h = (vaddr ^ (serial * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+	return (size_t)(h >> 32) & (RULE_CACHE_SLOTS - 1);
+}
+
+/* unwind_rule_fn: the rule of a runtime pc through the process's mapping and the module's CFI. */
+static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
+{
+	struct unwind_ctx *u = ctx;
+	struct symbolizer *s = u->s;
+	struct cached_module *module;
+	struct rule_slot *slot;
+	struct sym_map *map = find_map_refresh(u->p, pc);
+	uint64_t vaddr;
+
+	if (!map)
+		return NULL; /* anonymous code (a JIT) or an unmapped library: frame pointers */
+	module = module_for_map(s, u->p->pid, map);
+	if (!module || !module->elf ||
+	    !elf_module_offset_to_vaddr(module->elf, pc - map->start + map->offset, &vaddr))
+		return NULL;
+	module->last_used = ++s->tick;
+	module->generation = s->generation;
+	slot = &s->rules[rule_slot_of(module->serial, vaddr)];
+	if (slot->serial == module->serial && slot->vaddr == vaddr) {
+		s->stats.cfi_rule_cache_hits++;
+		return &slot->rule;
+	}
+	s->stats.cfi_rule_cache_misses++;
+	if (elf_module_cfi_rule(module->elf, vaddr, &slot->rule)) {
+		s->stats.cfi_rule_errors++;
+		slot->rule.found = false; /* remembered as "no rule": the walker tries frame pointers */
+	}
+	slot->serial = module->serial;
+	slot->vaddr = vaddr;
+	return &slot->rule;
+}
+
+size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwind_input *in, uint64_t *ips,
+			 size_t max, struct unwind_result *result)
+{
+	struct unwind_ctx u = { .s = s };
+	struct unwind_window w = {
+		.sp = in->sp, .data = in->stack, .size = in->stack_size, .complete = in->stack_complete,
+	};
+	struct unwind_regs regs = { .ip = in->ip, .sp = in->sp, .bp = in->bp };
+	size_t n;
+
+	memset(result, 0, sizeof(*result));
+	s->stats.unwinds++;
+	if (!s->rules && !(s->rules = calloc(RULE_CACHE_SLOTS, sizeof(*s->rules)))) {
+		result->end = UNWIND_END_NO_RULE;
+		s->stats.unwind_ends[result->end]++;
+		return 0;
+	}
+	if (get_process(s, pid, &u.p)) {
+		result->end = UNWIND_END_NO_RULE;
+		s->stats.unwind_ends[result->end]++;
+		return 0;
+	}
+	n = unwind_stack(&regs, &w, find_rule, &u, ips, max, result);
+	s->stats.unwind_frames_cfi += result->cfi_frames;
+	s->stats.unwind_frames_fp += result->fp_frames;
+	s->stats.unwind_ends[result->end]++;
+	return n;
 }
 
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid)

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "unwind.h"
+
 /* Most inline frames reported for one address (innermost first); deeper chains are cut. */
 #define SYM_MAX_INLINE 16
 
@@ -90,6 +92,13 @@ struct symbolizer_stats {
 	uint64_t jit_symbolized;   /* lookups answered by a perf map */
 	uint64_t perf_map_loads;   /* perf map files (re)read */
 	uint64_t kallsyms_reloads; /* /proc/kallsyms read again (modules or BPF programs changed) */
+	uint64_t unwinds;          /* symbolizer_unwind() calls */
+	uint64_t unwind_frames_cfi; /* frames stepped with DWARF CFI */
+	uint64_t unwind_frames_fp;  /* frames stepped with frame pointers (no CFI covered the pc) */
+	uint64_t unwind_ends[UNWIND_END_MAX]; /* walks by how they ended (enum unwind_end) */
+	uint64_t cfi_rule_cache_hits;   /* rules found compiled in the rule cache */
+	uint64_t cfi_rule_cache_misses; /* rules compiled from a module's CFI */
+	uint64_t cfi_rule_errors;  /* CFI the compiler refused (treated as no CFI for that pc) */
 };
 
 struct symbolizer;
@@ -106,6 +115,27 @@ int symbolizer_prepare_process(struct symbolizer *s, pid_t pid);
 int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame);
 /* Symbolize a kernel address. 0, or -ENOENT when no symbol covers it (frame still filled). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *frame);
+
+/*
+ * The user state of one sample for symbolizer_unwind(): registers and a copy of the stack at
+ * [sp, sp + stack_size). stack_complete: the copy ended where the stack's mapping did.
+ */
+struct sym_unwind_input {
+	uint64_t ip, sp, bp;
+	const void *stack;
+	size_t stack_size;
+	bool stack_complete;
+};
+
+/*
+ * Unwind a user stack of pid with DWARF CFI (frame pointers where no CFI covers a frame) into
+ * ips[0 .. max), leaf first: ips[0] is in->ip, the rest are return addresses. Rules are compiled from
+ * the mapped files' .eh_frame/.debug_frame and cached per module (bounded). Returns the frames
+ * filled; result says how the walk ended (counted in the stats). The process's mappings are read as
+ * for symbolizer_user().
+ */
+size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwind_input *in, uint64_t *ips,
+			 size_t max, struct unwind_result *result);
 
 /* Drop what is kept for pid. */
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid);

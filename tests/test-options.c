@@ -63,6 +63,16 @@ static void test_flags(void **state)
 	assert_int_equal(o.top, 5);
 	options_free(&o);
 
+	assert_int_equal(parse(&o, ""), OPTIONS_OK);
+	assert_int_equal(o.stack_copy, 16384);
+	options_free(&o);
+	assert_int_equal(parse(&o, "--stack-copy 64KiB"), OPTIONS_OK);
+	assert_int_equal(o.stack_copy, 65536);
+	options_free(&o);
+	assert_int_equal(parse(&o, "--stack-copy=0"), OPTIONS_OK);
+	assert_int_equal(o.stack_copy, 0);
+	options_free(&o);
+
 	assert_int_equal(parse(&o, "--output=x.folded --duration=0"), OPTIONS_OK);
 	assert_int_equal(o.format, OUTPUT_FOLDED);
 	assert_int_equal(o.duration_ns, 0);
@@ -79,7 +89,8 @@ static void test_bad_input(void **state)
 		"--pid abc", "--pid 0", "--pid 99999999", "--pid ,", "--pid -1", "--duration soon",
 		"--duration -1s", "--duration 5parsecs", "-o out.txt", "--follow-children",
 		"--ringbuf-size 100", "--top 0", "--no-such-flag", "stray", "-v -q", "--frequency",
-		"--kubernetes yes", "--kubernetes",
+		"--kubernetes yes", "--kubernetes", "--stack-copy 65537", "--stack-copy 1MiB", "--stack-copy -1",
+		"--stack-copy lots",
 	};
 	struct options o;
 

@@ -236,6 +236,47 @@ static void test_empty_profile(void **state)
 	aggregate_free(agg);
 }
 
+/* An unwound stack cut by the window: a distinct stack with a [truncated] root in every output. */
+static void test_truncated(void **state)
+{
+	struct agg_limits limits = { 1000, 1 << 20, 1000 };
+	struct aggregate *agg = aggregate_new(&limits);
+	struct symbolizer *sym = symbolizer_new(&(struct symbolizer_config){ .kallsyms_path = kallsyms_path });
+	struct otelprof_sample whole = sample(100, false), cut = sample(100, false);
+	struct profile *p;
+	char buf[8192];
+	uint8_t *pb;
+	size_t len;
+	FILE *f;
+
+	cut.flags |= OTELPROF_SAMPLE_USER_TRUNCATED;
+	assert_int_equal(aggregate_add(agg, &whole, 1000), 0);
+	assert_int_equal(aggregate_add(agg, &cut, 2000), 0);
+	assert_int_equal(aggregate_add(agg, &cut, 3000), 0);
+	assert_int_equal(aggregate_entry_count(agg), 2);
+	p = profile_build(agg, sym, &(struct profile_build_options){ .frequency = 100, .duration_ns = 5000 });
+	assert_non_null(p);
+	assert_int_equal(p->counters.truncated_samples, 2);
+
+	f = fmemopen(buf, sizeof(buf), "w");
+	assert_int_equal(write_folded(p, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "app;[truncated];root_fn;mid_fn;leaf_fn 2\n"));
+	assert_non_null(strstr(buf, "app;root_fn;mid_fn;leaf_fn 1\n"));
+
+	f = fmemopen(buf, sizeof(buf), "w");
+	assert_int_equal(write_top(p, 20, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "[truncated]"));
+
+	assert_int_equal(encode_pprof(p, &pb, &len), 0);
+	assert_non_null(memmem(pb, len, "[truncated]", 11));
+	free(pb);
+	profile_free(p);
+	symbolizer_free(sym);
+	aggregate_free(agg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_empty_profile),
+		cmocka_unit_test(test_truncated),
 	};
 
 	root_fn();

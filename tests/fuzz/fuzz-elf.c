@@ -1,7 +1,8 @@
 /*
  * libFuzzer target over the symbolizer's ELF/DWARF path: the input is a file; it is opened as a
  * module (section bounds, build id, htlhash, DWARF) and symbolized at a few addresses (ELF
- * symbols, line tables, DIE scope walk, inline chains, demangling).
+ * symbols, line tables, DIE scope walk, inline chains, demangling), and its CFI compiled into
+ * unwinding rules at the same addresses (hostile .eh_frame/.debug_frame).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int fd = -1;
 	struct elf_module *m;
 	struct sym_frame frame;
+	struct cfi_rule rule;
 
 	if (fd < 0)
 		fd = memfd_create("fuzz-elf", MFD_CLOEXEC);
@@ -33,10 +35,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (elf_module_offset_to_vaddr(m, off, &vaddr)) {
 			elf_module_symbolize(m, vaddr, &frame);
 			elf_module_symbolize(m, vaddr + 1, &frame);
+			elf_module_cfi_rule(m, vaddr, &rule);
 		}
 	}
 	elf_module_symbolize(m, 0x1000, &frame);
 	elf_module_symbolize(m, 0x401000, &frame);
+	elf_module_cfi_rule(m, 0x1000, &rule);
+	elf_module_cfi_rule(m, 0x401000, &rule);
 	elf_module_free(m);
 	return 0;
 }

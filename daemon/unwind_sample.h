@@ -1,0 +1,50 @@
+/*
+ * DWARF unwinding of a sample's copied user stack, between the ring buffer and the aggregation:
+ * a sample that carries user registers and a stack window (OTELPROF_SAMPLE_STACK_WINDOW) gets its
+ * user_ips from the symbolizer's CFI unwinder instead of the kernel's frame-pointer walk.
+ *
+ * Which stack is kept (never a mix of both): the unwound one when the walk reached the program's
+ * entry, or ended at the window's end or the depth bound (then OTELPROF_SAMPLE_USER_TRUNCATED is
+ * set and the profile shows a [truncated] frame), or when it is at least as deep as the
+ * frame-pointer walk; otherwise (the unwinder failed early: garbage, no CFI and no frame pointer,
+ * a process gone) the kernel's frame-pointer stack.
+ */
+#ifndef OTELPROFD_UNWIND_SAMPLE_H
+#define OTELPROFD_UNWIND_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "records.h"
+#include "symbolizer.h"
+
+#define UNWIND_SAMPLE_HISTOGRAM 256
+
+struct unwind_sample_counters {
+	uint64_t windows;         /* samples that carried a stack window */
+	uint64_t unwound;         /* samples whose user stack came from the unwinder */
+	uint64_t truncated;       /* of those, marked truncated (window end or depth bound) */
+	uint64_t kept_fp;         /* samples that kept the frame-pointer stack: the unwinder failed early */
+	uint64_t malformed;       /* windows whose sizes did not fit the record: frame-pointer stack kept */
+	uint64_t window_bytes;    /* stack bytes received */
+	uint64_t ns;              /* CPU time spent unwinding (CLOCK_THREAD_CPUTIME_ID) */
+	uint64_t us_histogram[UNWIND_SAMPLE_HISTOGRAM]; /* samples by whole microseconds spent; the last
+							   bucket takes everything slower */
+};
+
+/* The median (or another quantile, 0-1) of the time per unwound sample in microseconds, from the
+ * histogram: the upper edge of the bucket that holds it. */
+unsigned unwind_sample_quantile_us(const struct unwind_sample_counters *c, double q);
+
+/*
+ * The sample to aggregate for the record (data, size): *out is a copy of the record's fixed part with
+ * user_ips/user_depth unwound when it carries a usable window. Returns out, or the record itself
+ * when it has no window (nothing to copy).
+ */
+const struct otelprof_sample *unwind_sample(struct symbolizer *sym, const void *data, size_t size,
+					    struct otelprof_sample *out, struct unwind_sample_counters *counters);
+
+/* Log the counters (a line at info level, the details at debug level); nothing without windows. */
+void unwind_sample_log(const struct unwind_sample_counters *c, const struct symbolizer_stats *ss);
+
+#endif

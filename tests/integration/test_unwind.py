@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""DWARF unwinding with the real sampler (suite unwind-bpf).
+
+- The C and C++ (exceptions) workloads built with -O2 -fomit-frame-pointer: at least 99% of the
+  samples in their hot leaves carry the exact chain main -> run -> f1..f24 -> leaf (C) or
+  main -> run -> g1..g22 -> spin (C++), from the program's entry.
+- Recursion 200 frames of 1 KiB deep, past the 16 KiB window: the stacks are marked [truncated],
+  counted in the log, and every frame below the mark is one of the workload's own.
+- The C workload in a container-like process (own root with its own copies of the program, libc and
+  the loader, own mount and pid namespaces): the same exact chain.
+- Debian's own binaries without frame pointers (xz -9, gzip -9, python3 in a loop): at least 99% of
+  their samples reach __libc_start_call_main or _start.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import bpftest
+
+bpftest.require_bpf()
+deep = os.environ["DEEP_WORKLOAD"]
+deep_cxx = os.environ["DEEP_CXX_WORKLOAD"]
+out = bpftest.tmpdir()
+failures = []
+
+
+def profile(name, cmd, seconds=3, extra=(), child=False):
+    """Run cmd, profile it (and its children; with child, its first child: unshare forks) at 499 Hz,
+    return ({stack: count}, log)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        pid = proc.pid
+        if child:
+            kids = subprocess.run(["pgrep", "-P", str(proc.pid)], stdout=subprocess.PIPE, text=True).stdout.split()
+            if not kids:
+                bpftest.fail(f"{cmd[0]} started no child")
+            pid = int(kids[0])
+        folded = os.path.join(out, name + ".folded")
+        p = bpftest.run([bpftest.otelprofd(), "--pid", str(pid), "--follow-children", "--frequency", "499",
+                         "--duration", f"{seconds}s", "-o", folded, *extra])
+    finally:
+        proc.kill()
+        proc.wait()
+    return bpftest.read_folded(folded), p.stderr
+
+
+def user_frames(stack):
+    """The user frames of a folded stack, root first, without the comm and kernel frames."""
+    return [f for f in stack[1:] if not f.endswith("_[k]")]
+
+
+def check(cond, message):
+    print(("ok: " if cond else "FAILED: ") + message, flush=True)
+    if not cond:
+        failures.append(message)
+
+
+def exact_chain(name, stacks, chain, leaves):
+    hot = exact = 0
+    for stack, n in stacks.items():
+        frames = user_frames(stack)
+        if not frames or frames[-1] not in leaves:
+            continue
+        hot += n
+        if "main" in frames and frames[frames.index("main"):] == chain + [frames[-1]] and \
+                ("_start" in frames or "__libc_start_call_main" in frames):
+            exact += n
+        elif n > 1 or hot < 50:
+            print(f"  not exact ({n}): {';'.join(stack)}")
+    check(hot >= 300, f"{name}: {hot} samples in the hot leaves")
+    check(exact >= 0.99 * hot, f"{name}: {exact} of {hot} hot samples "
+          f"({100.0 * exact / max(hot, 1):.2f}%) unwind to main with the exact chain of {len(chain) + 1} frames")
+
+
+# C, no frame pointers.
+stacks, _ = profile("deep", [deep, "30"])
+exact_chain("C -O2 -fomit-frame-pointer", stacks, ["main", "run"] + [f"f{i}" for i in range(1, 25)],
+            {"hot_x", "hot_y"})
+
+# C++ with exceptions, no frame pointers.
+stacks, _ = profile("deep-cxx", [deep_cxx, "30"])
+exact_chain("C++ -O2 -fomit-frame-pointer -fexceptions", stacks,
+            ["main", "run(double)"] + [f"g{i}(unsigned long)" for i in range(1, 23)], {"spin(unsigned long)"})
+
+# The C workload in its own root and namespaces, with its own copies of libc and the loader.
+root = os.path.join(out, "root")
+for d in ("lib/x86_64-linux-gnu", "lib64", "proc"):
+    os.makedirs(os.path.join(root, d))
+for src, dst in ((deep, "deep"), ("/lib/x86_64-linux-gnu/libc.so.6", "lib/x86_64-linux-gnu/libc.so.6"),
+                 ("/lib64/ld-linux-x86-64.so.2", "lib64/ld-linux-x86-64.so.2")):
+    shutil.copy(src, os.path.join(root, dst))
+stacks, _ = profile("deep-container", ["unshare", "--mount", "--pid", "--fork", f"--root={root}", "/deep", "30"],
+                    child=True)
+exact_chain("C in its own root, mount and pid namespaces", stacks,
+            ["main", "run"] + [f"f{i}" for i in range(1, 25)], {"hot_x", "hot_y"})
+
+# Recursion past the window: truncated, counted, never garbage.
+stacks, log = profile("recurse", [deep, "30", "recurse"])
+total = sum(stacks.values())
+truncated = sum(n for s, n in stacks.items() if len(s) > 1 and s[1] == "[truncated]")
+own = {"recurse", "hot_x", "memset", "__memset_avx2_unaligned_erms", "__memset_evex_unaligned_erms",
+       "__memset_avx512_unaligned_erms", "__memset_sse2_unaligned_erms"}
+garbage = 0
+for stack, n in stacks.items():
+    if len(stack) > 1 and stack[1] == "[truncated]":
+        bad = [f for f in user_frames(stack)[1:] if f not in own and not f.startswith("__memset")]
+        if bad:
+            garbage += n
+            print(f"  frames not of the recursion ({n}): {';'.join(stack)}")
+whole = sum(n for s, n in stacks.items() if len(s) > 1 and s[1] != "[truncated]" and "main" in s)
+# The recursion spends most of its time deeper than 16 frames of 1 KiB; the other samples fit the
+# window and must then be whole.
+check(total >= 300 and truncated >= 0.9 * total and truncated + whole == total,
+      f"recursion: {truncated} of {total} samples marked [truncated], the other {whole} reach main")
+check(garbage == 0, f"recursion: {garbage} truncated samples with frames that are not the recursion's")
+m = re.search(r"Unwound (\d+) of (\d+) user stacks with DWARF CFI \((\d+) truncated", log)
+check(m is not None and int(m.group(3)) >= truncated, "recursion: the log counts the truncated stacks"
+      + (f" ({m.group(3)})" if m else ""))
+
+# Debian's binaries, built without frame pointers.
+data = os.path.join(out, "random.bin")
+with open(data, "wb") as f:
+    f.write(os.urandom(8 << 20))
+debian = {
+    "xz -9": ["xz", "-9", "-T1", "-c", data],
+    "gzip -9": ["/bin/sh", "-c", f"while :; do gzip -9 -c {data} > /dev/null; done"],
+    "python3 loop": ["/usr/bin/python3", "-c", "import time\nx = 0\nwhile True:\n    x = (x * 31 + 7) % 1000003\n"],
+}
+for name, cmd in debian.items():
+    stacks, _ = profile(name.split()[0], cmd)
+    total = reached = 0
+    for stack, n in stacks.items():
+        if stack[0] == "sh":
+            continue
+        total += n
+        frames = user_frames(stack)
+        if "__libc_start_call_main" in frames or "_start" in frames:
+            reached += n
+        elif n > 1:
+            print(f"  not reaching the entry ({n}): {';'.join(stack)}")
+    check(total >= 300 and reached >= 0.99 * total,
+          f"{name}: {reached} of {total} samples ({100.0 * reached / max(total, 1):.2f}%) reach the program's entry")
+
+if failures:
+    bpftest.fail("; ".join(failures))
+print("PASS")
