@@ -73,8 +73,11 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
 	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
 	switch (e->hdr.kind) {
 	case OTELPROF_RECORD_EXEC:
-		/* A new program: its mappings are read again at its next sample. */
+		/* A new program: read its mappings now (the executable and the loader are mapped), which
+		 * comes before its samples in the ring buffer, so a process that lives for a moment keeps
+		 * at least those; a sample outside them reads the mappings again. */
 		symbolizer_forget_process(d->sym, (pid_t)e->pid);
+		symbolizer_prepare_process(d->sym, (pid_t)e->pid);
 		process_table_exec(d->processes, e->pid, e->start_ns, comm, filename);
 		break;
 	case OTELPROF_RECORD_FORK:

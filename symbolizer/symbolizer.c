@@ -65,6 +65,7 @@ struct sym_map {
 	char *path;
 	struct cached_module *module; /* NULL until first use */
 	bool tried;                   /* module lookup done (successful or not) */
+	uint64_t retry_ns;            /* the file could not be opened for this process: not before then */
 };
 
 struct sym_process {
@@ -505,11 +506,20 @@ static struct cached_module *insert_module(struct symbolizer *s, struct cached_m
 	return m;
 }
 
-static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct sym_map *map)
+/*
+ * Open and cache the file behind map. When the file cannot be opened for this process (it exited,
+ * or its path now names another file: a FIFO, a symlink, a replaced binary) that is a fact about
+ * the process, not the file: *per_process_failure is set and nothing is cached, so other
+ * processes mapping the same file are not affected. A file that opens but is not usable ELF is
+ * cached as bad for a while.
+ */
+static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct sym_map *map,
+					 bool *per_process_failure)
 {
 	struct cached_module *m = calloc(1, sizeof(*m)), *same;
 	int root = -1, fd;
 
+	*per_process_failure = false;
 	if (!m)
 		return NULL;
 	m->ids[0] = (struct file_id){ map->dev, map->inode };
@@ -526,6 +536,12 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	}
 	if (root >= 0)
 		close(root);
+	if (fd < 0) {
+		s->stats.module_open_failed++;
+		*per_process_failure = true;
+		free(m);
+		return NULL;
+	}
 	if (!m->elf) {
 		s->stats.module_open_failed++;
 		s->stats.modules_bad++;
@@ -551,7 +567,14 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 static struct cached_module *module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map)
 {
 	struct cached_module *m;
+	bool per_process_failure;
 
+	if (map->tried && !map->module && map->retry_ns) {
+		if (now_ns() < map->retry_ns)
+			return NULL;
+		map->tried = false; /* this process's time is up: try its file again */
+		map->retry_ns = 0;
+	}
 	if (map->tried) {
 		m = map->module;
 		if (!m || m->elf || now_ns() < m->bad_until_ns)
@@ -567,7 +590,12 @@ static struct cached_module *module_for_map(struct symbolizer *s, pid_t pid, str
 	if (m)
 		s->stats.module_cache_hits++;
 	else
-		m = open_module(s, pid, map);
+		m = open_module(s, pid, map, &per_process_failure);
+	if (!m && per_process_failure) {
+		map->tried = true;
+		map->retry_ns = now_ns() + s->config.bad_file_retry_ns;
+		return NULL;
+	}
 	if (!m)
 		return NULL; /* retried on a later lookup */
 	m->refs++;

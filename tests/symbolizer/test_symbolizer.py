@@ -236,8 +236,10 @@ def test_planted_files(tmp):
         st = tool.stats()
         check(time.time() - start < 5 and frame["rc"] == "0" and not lines and frame["mapping"] == "1",
               "planted %s: no hang, frame kept unsymbolized with its mapping" % kind)
-        check(st["modules_bad"] == 1 and st["module_open_failed"] == 1,
-              "planted %s: marked bad once and counted (%s)" % (kind, st))
+        # The failure is this process's (its path names another file), not the mapped file's: it is
+        # counted once and marked for this process, and the file itself is not marked bad for others.
+        check(st["modules_bad"] == 0 and st["module_open_failed"] == 1,
+              "planted %s: counted once for the process, the file not marked bad (%s)" % (kind, st))
         tool.close()
         # map_files still reaches the real (deleted) binary
         tool = Tool()
