@@ -526,6 +526,14 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	}
 	if (root >= 0)
 		close(root);
+	if (fd < 0 && (root == -ENOENT || root == -ESRCH)) {
+		/* The process exited before its file could be opened: not the file's fault, so it is not
+		 * marked bad (that would fail every other process mapping it); the next lookup tries again. */
+		s->stats.module_open_failed++;
+		s->stats.process_gone++;
+		module_free(m);
+		return NULL;
+	}
 	if (!m->elf) {
 		s->stats.module_open_failed++;
 		s->stats.modules_bad++;
