@@ -95,9 +95,13 @@ static __always_inline bool in_target_cgroup(void)
 	return false;
 }
 
+/* The x86-64 user code segment selector (__USER_CS); 32-bit tasks run with another one. */
+#define USER64_CS 0x33
+
 /*
  * The user registers of the sample: the interrupted state when the sample hit user mode, else the
- * registers the task saved on entering the kernel. false when they cannot be read.
+ * registers the task saved on entering the kernel. false when they cannot be read, or the task runs
+ * 32-bit code (its samples keep the frame-pointer stack).
  */
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct otelprof_stack_window *w)
 {
@@ -107,13 +111,16 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
 	 * bits of this slot cs (a union with csx): load the slot itself. */
 	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
 	if ((cs & 3) == 3) {
+		/* Only 64-bit code: the unwinder knows x86-64 CFI and 8-byte stack slots. */
+		if ((cs & 0xffff) != USER64_CS)
+			return false;
 		w->ip = ctx->regs.ip;
 		w->sp = ctx->regs.sp;
 		w->bp = ctx->regs.bp;
 		return true;
 	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (!regs)
+	if (!regs || BPF_CORE_READ(regs, cs) != USER64_CS)
 		return false;
 	w->ip = BPF_CORE_READ(regs, ip);
 	w->sp = BPF_CORE_READ(regs, sp);

@@ -65,7 +65,7 @@ enum otelprof_counter {
 	OTELPROF_CNT_STACK_WINDOWS,     /* samples sent with user registers and a stack window */
 	OTELPROF_CNT_STACK_BYTES,       /* bytes of user stack copied into those windows */
 	OTELPROF_CNT_STACK_READ_SHORT,  /* windows cut short by an unreadable page (end of stack) */
-	OTELPROF_CNT_USER_REGS_ERROR,   /* user registers could not be read: no window sent */
+	OTELPROF_CNT_USER_REGS_ERROR,   /* no window sent: user registers unreadable, or 32-bit code */
 	OTELPROF_CNT_MAX,
 };
 

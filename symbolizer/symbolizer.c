@@ -537,9 +537,13 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	if (root >= 0)
 		close(root);
 	if (fd < 0) {
+		/* Not the file's fault (the process exited, or its path names another file now): nothing
+		 * is marked bad, so other processes mapping the same file are not affected. */
 		s->stats.module_open_failed++;
+		if (root == -ENOENT || root == -ESRCH)
+			s->stats.process_gone++;
 		*per_process_failure = true;
-		free(m);
+		module_free(m);
 		return NULL;
 	}
 	if (!m->elf) {

@@ -54,10 +54,17 @@ try:
            "--duration", "3s", "-o", folded]
     print("$", " ".join(cmd), flush=True)
     daemon = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(1.5)
+    # Capabilities are dropped once sampling is set up: read them after the daemon says it samples.
+    output = ""
+    while "Profiling" not in output:
+        line = daemon.stdout.readline()
+        if not line:
+            bpftest.fail("otelprofd exited before sampling:\n" + output)
+        output += line
     status = open(f"/proc/{daemon.pid}/status").read()
     eff = int(re.search(r"^CapEff:\s+(\S+)", status, re.M).group(1), 16)
-    output, _ = daemon.communicate(timeout=60)
+    rest, _ = daemon.communicate(timeout=60)
+    output += rest
     print(output)
     if daemon.returncode != 0:
         bpftest.fail(f"otelprofd as {user} exited {daemon.returncode}")
