@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "demangle.h"
+#include "dwarf_lines.h"
 #include "htlhash.h"
 
 #define MAX_LOAD_SEGMENTS 16
@@ -65,11 +66,14 @@ struct func_range {
 	Dwarf_Die die;
 };
 
-/* Per compile unit: its function DIEs sorted by address, built on the CU's first lookup. */
+/* Per compile unit: its function DIEs sorted by address, built on the CU's first lookup, and
+ * its line program reader, opened when a line or file is first asked for. */
 struct cu_index {
 	Dwarf_Off cu;
 	struct func_range *ranges;
 	size_t n;
+	struct dwarf_lines *lines; /* NULL: not opened yet, or libdw reads this CU's lines */
+	bool lines_tried;
 };
 
 struct elf_module {
@@ -436,8 +440,10 @@ void elf_module_free(struct elf_module *m)
 		return;
 	clear_slots(m);
 	free(m->syms);
-	for (size_t i = 0; i < m->ncus; i++)
+	for (size_t i = 0; i < m->ncus; i++) {
 		free(m->cus[i].ranges);
+		dwarf_lines_free(m->cus[i].lines);
+	}
 	free(m->cus);
 	free(m->cu_ranges);
 	for (c = m->chunks; c; c = next) {
@@ -605,14 +611,75 @@ static void die_names(struct elf_module *m, Dwarf_Die *die, struct sym_line *lin
 	set_names(m, line, die_linkage_name(die), dwarf_diename(die));
 }
 
+/* The CU's own line program reader, opened on first use; NULL when libdw has to answer. */
+static struct dwarf_lines *cu_lines(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu)
+{
+	if (!ix)
+		return NULL;
+	if (!ix->lines_tried) {
+		ix->lines_tried = true;
+		ix->lines = dwarf_lines_open(m->dwarf, cu);
+		if (ix->lines)
+			m->own_bytes += dwarf_lines_bytes(ix->lines);
+		else if (errno != ENOENT)
+			m->counters.lines_by_libdw++;
+	}
+	return ix->lines;
+}
+
+/* Path of file number i of the CU's line table (kept in the pool or by libdw), or NULL. */
+static const char *cu_file(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu, uint64_t i)
+{
+	struct dwarf_lines *l = cu_lines(m, ix, cu);
+	Dwarf_Files *files;
+	size_t nfiles;
+	char path[4096];
+
+	if (l)
+		return dwarf_lines_file(l, i, path, sizeof(path)) ? pool_intern(m, path) : NULL;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) || i >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, i, NULL, NULL);
+}
+
+/* Innermost file:line:column of pc from the CU's line program. */
+static void pc_line(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu, Dwarf_Addr pc, struct sym_line *out)
+{
+	struct dwarf_lines *l = cu_lines(m, ix, cu);
+	struct dwarf_line_row row;
+	Dwarf_Line *line;
+	int r = l ? dwarf_lines_find(l, pc, &row) : -ENOTSUP;
+
+	if (r == 0) {
+		out->file = cu_file(m, ix, cu, row.file);
+		out->line = row.line;
+		out->column = row.column;
+		return;
+	}
+	if (r == -ENOENT)
+		return;
+	/* Not readable here (or malformed on the way to pc): libdw builds the whole table. */
+	line = dwarf_getsrc_die(cu, pc);
+	if (line) {
+		int lineno = 0, col = 0;
+
+		dwarf_lineno(line, &lineno);
+		dwarf_linecol(line, &col);
+		out->file = dwarf_linesrc(line, NULL, NULL);
+		out->line = lineno > 0 ? (uint32_t)lineno : 0;
+		out->column = col > 0 ? (uint32_t)col : 0;
+	}
+}
+
 /* The call site of an inlined subroutine, in its caller. */
-static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t nfiles, struct sym_line *line)
+static void call_site(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu, Dwarf_Die *inlined,
+		      struct sym_line *line)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word v;
 
-	if (files && dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &v) == 0 && v < nfiles)
-		line->file = dwarf_filesrc(files, v, NULL, NULL);
+	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &v) == 0)
+		line->file = cu_file(m, ix, cu, v);
 	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &v) == 0 && v <= UINT32_MAX)
 		line->line = (uint32_t)v;
 	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_column, &attr), &v) == 0 && v <= UINT32_MAX)
@@ -825,9 +892,8 @@ static Dwarf_Die *cu_of(struct elf_module *m, uint64_t vaddr, Dwarf_Addr *bias)
 }
 
 /* The function DIE whose ranges hold pc, through the CU's index. */
-static Dwarf_Die *indexed_function(struct elf_module *m, Dwarf_Die *cu, Dwarf_Addr pc)
+static Dwarf_Die *indexed_function(struct cu_index *ix, Dwarf_Addr pc)
 {
-	struct cu_index *ix = cu_index_of(m, cu);
 	struct func_range *r = ix ? range_of(ix->ranges, ix->n, pc) : NULL;
 
 	return r ? &r->die : NULL;
@@ -837,11 +903,9 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 {
 	struct scope_walk *w = NULL;
 	const char *symbol = elf_symbol(m, vaddr);
-	Dwarf_Files *files = NULL;
-	size_t nfiles = 0;
-	Dwarf_Addr bias;
+	struct cu_index *ix = NULL;
+	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = NULL;
-	Dwarf_Line *line;
 	unsigned n = 0;
 
 	m->counters.dwarf_lookups++;
@@ -853,7 +917,8 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 			Dwarf_Die *fn;
 
 			w->pc = vaddr - bias;
-			fn = indexed_function(m, cu, w->pc);
+			ix = cu_index_of(m, cu);
+			fn = indexed_function(ix, w->pc);
 			if (fn) {
 				w->scopes[w->nscopes++] = *fn;
 				find_scopes(fn, w, 1);
@@ -862,8 +927,6 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 			}
 			if (w->bound_hit)
 				m->counters.die_bound_hit++;
-			if (dwarf_getsrcfiles(cu, &files, &nfiles))
-				files = NULL;
 		}
 	}
 
@@ -892,7 +955,7 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 		for (unsigned j = 1; j < n; j++) {
 			unsigned inner = (j == n - 1 && first) ? 1 : k - j;
 
-			call_site(&w->scopes[inner], files, nfiles, &out[j]);
+			call_site(m, ix, cu, &w->scopes[inner], &out[j]);
 		}
 		/* The outermost function is the ELF symbol when it has one (clones keep their
 		 * suffix, e.g. foo.constprop.0, as the system name). */
@@ -905,15 +968,8 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 	}
 	free(w);
 
-	if (n && cu && (line = dwarf_getsrc_die(cu, vaddr - bias))) {
-		int lineno = 0, col = 0;
-
-		dwarf_lineno(line, &lineno);
-		dwarf_linecol(line, &col);
-		out[0].file = dwarf_linesrc(line, NULL, NULL);
-		out[0].line = lineno > 0 ? (uint32_t)lineno : 0;
-		out[0].column = col > 0 ? (uint32_t)col : 0;
-	}
+	if (n && cu)
+		pc_line(m, ix, cu, vaddr - bias, &out[0]);
 	return n;
 }
 

@@ -40,6 +40,8 @@ struct elf_module_counters {
 	uint64_t cache_hits;        /* lookups answered from the result cache */
 	uint64_t inline_truncated;  /* inline chains longer than SYM_MAX_INLINE */
 	uint64_t die_bound_hit;     /* lookups stopped by the DIE depth or visit bound */
+	uint64_t lines_by_libdw;    /* compile units whose line program our reader could not read
+				       (libdw then builds the CU's whole line table) */
 };
 
 struct elf_module;
