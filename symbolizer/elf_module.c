@@ -1,7 +1,6 @@
 #include "elf_module.h"
 
 #include <dwarf.h>
-#include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -312,14 +311,14 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 				return fd;
 		}
 	}
-	/* 3. debuginfod, only when configured by the environment (DEBUGINFOD_URLS). */
-	if (o->debuginfod && m->build_id_len && getenv("DEBUGINFOD_URLS")) {
-		debuginfod_client *client = dwfl_get_debuginfod_client(m->dwfl);
-
-		if (client) {
-			fd = debuginfod_find_debuginfo(client, m->build_id_raw, (int)m->build_id_len, NULL);
-			if (fd >= 0)
-				return accept_debug_fd(m, fd, crc, false);
+	/* 3. debuginfod: the cached download, or queue it (never waits for the network). */
+	if (o->debuginfod && m->build_id_len) {
+		fd = debuginfo_fetch_lookup(o->debuginfod, m->build_id_raw, m->build_id_len);
+		if (fd >= 0) {
+			fd = accept_debug_fd(m, fd, crc, false);
+			if (fd < 0) /* garbage from a server: drop it, do not ask again for a while */
+				debuginfo_fetch_reject(o->debuginfod, m->build_id_raw, m->build_id_len);
+			return fd;
 		}
 	}
 	return -1;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "debuginfo_fetch.h"
 #include "symbolizer.h"
 
 /* Largest section (after decompression) accepted; a bigger claim marks the file bad. */
@@ -31,7 +32,8 @@ struct elf_module_options {
 	const char *const *debug_dirs; /* host directories holding .build-id/xx/yyyy.debug and
 					  DIR/<binary dir>/<debuglink>; NULL-terminated; NULL means
 					  { "/usr/lib/debug", NULL } */
-	bool debuginfod;               /* last resort: debuginfod when DEBUGINFOD_URLS is set */
+	struct debuginfo_fetch *debuginfod; /* last resort: a debuginfod file already in the cache
+					  (else the build id is queued for download); NULL: none */
 	size_t cache_slots;            /* remembered address results; 0: by the symbol count */
 };
 

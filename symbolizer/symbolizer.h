@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "debuginfo_fetch.h"
+
 /* Most inline frames reported for one address (innermost first); deeper chains are cut. */
 #define SYM_MAX_INLINE 16
 
@@ -64,6 +66,11 @@ struct symbolizer_config {
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
+	uint64_t debuginfod_cache_bytes; /* bound of the debuginfod cache directory
+				      ($DEBUGINFOD_CACHE_PATH); default 1 GiB */
+	uint64_t debuginfod_timeout_ms; /* one download (on a thread of its own); default 30 s */
+	uint64_t debuginfod_negative_ttl_ms; /* missing/failed build ids not asked again for this
+				      long; default 10 min */
 	bool no_map_files;         /* never open /proc/PID/map_files (always resolve under
 				      /proc/PID/root); for tests and hosts that forbid map_files */
 	bool no_perf_maps;         /* never read /tmp/perf-PID.map */
@@ -90,6 +97,12 @@ struct symbolizer_stats {
 	uint64_t jit_symbolized;   /* lookups answered by a perf map */
 	uint64_t perf_map_loads;   /* perf map files (re)read */
 	uint64_t kallsyms_reloads; /* /proc/kallsyms read again (modules or BPF programs changed) */
+	uint64_t inline_truncated; /* inline chains longer than SYM_MAX_INLINE (cut) */
+	uint64_t die_bound_hit;    /* DWARF lookups stopped by the DIE depth or visit bound */
+	uint64_t lines_by_libdw;   /* compile units whose line program only libdw could read */
+	uint64_t debuginfod_reloaded; /* modules reopened because their debug file arrived */
+	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);
+				      refreshed by symbolizer_maintain() */
 };
 
 struct symbolizer;

@@ -42,8 +42,10 @@ class Tool:
                 return int(line.split()[1])
 
     def stats(self):
-        line = self.ask(["stats"])[0].strip()
-        return {k: int(v) for k, v in (f.split("=") for f in line.split("\t")[1:])}
+        out = {}
+        for line in self.ask(["stats"]):
+            out.update({k: int(v) for k, v in (f.strip().split("=") for f in line.split("\t")[1:])})
+        return out
 
     def close(self):
         self.p.stdin.close()
