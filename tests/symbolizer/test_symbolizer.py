@@ -161,6 +161,18 @@ def test_cxx():
     tool.close()
 
 
+def test_deep_inline():
+    tool = Tool()
+    prog = Program([os.path.join(PROGRAMS, "deep")])
+    frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+    names = [l["function"] for l in lines]
+    check(len(names) == 16 and names[0] == "d0" and names[-1] == "main",
+          "deep inline chain cut to 16 frames, innermost and outermost kept (got %s)" % names)
+    check(tool.stats()["inline_truncated"] == 1, "deep inline chain: inline_truncated counted in symbolizer_stats")
+    prog.close()
+    tool.close()
+
+
 def copy_program(tmp, sub, name, program="inl-pie"):
     d = os.path.join(tmp, sub)
     os.makedirs(d, exist_ok=True)
@@ -494,6 +506,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="otelprof-sym-") as tmp:
         test_pie_nopie_dlopen()
         test_cxx()
+        test_deep_inline()
         test_separate_debug(tmp)
         test_mount_namespace(tmp)
         test_planted_files(tmp)
