@@ -31,6 +31,10 @@
 /* Most DIEs visited while indexing one compile unit, and address ranges kept per function. */
 #define MAX_INDEX_VISITS 4000000
 #define MAX_RANGES_PER_FUNCTION 64
+/* Rows of one CU looked up by running its line program from the start (cheap for a few cold
+ * lookups); after that libdw's sorted table of the whole CU answers (built once, then a binary
+ * search), so a CU that keeps missing the result cache does not pay a scan every time. */
+#define LINE_FINDS_OWN 32
 /* Most compile units and address ranges of them indexed per file. */
 #define MAX_CU_RANGES (1u << 20)
 
@@ -73,6 +77,7 @@ struct cu_index {
 	size_t n;
 	struct dwarf_lines *lines; /* NULL: not opened yet, or libdw reads this CU's lines */
 	bool lines_tried;
+	unsigned line_finds;       /* rows looked up by running the program (see LINE_FINDS_OWN) */
 };
 
 struct elf_module {
@@ -647,7 +652,7 @@ static void pc_line(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu, Dw
 	struct dwarf_lines *l = cu_lines(m, ix, cu);
 	struct dwarf_line_row row;
 	Dwarf_Line *line;
-	int r = l ? dwarf_lines_find(l, pc, &row) : -ENOTSUP;
+	int r = l && ix->line_finds++ < LINE_FINDS_OWN ? dwarf_lines_find(l, pc, &row) : -ENOTSUP;
 
 	if (r == 0) {
 		out->file = cu_file(m, ix, cu, row.file);
@@ -657,7 +662,7 @@ static void pc_line(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu, Dw
 	}
 	if (r == -ENOENT)
 		return;
-	/* Not readable here (or malformed on the way to pc): libdw builds the whole table. */
+	/* Not readable here, malformed on the way to pc, or a busy CU: libdw's whole table. */
 	line = dwarf_getsrc_die(cu, pc);
 	if (line) {
 		int lineno = 0, col = 0;
