@@ -37,6 +37,7 @@ struct debuginfo_fetch {
 	struct debuginfo_fetch_config config;
 	char cache_dir[PATH_MAX];
 	pthread_t worker;
+	bool started;               /* worker created (on the first queued build id) */
 	pthread_mutex_t lock;       /* everything below */
 	pthread_cond_t wake;
 	bool stop;
@@ -315,7 +316,6 @@ struct debuginfo_fetch *debuginfo_fetch_new(const struct debuginfo_fetch_config 
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	struct debuginfo_fetch *f;
-	int r;
 
 	if (!urls || !*urls) {
 		errno = ENOENT;
@@ -339,14 +339,6 @@ struct debuginfo_fetch *debuginfo_fetch_new(const struct debuginfo_fetch_config 
 	}
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->wake, NULL);
-	r = pthread_create(&f->worker, NULL, worker, f);
-	if (r) {
-		pthread_cond_destroy(&f->wake);
-		pthread_mutex_destroy(&f->lock);
-		free(f);
-		errno = r;
-		return NULL;
-	}
 	return f;
 }
 
@@ -358,7 +350,8 @@ void debuginfo_fetch_free(struct debuginfo_fetch *f)
 	f->stop = true;
 	pthread_cond_signal(&f->wake);
 	pthread_mutex_unlock(&f->lock);
-	pthread_join(f->worker, NULL);
+	if (f->started)
+		pthread_join(f->worker, NULL);
 	pthread_cond_destroy(&f->wake);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -407,6 +400,13 @@ int debuginfo_fetch_lookup(struct debuginfo_fetch *f, const unsigned char *bits,
 			close(fd);
 	}
 
+	/* The worker starts with the first download, so it runs with the privileges of the thread
+	 * doing lookups (after the daemon dropped its setup capabilities), not those at creation. */
+	if (!f->started) {
+		if (pthread_create(&f->worker, NULL, worker, f))
+			return -EAGAIN; /* tried again on a later open */
+		f->started = true;
+	}
 	pthread_mutex_lock(&f->lock);
 	if (f->qlen == DEBUGINFO_FETCH_QUEUE || !(k = known_add(f, &id))) {
 		f->stats.queue_full++;

@@ -11,8 +11,10 @@
  * Build ids that were not found, failed or timed out are not asked for again for a while.
  * Every bound has a counter in struct debuginfo_fetch_stats.
  *
- * Thread safety: one caller thread plus the internal worker; debuginfo_fetch_free() stops the
- * worker (a download in progress is aborted within about a second).
+ * Thread safety: one caller thread plus the internal worker, created by the first lookup that
+ * queues a download (so it has that thread's capabilities, not those the process had when the
+ * fetcher was made); debuginfo_fetch_free() stops it (a download in progress is aborted within
+ * about a second).
  */
 #ifndef OTELPROF_DEBUGINFO_FETCH_H
 #define OTELPROF_DEBUGINFO_FETCH_H
