@@ -227,7 +227,8 @@ static int64_t add_location(struct builder *b, uint32_t process, uint32_t pid, e
 			loc.mapping = (uint32_t)m;
 			loc.module = profile_intern_string(p, basename_of(frame.mapping.path));
 		} else {
-			loc.module = profile_intern_string(p, "[unknown]");
+			/* JIT code from a perf map says "[jit]"; anything else outside a file is unknown. */
+			loc.module = profile_intern_string(p, frame.module ? frame.module : "[unknown]");
 		}
 	}
 	loc.file_address = frame.file_address;

@@ -1,7 +1,6 @@
 #include "elf_module.h"
 
 #include <dwarf.h>
-#include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -18,6 +17,7 @@
 #include <zlib.h>
 
 #include "demangle.h"
+#include "dwarf_lines.h"
 #include "htlhash.h"
 
 #define MAX_LOAD_SEGMENTS 16
@@ -31,6 +31,10 @@
 /* Most DIEs visited while indexing one compile unit, and address ranges kept per function. */
 #define MAX_INDEX_VISITS 4000000
 #define MAX_RANGES_PER_FUNCTION 64
+/* Rows of one CU looked up by running its line program from the start (cheap for a few cold
+ * lookups); after that libdw's sorted table of the whole CU answers (built once, then a binary
+ * search), so a CU that keeps missing the result cache does not pay a scan every time. */
+#define LINE_FINDS_OWN 32
 /* Most compile units and address ranges of them indexed per file. */
 #define MAX_CU_RANGES (1u << 20)
 
@@ -65,11 +69,15 @@ struct func_range {
 	Dwarf_Die die;
 };
 
-/* Per compile unit: its function DIEs sorted by address, built on the CU's first lookup. */
+/* Per compile unit: its function DIEs sorted by address, built on the CU's first lookup, and
+ * its line program reader, opened when a line or file is first asked for. */
 struct cu_index {
 	Dwarf_Off cu;
 	struct func_range *ranges;
 	size_t n;
+	struct dwarf_lines *lines; /* NULL: not opened yet, or libdw reads this CU's lines */
+	bool lines_tried;
+	unsigned line_finds;       /* rows looked up by running the program (see LINE_FINDS_OWN) */
 };
 
 struct elf_module {
@@ -308,14 +316,14 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 				return fd;
 		}
 	}
-	/* 3. debuginfod, only when configured by the environment (DEBUGINFOD_URLS). */
-	if (o->debuginfod && m->build_id_len && getenv("DEBUGINFOD_URLS")) {
-		debuginfod_client *client = dwfl_get_debuginfod_client(m->dwfl);
-
-		if (client) {
-			fd = debuginfod_find_debuginfo(client, m->build_id_raw, (int)m->build_id_len, NULL);
-			if (fd >= 0)
-				return accept_debug_fd(m, fd, crc, false);
+	/* 3. debuginfod: the cached download, or queue it (never waits for the network). */
+	if (o->debuginfod && m->build_id_len) {
+		fd = debuginfo_fetch_lookup(o->debuginfod, m->build_id_raw, m->build_id_len);
+		if (fd >= 0) {
+			fd = accept_debug_fd(m, fd, crc, false);
+			if (fd < 0) /* garbage from a server: drop it, do not ask again for a while */
+				debuginfo_fetch_reject(o->debuginfod, m->build_id_raw, m->build_id_len);
+			return fd;
 		}
 	}
 	return -1;
@@ -436,8 +444,10 @@ void elf_module_free(struct elf_module *m)
 		return;
 	clear_slots(m);
 	free(m->syms);
-	for (size_t i = 0; i < m->ncus; i++)
+	for (size_t i = 0; i < m->ncus; i++) {
 		free(m->cus[i].ranges);
+		dwarf_lines_free(m->cus[i].lines);
+	}
 	free(m->cus);
 	free(m->cu_ranges);
 	for (c = m->chunks; c; c = next) {
@@ -605,14 +615,75 @@ static void die_names(struct elf_module *m, Dwarf_Die *die, struct sym_line *lin
 	set_names(m, line, die_linkage_name(die), dwarf_diename(die));
 }
 
+/* The CU's own line program reader, opened on first use; NULL when libdw has to answer. */
+static struct dwarf_lines *cu_lines(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu)
+{
+	if (!ix)
+		return NULL;
+	if (!ix->lines_tried) {
+		ix->lines_tried = true;
+		ix->lines = dwarf_lines_open(m->dwarf, cu);
+		if (ix->lines)
+			m->own_bytes += dwarf_lines_bytes(ix->lines);
+		else if (errno != ENOENT)
+			m->counters.lines_by_libdw++;
+	}
+	return ix->lines;
+}
+
+/* Path of file number i of the CU's line table (kept in the pool or by libdw), or NULL. */
+static const char *cu_file(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu, uint64_t i)
+{
+	struct dwarf_lines *l = cu_lines(m, ix, cu);
+	Dwarf_Files *files;
+	size_t nfiles;
+	char path[4096];
+
+	if (l)
+		return dwarf_lines_file(l, i, path, sizeof(path)) ? pool_intern(m, path) : NULL;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) || i >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, i, NULL, NULL);
+}
+
+/* Innermost file:line:column of pc from the CU's line program. */
+static void pc_line(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu, Dwarf_Addr pc, struct sym_line *out)
+{
+	struct dwarf_lines *l = cu_lines(m, ix, cu);
+	struct dwarf_line_row row;
+	Dwarf_Line *line;
+	int r = l && ix->line_finds++ < LINE_FINDS_OWN ? dwarf_lines_find(l, pc, &row) : -ENOTSUP;
+
+	if (r == 0) {
+		out->file = cu_file(m, ix, cu, row.file);
+		out->line = row.line;
+		out->column = row.column;
+		return;
+	}
+	if (r == -ENOENT)
+		return;
+	/* Not readable here, malformed on the way to pc, or a busy CU: libdw's whole table. */
+	line = dwarf_getsrc_die(cu, pc);
+	if (line) {
+		int lineno = 0, col = 0;
+
+		dwarf_lineno(line, &lineno);
+		dwarf_linecol(line, &col);
+		out->file = dwarf_linesrc(line, NULL, NULL);
+		out->line = lineno > 0 ? (uint32_t)lineno : 0;
+		out->column = col > 0 ? (uint32_t)col : 0;
+	}
+}
+
 /* The call site of an inlined subroutine, in its caller. */
-static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t nfiles, struct sym_line *line)
+static void call_site(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu, Dwarf_Die *inlined,
+		      struct sym_line *line)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word v;
 
-	if (files && dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &v) == 0 && v < nfiles)
-		line->file = dwarf_filesrc(files, v, NULL, NULL);
+	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &v) == 0)
+		line->file = cu_file(m, ix, cu, v);
 	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &v) == 0 && v <= UINT32_MAX)
 		line->line = (uint32_t)v;
 	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_column, &attr), &v) == 0 && v <= UINT32_MAX)
@@ -825,9 +896,8 @@ static Dwarf_Die *cu_of(struct elf_module *m, uint64_t vaddr, Dwarf_Addr *bias)
 }
 
 /* The function DIE whose ranges hold pc, through the CU's index. */
-static Dwarf_Die *indexed_function(struct elf_module *m, Dwarf_Die *cu, Dwarf_Addr pc)
+static Dwarf_Die *indexed_function(struct cu_index *ix, Dwarf_Addr pc)
 {
-	struct cu_index *ix = cu_index_of(m, cu);
 	struct func_range *r = ix ? range_of(ix->ranges, ix->n, pc) : NULL;
 
 	return r ? &r->die : NULL;
@@ -837,11 +907,9 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 {
 	struct scope_walk *w = NULL;
 	const char *symbol = elf_symbol(m, vaddr);
-	Dwarf_Files *files = NULL;
-	size_t nfiles = 0;
-	Dwarf_Addr bias;
+	struct cu_index *ix = NULL;
+	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = NULL;
-	Dwarf_Line *line;
 	unsigned n = 0;
 
 	m->counters.dwarf_lookups++;
@@ -853,7 +921,8 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 			Dwarf_Die *fn;
 
 			w->pc = vaddr - bias;
-			fn = indexed_function(m, cu, w->pc);
+			ix = cu_index_of(m, cu);
+			fn = indexed_function(ix, w->pc);
 			if (fn) {
 				w->scopes[w->nscopes++] = *fn;
 				find_scopes(fn, w, 1);
@@ -862,8 +931,6 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 			}
 			if (w->bound_hit)
 				m->counters.die_bound_hit++;
-			if (dwarf_getsrcfiles(cu, &files, &nfiles))
-				files = NULL;
 		}
 	}
 
@@ -892,7 +959,7 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 		for (unsigned j = 1; j < n; j++) {
 			unsigned inner = (j == n - 1 && first) ? 1 : k - j;
 
-			call_site(&w->scopes[inner], files, nfiles, &out[j]);
+			call_site(m, ix, cu, &w->scopes[inner], &out[j]);
 		}
 		/* The outermost function is the ELF symbol when it has one (clones keep their
 		 * suffix, e.g. foo.constprop.0, as the system name). */
@@ -905,15 +972,8 @@ static unsigned lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *ou
 	}
 	free(w);
 
-	if (n && cu && (line = dwarf_getsrc_die(cu, vaddr - bias))) {
-		int lineno = 0, col = 0;
-
-		dwarf_lineno(line, &lineno);
-		dwarf_linecol(line, &col);
-		out[0].file = dwarf_linesrc(line, NULL, NULL);
-		out[0].line = lineno > 0 ? (uint32_t)lineno : 0;
-		out[0].column = col > 0 ? (uint32_t)col : 0;
-	}
+	if (n && cu)
+		pc_line(m, ix, cu, vaddr - bias, &out[0]);
 	return n;
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "cfi.h"
+#include "debuginfo_fetch.h"
 #include "symbolizer.h"
 
 /* Largest section (after decompression) accepted; a bigger claim marks the file bad. */
@@ -32,7 +33,8 @@ struct elf_module_options {
 	const char *const *debug_dirs; /* host directories holding .build-id/xx/yyyy.debug and
 					  DIR/<binary dir>/<debuglink>; NULL-terminated; NULL means
 					  { "/usr/lib/debug", NULL } */
-	bool debuginfod;               /* last resort: debuginfod when DEBUGINFOD_URLS is set */
+	struct debuginfo_fetch *debuginfod; /* last resort: a debuginfod file already in the cache
+					  (else the build id is queued for download); NULL: none */
 	size_t cache_slots;            /* remembered address results; 0: by the symbol count */
 };
 
@@ -41,6 +43,8 @@ struct elf_module_counters {
 	uint64_t cache_hits;        /* lookups answered from the result cache */
 	uint64_t inline_truncated;  /* inline chains longer than SYM_MAX_INLINE */
 	uint64_t die_bound_hit;     /* lookups stopped by the DIE depth or visit bound */
+	uint64_t lines_by_libdw;    /* compile units whose line program our reader could not read
+				       (libdw then builds the CU's whole line table) */
 };
 
 struct elf_module;

@@ -83,6 +83,7 @@ struct sym_process {
 struct symbolizer {
 	struct symbolizer_config config;
 	struct symbolizer_stats stats;
+	struct debuginfo_fetch *debuginfod; /* NULL without DEBUGINFOD_URLS */
 	struct kallsyms *kallsyms;
 	uint64_t modules_hash;      /* of /proc/modules when kallsyms was read */
 	uint64_t kallsyms_loaded_ns;
@@ -163,6 +164,12 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		return NULL;
 	}
 	load_kallsyms(s);
+	if (!s->config.no_debuginfod)
+		s->debuginfod = debuginfo_fetch_new(&(struct debuginfo_fetch_config){
+			.max_cache_bytes = s->config.debuginfod_cache_bytes,
+			.timeout_ms = s->config.debuginfod_timeout_ms,
+			.negative_ttl_ms = s->config.debuginfod_negative_ttl_ms,
+		});
 	return s;
 }
 
@@ -200,6 +207,7 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	debuginfo_fetch_free(s->debuginfod);
 	for (size_t b = 0; b < PROCESS_BUCKETS; b++) {
 		struct sym_process *p = s->buckets[b], *next;
 
@@ -531,7 +539,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	if (fd >= 0) {
 		m->elf = elf_module_open(fd, &(struct elf_module_options){
 			.root_fd = root, .path = map->path, .debug_dirs = s->config.debug_dirs,
-			.debuginfod = !s->config.no_debuginfod,
+			.debuginfod = s->debuginfod,
 		});
 	}
 	if (root >= 0)
@@ -546,6 +554,8 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		module_free(m);
 		return NULL;
 	}
+	if (s->debuginfod)
+		debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
 	if (!m->elf) {
 		s->stats.module_open_failed++;
 		s->stats.modules_bad++;
@@ -737,8 +747,16 @@ int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sy
 	frame->mapping.htlhash = elf_module_htlhash(module->elf);
 	if (!elf_module_offset_to_vaddr(module->elf, file_offset, &frame->file_address))
 		return 0;
-	if (elf_module_symbolize(module->elf, frame->file_address, frame))
-		s->stats.symbolized++;
+	{
+		const struct elf_module_counters *c = elf_module_counters(module->elf);
+		uint64_t truncated = c->inline_truncated, bound = c->die_bound_hit, libdw = c->lines_by_libdw;
+
+		if (elf_module_symbolize(module->elf, frame->file_address, frame))
+			s->stats.symbolized++;
+		s->stats.inline_truncated += c->inline_truncated - truncated;
+		s->stats.die_bound_hit += c->die_bound_hit - bound;
+		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;
+	}
 	return 0;
 }
 
@@ -848,8 +866,34 @@ void symbolizer_forget_process(struct symbolizer *s, pid_t pid)
 	s->nprocesses--;
 }
 
+/* Modules opened without DWARF whose debug file has since been downloaded are dropped, so the
+ * next lookup opens them again with it. */
+static void reload_fetched(struct symbolizer *s)
+{
+	unsigned char id[64];
+	size_t len;
+
+	if (!s->debuginfod)
+		return;
+	while ((len = debuginfo_fetch_completed(s->debuginfod, id))) {
+		for (size_t i = 0; i < s->nmodules; i++) {
+			struct elf_module *elf = s->modules[i]->elf;
+			const unsigned char *bits;
+
+			if (elf && !elf_module_has_dwarf(elf) && elf_module_build_id_raw(elf, &bits) == len &&
+			    !memcmp(bits, id, len)) {
+				evict_at(s, i);
+				s->stats.debuginfod_reloaded++;
+				break;
+			}
+		}
+	}
+	debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
+}
+
 void symbolizer_maintain(struct symbolizer *s)
 {
+	reload_fetched(s);
 	/* Unreferenced modules idle for several generations are dropped; then the bounds hold. */
 	for (size_t i = 0; i < s->nmodules;) {
 		struct cached_module *m = s->modules[i];

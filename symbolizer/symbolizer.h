@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "unwind.h"
+#include "debuginfo_fetch.h"
 
 /* Most inline frames reported for one address (innermost first); deeper chains are cut. */
 #define SYM_MAX_INLINE 16
@@ -66,6 +67,11 @@ struct symbolizer_config {
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
+	uint64_t debuginfod_cache_bytes; /* bound of the debuginfod cache directory
+				      ($DEBUGINFOD_CACHE_PATH); default 1 GiB */
+	uint64_t debuginfod_timeout_ms; /* one download (on a thread of its own); default 30 s */
+	uint64_t debuginfod_negative_ttl_ms; /* missing/failed build ids not asked again for this
+				      long; default 10 min */
 	bool no_map_files;         /* never open /proc/PID/map_files (always resolve under
 				      /proc/PID/root); for tests and hosts that forbid map_files */
 	bool no_perf_maps;         /* never read /tmp/perf-PID.map */
@@ -99,6 +105,12 @@ struct symbolizer_stats {
 	uint64_t cfi_rule_cache_hits;   /* rules found compiled in the rule cache */
 	uint64_t cfi_rule_cache_misses; /* rules compiled from a module's CFI */
 	uint64_t cfi_rule_errors;  /* CFI the compiler refused (treated as no CFI for that pc) */
+	uint64_t inline_truncated; /* inline chains longer than SYM_MAX_INLINE (cut) */
+	uint64_t die_bound_hit;    /* DWARF lookups stopped by the DIE depth or visit bound */
+	uint64_t lines_by_libdw;   /* compile units whose line program only libdw could read */
+	uint64_t debuginfod_reloaded; /* modules reopened because their debug file arrived */
+	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);
+				      refreshed by symbolizer_maintain() */
 };
 
 struct symbolizer;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -277,6 +278,50 @@ static void test_truncated(void **state)
 	aggregate_free(agg);
 }
 
+/* A frame in anonymous executable memory named by the process's perf map (JIT code): its
+ * location says module "[jit]" and has the perf map's name, in the tables and the folded output. */
+static void test_jit_frame(void **state)
+{
+	struct agg_limits limits = { 10, 1 << 20, 10 };
+	struct aggregate *agg = aggregate_new(&limits);
+	struct symbolizer *sym = symbolizer_new(&(struct symbolizer_config){ .kallsyms_path = kallsyms_path });
+	void *code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct otelprof_sample s = sample(102, false);
+	char path[64], *text;
+	struct profile *p;
+	const struct pf_location *loc = NULL;
+	FILE *map;
+
+	assert_true(code != MAP_FAILED);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	map = fopen(path, "w");
+	assert_non_null(map);
+	fprintf(map, "%lx 100 LazyCompile:~jsHot app.js:3\n", (unsigned long)(uintptr_t)code);
+	fclose(map);
+	s.user_depth = 2;
+	s.user_ips[0] = (uint64_t)(uintptr_t)code + 0x10;
+	s.user_ips[1] = (uint64_t)(uintptr_t)&root_fn + 4;
+	assert_int_equal(aggregate_add(agg, &s, 1000), 0);
+	p = profile_build(agg, sym, &(struct profile_build_options){ .frequency = 19 });
+	assert_non_null(p);
+	for (size_t i = 1; i < p->nlocations; i++)
+		if (p->locations[i].address == s.user_ips[0])
+			loc = &p->locations[i];
+	assert_non_null(loc);
+	assert_string_equal(profile_string(p, loc->module), "[jit]");
+	assert_int_equal(loc->nlines, 1);
+	assert_int_equal(loc->mapping, 0);
+	text = capture(write_folded, p);
+	assert_non_null(strstr(text, "LazyCompile:~jsHot app.js:3"));
+	assert_null(strstr(text, "[unknown]"));
+	free(text);
+	profile_free(p);
+	symbolizer_free(sym);
+	aggregate_free(agg);
+	munmap(code, 4096);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_jit_frame),
 	};
 
 	root_fn();

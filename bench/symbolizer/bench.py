@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Symbolizer benchmarks (run as root from the repository root after scripts/build.sh build):
-  python3 bench/symbolizer/bench.py [--big-functions N] [--churn N]
+  python3 bench/symbolizer/bench.py [--big-functions N] [--many-units N] [--cold-binary EXE] [--churn N]
 warm lookups/s (bench-warm.c, one core), cold first stack in a big -O2 -g binary, memory per cached
 module, and the cache bound under a churn of distinct binaries (symtool with --max-modules 64)."""
 import argparse
@@ -42,8 +42,10 @@ class Tool:
                 return int(line.split()[1])
 
     def stats(self):
-        line = self.ask(["stats"])[0].strip()
-        return {k: int(v) for k, v in (f.split("=") for f in line.split("\t")[1:])}
+        out = {}
+        for line in self.ask(["stats"]):
+            out.update({k: int(v) for k, v in (f.strip().split("=") for f in line.split("\t")[1:])})
+        return out
 
     def close(self):
         self.p.stdin.close()
@@ -69,28 +71,50 @@ def warm(tmp):
         sh("taskset", "-c", "0", exe, str(distinct), "5000000")
 
 
-def cold(tmp, functions):
+def build_single(tmp, functions):
+    """Worst case: one huge compile unit (gen-big.py)."""
     src, exe = os.path.join(tmp, "big.c"), os.path.join(tmp, "big")
     with open(src, "w") as f:
         sh("python3", os.path.join(HERE, "gen-big.py"), str(functions), stdout=f)
     t = time.time()
     sh("gcc", "-O2", "-g", src, "-o", exe)
-    size = os.path.getsize(exe)
-    print("cold: built %s (%d functions, %.1f MB) in %.0f s" % (exe, functions, size / 1e6, time.time() - t))
+    print("cold: built %s (one CU, %d functions, %.1f MB) in %.0f s" %
+          (exe, functions, os.path.getsize(exe) / 1e6, time.time() - t))
+    return exe
+
+
+def build_many(tmp, units, per_unit):
+    """Shaped like a real program: many compile units (gen-many.py), built with make -j2."""
+    d = os.path.join(tmp, "many")
+    sh("python3", os.path.join(HERE, "gen-many.py"), d, str(units), str(per_unit))
+    t = time.time()
+    sh("make", "-s", "-j2", "-C", d)
+    exe = os.path.join(d, "many")
+    print("cold: built %s (%d CUs x %d functions, %.1f MB) in %.0f s" %
+          (exe, units + 1, per_unit, os.path.getsize(exe) / 1e6, time.time() - t))
+    return exe
+
+
+def cold(exe):
+    """First stack (the addresses the program prints, +20 bytes each) through a fresh symtool that
+    has finished starting (kallsyms read) before the clock starts: page cache dropped, then warm."""
     p, addrs = start(exe)
     for run in range(3):
         sh("sync")
-        open("/proc/sys/vm/drop_caches", "w").write("3\n") if run == 0 else None
         tool = Tool()
+        tool.ask(["stats"])  # startup (kallsyms) is not part of the first stack
+        if run == 0:
+            open("/proc/sys/vm/drop_caches", "w").write("3\n")
         rss0 = tool.status("VmRSS")
         t = time.perf_counter()
         out = tool.ask(["user %d %x" % (p.pid, a + 20) for a in addrs])
         dt = time.perf_counter() - t
         named = sum(1 for l in out if l.startswith("line"))
         st = tool.stats()
-        print("cold%s: first stack of %d frames (%d lines) in %.1f ms; module accounts %d KB, RSS +%d KB" %
-              (" (page cache dropped)" if run == 0 else "", len(addrs), named, dt * 1e3, st["module_bytes"] // 1024,
-               tool.status("VmRSS") - rss0))
+        print("cold%s: first stack of %d frames (%d lines) in %.1f ms; module accounts %d KB, RSS +%d KB; "
+              "CUs read by libdw %d" % (" (page cache dropped)" if run == 0 else "", len(addrs), named, dt * 1e3,
+                                        st["module_bytes"] // 1024, tool.status("VmRSS") - rss0,
+                                        st["lines_by_libdw"]))
         tool.close()
     p.kill()
     p.wait()
@@ -125,13 +149,22 @@ def churn(tmp, n):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--big-functions", type=int, default=4000)
+    ap.add_argument("--big-functions", type=int, default=4000, help="one-CU binary (0: skip)")
+    ap.add_argument("--many-units", type=int, default=480, help="many-CU binary, 60 functions each (0: skip)")
+    ap.add_argument("--cold-binary", action="append", default=[], help="also measure this program "
+                    "(one that prints addresses, then 'ready', like gen-big/gen-many output)")
     ap.add_argument("--churn", type=int, default=1000)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="otelprof-bench-") as tmp:
         warm(tmp)
-        cold(tmp, a.big_functions)
-        churn(tmp, a.churn)
+        for exe in a.cold_binary:
+            cold(exe)
+        if a.many_units:
+            cold(build_many(tmp, a.many_units, 60))
+        if a.big_functions:
+            cold(build_single(tmp, a.big_functions))
+        if a.churn:
+            churn(tmp, a.churn)
 
 
 if __name__ == "__main__":

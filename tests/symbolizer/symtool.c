@@ -3,7 +3,8 @@
  * command per line on stdin and answers each with lines ending in a line holding ".":
  *   user PID ADDR | kernel ADDR | elf PATH VADDR | demangle NAME | forget PID | maintain | stats
  * Options: --debug-dir DIR (repeatable), --no-map-files, --max-modules N, --max-bytes N,
- *          --kallsyms FILE, --bad-retry-ms MS
+ *          --kallsyms FILE, --bad-retry-ms MS, --debuginfod-timeout-ms MS,
+ *          --debuginfod-cache-bytes N, --debuginfod-negative-ms MS
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,15 @@ static void print_stats(const struct symbolizer_stats *s)
 	       s->module_cache_hits, s->module_cache_misses, s->modules_shared_by_build_id, s->modules_bad,
 	       s->modules_cached, s->module_bytes, s->jit_symbolized, s->perf_map_loads, s->kallsyms_reloads,
 	       s->kallsyms_hidden, s->module_cache_full);
+	printf("stats2\tinline_truncated=%" PRIu64 "\tdie_bound_hit=%" PRIu64 "\tlines_by_libdw=%" PRIu64
+	       "\tdebuginfod_reloaded=%" PRIu64 "\tdi_requests=%" PRIu64 "\tdi_found=%" PRIu64 "\tdi_not_found=%" PRIu64
+	       "\tdi_failed=%" PRIu64 "\tdi_timeouts=%" PRIu64 "\tdi_too_big=%" PRIu64 "\tdi_negative_hits=%" PRIu64
+	       "\tdi_queue_full=%" PRIu64 "\tdi_rejected=%" PRIu64 "\tdi_cache_evicted=%" PRIu64
+	       "\tdi_cache_bytes=%" PRIu64 "\tdi_cache_files=%" PRIu64 "\n",
+	       s->inline_truncated, s->die_bound_hit, s->lines_by_libdw, s->debuginfod_reloaded, s->debuginfod.requests,
+	       s->debuginfod.found, s->debuginfod.not_found, s->debuginfod.failed, s->debuginfod.timeouts,
+	       s->debuginfod.too_big, s->debuginfod.negative_hits, s->debuginfod.queue_full, s->debuginfod.rejected,
+	       s->debuginfod.cache_evicted, s->debuginfod.cache_bytes, s->debuginfod.cache_files);
 }
 
 static void elf_command(const char *path, uint64_t vaddr, const char *const *dirs)
@@ -89,6 +99,12 @@ int main(int argc, char **argv)
 			config.max_module_bytes = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--kallsyms") && i + 1 < argc)
 			config.kallsyms_path = argv[++i];
+		else if (!strcmp(argv[i], "--debuginfod-timeout-ms") && i + 1 < argc)
+			config.debuginfod_timeout_ms = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--debuginfod-cache-bytes") && i + 1 < argc)
+			config.debuginfod_cache_bytes = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--debuginfod-negative-ms") && i + 1 < argc)
+			config.debuginfod_negative_ttl_ms = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--bad-retry-ms") && i + 1 < argc)
 			config.bad_file_retry_ns = strtoull(argv[++i], NULL, 0) * 1000000ULL;
 		else {

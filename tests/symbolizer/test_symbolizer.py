@@ -4,12 +4,14 @@ inline chains, PIE and non-PIE, dlopen, C++ templates, separate debug files (deb
 build-id directory), a binary only visible in another mount namespace, planted FIFO/symlink,
 corrupt ELF files, perf maps, kernel symbols and the module cache bounds."""
 import hashlib
+import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SYMTOOL = os.environ["SYMTOOL"]
@@ -64,8 +66,10 @@ class Tool:
         return frame, result
 
     def stats(self):
-        line = self.ask("stats")[0]
-        return {k: int(v) for k, v in (f.split("=") for f in line.split("\t")[1:])}
+        out = {}
+        for line in self.ask("stats"):
+            out.update({k: int(v) for k, v in (f.split("=") for f in line.split("\t")[1:])})
+        return out
 
     def close(self):
         self.p.stdin.close()
@@ -153,6 +157,18 @@ def test_cxx():
         check(int(lines[0]["line"]) == marker("cxx.cpp", "TWICE") and int(lines[1]["line"]) == marker("cxx.cpp", "GROW"),
               "c++: lines @TWICE/@GROW (got %s)" % [l["line"] for l in lines])
         check(lines[1]["system_name"].startswith("_ZN6shapes3BoxIiE4grow"), "c++: system_name stays mangled")
+    prog.close()
+    tool.close()
+
+
+def test_deep_inline():
+    tool = Tool()
+    prog = Program([os.path.join(PROGRAMS, "deep")])
+    frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+    names = [l["function"] for l in lines]
+    check(len(names) == 16 and names[0] == "d0" and names[-1] == "main",
+          "deep inline chain cut to 16 frames, innermost and outermost kept (got %s)" % names)
+    check(tool.stats()["inline_truncated"] == 1, "deep inline chain: inline_truncated counted in symbolizer_stats")
     prog.close()
     tool.close()
 
@@ -332,6 +348,159 @@ def test_cache(tmp):
     tool.close()
 
 
+class Debuginfod:
+    """A debuginfod-protocol server on 127.0.0.1: GET /buildid/HEX/debuginfo answers from
+    self.files; self.modes[HEX] = "garbage" (200 with junk) or "hang" (never answers)."""
+
+    def __init__(self):
+        self.files, self.modes, self.asked = {}, {}, {}
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                parts = self.path.strip("/").split("/")
+                bid = parts[1] if len(parts) == 3 and parts[0] == "buildid" and parts[2] == "debuginfo" else ""
+                outer.asked[bid] = outer.asked.get(bid, 0) + 1
+                mode = outer.modes.get(bid)
+                if mode == "hang":
+                    time.sleep(5)
+                    return
+                body = b"\x7fELF" + os.urandom(5000) if mode == "garbage" else outer.files.get(bid)
+                if body is None:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def stripped_program(tmp, name, build_id):
+    """inl.c built with its own build id; returns (stripped binary, its debug file's bytes)."""
+    d = os.path.join(tmp, "dbgd")
+    os.makedirs(d, exist_ok=True)
+    binary = os.path.join(d, name)
+    subprocess.run(["gcc", "-O2", "-g", "-fPIE", "-pie", "-Wl,--build-id=0x%s" % build_id,
+                    os.path.join(SOURCES, "inl.c"), "-o", binary], check=True)
+    split_debug(binary, binary + ".debug")
+    data = open(binary + ".debug", "rb").read()
+    os.unlink(binary + ".debug")
+    return binary, data
+
+
+def names_of(tool, prog):
+    frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+    return [l["function"] for l in lines]
+
+
+def test_debuginfod(tmp):
+    ids = {k: "%02x" % i * 20 for i, k in enumerate(("good", "good2", "garbage", "hang", "missing"), 0xa1)}
+    server = Debuginfod()
+    progs, debug = {}, {}
+    for k, bid in ids.items():
+        binary, debug[k] = stripped_program(tmp, "inl-" + k, bid)
+        progs[k] = Program([binary])
+    server.files[ids["good"]] = debug["good"]
+    server.files[ids["good2"]] = debug["good2"]
+    server.modes[ids["garbage"]] = "garbage"
+    server.modes[ids["hang"]] = "hang"
+    cache = os.path.join(tmp, "debuginfod-cache")
+    # Room for one debug file (a little more), not two: the second download evicts the first.
+    bound = len(debug["good"]) + len(debug["good"]) // 2 + 8192
+    env = dict(os.environ, DEBUGINFOD_URLS="http://127.0.0.1:%d" % server.port, DEBUGINFOD_CACHE_PATH=cache)
+    saved = os.environ.copy()
+    os.environ.update(env)
+    try:
+        tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"), "--debuginfod-timeout-ms", "1500",
+                    "--debuginfod-cache-bytes", str(bound), "--max-modules", "8")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+    # First lookups never wait for the network: ELF symbols only (stripped: none), download queued.
+    start = time.time()
+    for k in ("hang", "good", "garbage", "missing"):
+        check(names_of(tool, progs[k]) in ([], ["main"]), "debuginfod %s: first lookup answers at once" % k)
+    check(time.time() - start < 1.0, "debuginfod: first lookups took %.2f s (< 1 s, nothing waits)" % (time.time() - start))
+    deadline, names = time.time() + 15, []
+    while time.time() < deadline:
+        tool.ask("maintain")
+        names = names_of(tool, progs["good"])
+        if names == ["inner", "outer", "main"]:
+            break
+        time.sleep(0.1)
+    check_chain(tool, progs["good"], "debuginfod (stripped binary, debug file from the server)",
+                os.path.join(tmp, "dbgd", "inl-good"))
+    # The hanging server is cut at the timeout; garbage is rejected; 404 remembered.
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        tool.ask("maintain")
+        names_of(tool, progs["garbage"])  # reopened once its download arrived: rejected then
+        st = tool.stats()
+        if st["di_timeouts"] and st["di_rejected"] and st["di_not_found"]:
+            break
+        time.sleep(0.2)
+    check(st["di_found"] >= 2 and st["debuginfod_reloaded"] == 2, "debuginfod: found, good and garbage modules reopened (%s)" % st)
+    check(st["di_timeouts"] == 1, "debuginfod: hanging server cut at the timeout, counted")
+    check(st["di_rejected"] == 1 and names_of(tool, progs["garbage"]) in ([], ["main"]),
+          "debuginfod: garbage answer rejected and counted, frame stays unsymbolized")
+    check(st["di_not_found"] == 1, "debuginfod: 404 counted")
+    # Negative results are remembered: reopening the module (forget + evict) does not ask again.
+    asked = dict(server.asked)
+    for k in ("missing", "garbage", "hang"):
+        tool.ask("forget %d" % progs[k].pid)
+    for _ in range(9):
+        tool.ask("maintain")
+    for k in ("missing", "garbage", "hang"):
+        names_of(tool, progs[k])
+    st = tool.stats()
+    check(server.asked == asked and st["di_negative_hits"] >= 3,
+          "debuginfod: failed build ids not asked again (%s -> %s, hits %d)" % (asked, server.asked, st["di_negative_hits"]))
+    # A second download makes the cache exceed its bound: the oldest file goes.
+    names_of(tool, progs["good2"])
+    deadline = time.time() + 10
+    # good, garbage, good2 downloaded; the cache is scanned right after each download
+    while time.time() < deadline and (tool.stats()["di_found"] < 3 or not tool.stats()["di_cache_evicted"]):
+        time.sleep(0.1)
+        tool.ask("maintain")
+    st = tool.stats()
+    check(st["di_cache_evicted"] >= 1 and st["di_cache_bytes"] <= bound,
+          "debuginfod: cache held to %d bytes (%s)" % (bound, {k: v for k, v in st.items() if "cache" in k}))
+    start = time.time()
+    tool.close()
+    check(time.time() - start < 5, "debuginfod: shutdown does not wait for a download")
+    server.close()
+
+    # Server down: counted, nothing hangs.
+    os.environ.update(DEBUGINFOD_URLS="http://127.0.0.1:%d" % server.port, DEBUGINFOD_CACHE_PATH=cache + "-2")
+    try:
+        tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    names_of(tool, progs["good2"])
+    deadline = time.time() + 10
+    while time.time() < deadline and not tool.stats()["di_failed"]:
+        time.sleep(0.1)
+        tool.ask("maintain")
+    check(tool.stats()["di_failed"] == 1, "debuginfod: server down counted as failed")
+    tool.close()
+    for p in progs.values():
+        p.close()
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIP: needs root (map_files, mount namespaces)")
@@ -339,6 +508,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="otelprof-sym-") as tmp:
         test_pie_nopie_dlopen()
         test_cxx()
+        test_deep_inline()
         test_separate_debug(tmp)
         test_mount_namespace(tmp)
         test_planted_files(tmp)
@@ -346,6 +516,7 @@ def main():
         test_perf_map(tmp)
         test_kernel()
         test_cache(tmp)
+        test_debuginfod(tmp)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
