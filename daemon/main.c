@@ -293,13 +293,14 @@ static void tick(struct daemon *d, uint64_t now)
 	/* Not ready when nothing was delivered for three intervals (at least 10 s). */
 	uint64_t undelivered_ns = 3 * d->opts->export.interval_ns > 10000000000ULL ? 3 * d->opts->export.interval_ns
 										   : 10000000000ULL;
-	/* Sampling is stalled when the CPUs did this much work (clock ticks) without one perf event:
-	 * an idle host fires few cpu-clock events, a busy one many. */
-	uint64_t busy = self_metrics_busy_cpu_ticks(), stall_ticks = 5 * (uint64_t)sysconf(_SC_CLK_TCK);
+	uint64_t busy, stall_ticks = 5 * (uint64_t)sysconf(_SC_CLK_TCK);
 
 	if (now - r->last_tick_ns < 1000000000ULL)
 		return;
 	r->last_tick_ns = now;
+	/* Sampling is stalled when the CPUs did this much work (clock ticks) without one perf event:
+	 * an idle host fires few cpu-clock events, a busy one many. Read once a tick, never per record. */
+	busy = self_metrics_busy_cpu_ticks();
 	collect_metrics(d, m);
 	if (m->bpf[OTELPROF_CNT_SAMPLES] != r->last_perf_events || !r->busy_at_last_event) {
 		r->last_perf_events = m->bpf[OTELPROF_CNT_SAMPLES];
