@@ -19,6 +19,7 @@ const volatile bool include_idle = false;    /* keep samples of the idle task (p
 const volatile bool filter_cgroups = false;  /* keep only tasks in (or below) a cgroup of target_cgroups */
 const volatile bool track_processes = false; /* send exec, fork and exit records of kept processes */
 const volatile __u32 stack_copy = 0;         /* bytes of user stack copied per sample (0: none) */
+const volatile __u64 wakeup_bytes = 0;       /* wake user space once this much is waiting (0: every record) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -71,6 +72,18 @@ static __always_inline void count(enum otelprof_counter which)
 
 	if (value)
 		*value += 1;
+}
+
+/*
+ * Samples, forks and exits do not wake user space, which drains the buffer on a timer: one wakeup per
+ * record would cost a context switch per sample. A buffer filling up wakes it at once; so does an exec
+ * (wake_now), because its /proc files must be read while the process is alive.
+ */
+static __always_inline __u64 wakeup_flags(bool wake_now)
+{
+	if (!wakeup_bytes || wake_now || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline bool is_target(__u32 pid)
@@ -263,7 +276,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
 	s->hdr.size = sizeof(*s) + tail;
-	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, 0))
+	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, wakeup_flags(false)))
 		count(OTELPROF_CNT_RINGBUF_FULL);
 	return 0;
 }
@@ -290,7 +303,7 @@ static __always_inline void send_proc_event(enum otelprof_record_kind kind, stru
 	e->filename[0] = 0;
 	if (bprm)
 		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup_flags(kind == OTELPROF_RECORD_EXEC));
 	count(OTELPROF_CNT_PROC_EVENTS);
 }
 

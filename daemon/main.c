@@ -365,6 +365,7 @@ static int add_epoll(int epfd, int fd)
 static int run_loop(struct daemon *d)
 {
 	int epfd = -1, sigfd = -1, timerfd = -1, intervalfd = -1, ringfd = sampler_fd(d->sampler), r;
+	uint64_t last_drain_ns = 0;
 	sigset_t mask;
 
 	r = setup_signals(&mask);
@@ -404,15 +405,25 @@ static int run_loop(struct daemon *d)
 	service_notify_ready("Sampling");
 	for (;;) {
 		struct epoll_event events[4];
-		int n = epoll_wait(epfd, events, 4, 1000);
+		int n = epoll_wait(epfd, events, 4, SAMPLER_DRAIN_MS);
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
-		service_notify_watchdog(clock_ns(CLOCK_MONOTONIC));
-		tick(d, clock_ns(CLOCK_MONOTONIC));
+		service_notify_watchdog(now);
+		tick(d, now);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			r = -errno;
 			goto out;
+		}
+		/* Samples do not wake us (see sampler_fd()): drain them on this period. */
+		if (now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL) {
+			last_drain_ns = now;
+			r = sampler_consume(d->sampler);
+			if (r < 0 && r != -EINTR) {
+				log_error("Failed to read samples: %s", strerror(-r));
+				goto out;
+			}
 		}
 		for (int i = 0; i < n; i++) {
 			int fd = events[i].data.fd;

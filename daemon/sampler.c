@@ -241,6 +241,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	s->skel->rodata->filter_cgroups = config->ncgroup_ids > 0;
 	s->skel->rodata->track_processes = config->track_processes;
 	s->skel->rodata->stack_copy = config->stack_copy;
+	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	r = libbpf_num_possible_cpus();
 	if (r <= 0) {

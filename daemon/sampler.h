@@ -39,6 +39,13 @@ struct sampler;
 struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err);
 void sampler_close(struct sampler *s);
 
+/*
+ * Samples do not wake the reader one by one (a context switch per sample): the fd becomes readable
+ * when an exec record arrives or the ring buffer is a quarter full. Call sampler_consume() at least
+ * every SAMPLER_DRAIN_MS as well.
+ */
+#define SAMPLER_DRAIN_MS 200
+
 /* fd to wait on (epoll) for records. */
 int sampler_fd(const struct sampler *s);
 /* Hand every pending record to the callback. Records consumed, or -errno. */
