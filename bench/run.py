@@ -185,15 +185,22 @@ class Bpftrace(Profiler):
         return ["bpftrace", "-e", f"profile:hz:{self.freq} {{ @[comm, kstack, ustack] = count(); }}"]
 
     def _entries(self):
-        """(comm, frames root first with kernel frames last and marked _[k], count) per map entry."""
+        """(comm, frames root first with kernel frames last and marked _[k], count) per map entry.
+        An entry reads "@[comm, KSTACK, USTACK]: n", each stack a block of lines; an empty kernel stack
+        leaves both commas on the first line ("@[split, , ")."""
         text = open(self.out.name).read()
         for m in re.finditer(r"^@\[(.*?)\]: (\d+)$", text, re.S | re.M):
-            comm, _, rest = m.group(1).partition(",")
-            kstack, _, ustack = rest.partition("\n,")
+            head, *lines = m.group(1).split("\n")
+            comm = head.split(",")[0].strip()
+            if head.count(",") >= 2:
+                kstack, ustack = [], lines
+            else:
+                cut = next((i for i, l in enumerate(lines) if l.strip().startswith(",")), len(lines))
+                kstack, ustack = lines[:cut], lines[cut + 1:]
 
             def frames(block):
-                return [l.strip().split("+")[0] for l in block.splitlines() if l.strip() and l.strip() != ","]
-            yield (comm.strip(), list(reversed(frames(ustack))) +
+                return [l.strip().split("+")[0] for l in block if l.strip() and l.strip() != ","]
+            yield (comm, list(reversed(frames(ustack))) +
                    [f + "_[k]" for f in reversed(frames(kstack))], int(m.group(2)))
 
     def samples(self):
