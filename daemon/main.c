@@ -589,14 +589,18 @@ int main(int argc, char **argv)
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
 		goto out;
 	}
+	/* Capabilities are per thread and a thread inherits its creator's: drop them before the first
+	 * thread starts (the exporter's sender, gRPC's own threads, the Kubernetes watcher, the metrics
+	 * server, the debuginfod worker), so none of them keeps CAP_BPF or CAP_PERFMON. What those threads
+	 * read (CA and key files, debug files) needs at most CAP_DAC_READ_SEARCH, which is kept. */
+	r = privileges_drop_after_setup();
+	if (r)
+		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
 	if (opts.export.enabled && !(d.export = export_loop_new(&opts.export))) {
 		status = 2;
 		goto out;
 	}
-	r = privileges_drop_after_setup();
-	if (r)
-		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
-	start_kubernetes(&d); /* after the drop: capabilities are per thread, and the watcher needs none */
+	start_kubernetes(&d);
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	d.report.delivered_ns = d.report.summary_ns = d.start_monotonic_ns;
