@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include "host_view.h"
 
 /* Bound on host-level attributes (detected plus OTEL_RESOURCE_ATTRIBUTES) and on one key or value. */
 #define MAX_HOST_ATTRIBUTES 64
@@ -168,20 +169,6 @@ static bool read_first_word(const char *path, char *buf, size_t size)
 	return found;
 }
 
-/* 1 when the process runs in pid 1's namespace of this type (the host's, with hostPID), 0 when in
- * another, -1 when unknown (pid 1 is not ours to inspect without CAP_SYS_PTRACE). */
-static int in_init_namespace(const char *proc, const char *type)
-{
-	char self[4096], init[4096];
-	struct stat a, b;
-
-	snprintf(self, sizeof(self), "%s/self/ns/%s", proc, type);
-	snprintf(init, sizeof(init), "%s/1/ns/%s", proc, type);
-	if (stat(self, &a) || stat(init, &b))
-		return -1;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 /* host.name and host.id: the host's, also from a hostPID pod (the rules are in metadata.h). */
 static void detect_host(struct metadata *m, const struct metadata_config *config, const char *node)
 {
@@ -193,7 +180,7 @@ static void detect_host(struct metadata *m, const struct metadata_config *config
 	} else {
 		bool found = false;
 
-		if (in_init_namespace(proc, "uts") != 1) {
+		if (host_view_same_namespace(proc, "uts") != 1) {
 			snprintf(path, sizeof(path), "%s/1/root/etc/hostname", proc);
 			if (node && *node) {
 				snprintf(value, sizeof(value), "%s", node);

@@ -84,8 +84,21 @@ checks = {
     "service account": pod.get("serviceAccountName") == "otelprofd",
     "node name from the downward API": any(
         e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName" for e in c.get("env", [])),
-    "no host root mount": all(v.get("hostPath", {}).get("path") not in ("/", "/proc") for v in pod["volumes"]),
 }
+# Only the mounts the daemon needs: host files are read through /proc/1/root (hostPID), so no
+# hostPath at all; an emptyDir is there because something writes into it, and is bounded.
+HOST_PATHS_ALLOWED = set()
+host_paths = {v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
+mounted = {m["name"]: m["mountPath"] for m in c.get("volumeMounts", [])}
+env = {e["name"]: e.get("value") for e in c.get("env", [])}
+checks.update({
+    f"hostPaths within the allowlist {sorted(HOST_PATHS_ALLOWED)}": host_paths <= HOST_PATHS_ALLOWED,
+    "every volume mounted, every mount a volume": set(mounted) == {v["name"] for v in pod["volumes"]},
+    "every emptyDir bounded": all(v["emptyDir"].get("sizeLimit") for v in pod["volumes"] if "emptyDir" in v),
+    "every emptyDir written to (DEBUGINFOD_CACHE_PATH)": all(
+        (env.get("DEBUGINFOD_CACHE_PATH") or "").startswith(mounted[v["name"]] + "/")
+        for v in pod["volumes"] if "emptyDir" in v),
+})
 for what, ok in checks.items():
     print(("ok  " if ok else "BAD ") + what)
     if not ok:
