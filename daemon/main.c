@@ -19,6 +19,7 @@
 #include "aggregate.h"
 #include "cgroup.h"
 #include "export_loop.h"
+#include "host_view.h"
 #include "k8s.h"
 #include "log.h"
 #include "metadata.h"
@@ -546,6 +547,7 @@ int main(int argc, char **argv)
 	struct profile *p = NULL;
 	uint64_t cgroup_ids[OTELPROF_MAX_TARGET_CGROUPS];
 	size_t ncgroup_ids;
+	const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
 	int r, status = 1;
 
 	switch (options_parse(&opts, argc, argv, stdout, stderr)) {
@@ -562,7 +564,11 @@ int main(int argc, char **argv)
 		.max_entries = opts.max_stacks, .max_stack_bytes = MAX_STACK_BYTES, .max_samples = opts.max_samples,
 	};
 	d.agg = aggregate_new(&limits);
-	d.sym = symbolizer_new(NULL);
+	/* Debug files of the host's binaries: in a hostPID pod the host's /usr/lib/debug is read through
+	 * pid 1's root (no host mount needed); on the host itself the two are the same directory. */
+	if (host_view_same_root(NULL) == 0)
+		debug_dirs[1] = "/proc/1/root/usr/lib/debug";
+	d.sym = symbolizer_new(&(struct symbolizer_config){ .debug_dirs = debug_dirs });
 	d.processes = process_table_new(&(struct process_table_config){ .command_line = opts.command_line });
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
 	if (!d.agg || !d.sym || !d.processes || !d.metadata) {
@@ -589,14 +595,18 @@ int main(int argc, char **argv)
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
 		goto out;
 	}
+	/* Capabilities are per thread and a thread inherits its creator's: drop them before the first
+	 * thread starts (the exporter's sender, gRPC's own threads, the Kubernetes watcher, the metrics
+	 * server, the debuginfod worker), so none of them keeps CAP_BPF or CAP_PERFMON. What those threads
+	 * read (CA and key files, debug files) needs at most CAP_DAC_READ_SEARCH, which is kept. */
+	r = privileges_drop_after_setup();
+	if (r)
+		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
 	if (opts.export.enabled && !(d.export = export_loop_new(&opts.export))) {
 		status = 2;
 		goto out;
 	}
-	r = privileges_drop_after_setup();
-	if (r)
-		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
-	start_kubernetes(&d); /* after the drop: capabilities are per thread, and the watcher needs none */
+	start_kubernetes(&d);
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	d.report.delivered_ns = d.report.summary_ns = d.start_monotonic_ns;

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host_view.h"
+
 /* Bound on host-level attributes (detected plus OTEL_RESOURCE_ATTRIBUTES) and on one key or value. */
 #define MAX_HOST_ATTRIBUTES 64
 #define MAX_ATTRIBUTE_LEN 1024
@@ -144,41 +146,76 @@ static void set_host_attribute(void *ctx, const char *key, const char *value)
 	m->attrs[m->nattrs++] = (struct host_attribute){ k, v };
 }
 
-static void read_machine_id(struct metadata *m, const char *path)
+/* The first word of the first line of path that is neither empty nor a comment (machine-id(5),
+ * hostname(5)), into buf. false when unreadable or empty. */
+static bool read_first_word(const char *path, char *buf, size_t size)
 {
-	char id[128] = "";
 	FILE *f = fopen(path, "re");
+	char line[256];
+	bool found = false;
 
 	if (!f)
-		return;
-	if (fgets(id, sizeof(id), f)) {
-		id[strcspn(id, " \t\r\n")] = 0;
-		if (id[0])
-			set_host_attribute(m, "host.id", id);
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *w = line + strspn(line, " \t");
+
+		w[strcspn(w, " \t\r\n")] = 0;
+		if (!*w || *w == '#')
+			continue;
+		snprintf(buf, size, "%s", w);
+		found = true;
 	}
 	fclose(f);
+	return found;
+}
+
+/* host.name and host.id: the host's, also from a hostPID pod (the rules are in metadata.h). */
+static void detect_host(struct metadata *m, const struct metadata_config *config, const char *node)
+{
+	const char *proc = config->proc_root ? config->proc_root : "/proc";
+	char path[4096], value[256];
+
+	if (config->hostname) {
+		set_host_attribute(m, "host.name", config->hostname);
+	} else {
+		bool found = false;
+
+		if (host_view_same_namespace(proc, "uts") != 1) {
+			snprintf(path, sizeof(path), "%s/1/root/etc/hostname", proc);
+			if (node && *node) {
+				snprintf(value, sizeof(value), "%s", node);
+				found = true;
+			} else {
+				found = read_first_word(path, value, sizeof(value));
+			}
+		}
+		if (!found && !gethostname(value, sizeof(value))) {
+			value[sizeof(value) - 1] = 0;
+			found = true;
+		}
+		if (found)
+			set_host_attribute(m, "host.name", value);
+	}
+	snprintf(path, sizeof(path), "%s/1/root/etc/machine-id", proc);
+	if (config->machine_id_path ? read_first_word(config->machine_id_path, value, sizeof(value))
+				    : (read_first_word(path, value, sizeof(value)) ||
+				       read_first_word("/etc/machine-id", value, sizeof(value))))
+		set_host_attribute(m, "host.id", value);
 }
 
 struct metadata *metadata_new(const struct metadata_config *config)
 {
 	struct metadata *m = calloc(1, sizeof(*m));
 	const char *node, *attrs;
-	char host[256];
 
 	if (!m)
 		return NULL;
-	if (config->hostname)
-		set_host_attribute(m, "host.name", config->hostname);
-	else if (!gethostname(host, sizeof(host))) {
-		host[sizeof(host) - 1] = 0;
-		set_host_attribute(m, "host.name", host);
-	}
-	read_machine_id(m, config->machine_id_path ? config->machine_id_path : "/etc/machine-id");
 	node = config->node_name;
 	if (!node)
 		node = getenv("K8S_NODE_NAME");
 	if (!node || !*node)
 		node = getenv("NODE_NAME");
+	detect_host(m, config, node);
 	if (node && *node) {
 		m->node_name = strdup(node);
 		set_host_attribute(m, "k8s.node.name", node);

@@ -24,15 +24,23 @@ struct k8s_names {
 
 struct metadata_config {
 	const char *proc_root;       /* NULL: "/proc" */
-	const char *machine_id_path; /* NULL: "/etc/machine-id" */
-	const char *hostname;        /* NULL: gethostname() */
+	const char *machine_id_path; /* NULL: pid 1's /etc/machine-id, else ours (see metadata_new) */
+	const char *hostname;        /* NULL: the host's name (see metadata_new) */
 	const char *resource_attributes; /* NULL: getenv("OTEL_RESOURCE_ATTRIBUTES") */
 	const char *node_name;       /* NULL: getenv("K8S_NODE_NAME"), else getenv("NODE_NAME") */
 };
 
 struct metadata;
 
-/* NULL on allocation failure. Malformed OTEL_RESOURCE_ATTRIBUTES entries are skipped (counted). */
+/*
+ * NULL on allocation failure. Malformed OTEL_RESOURCE_ATTRIBUTES entries are skipped (counted).
+ * host.name and host.id are the host's even from a container whose pid namespace is the host's
+ * (a DaemonSet with hostPID: its own UTS namespace and image would give the pod's):
+ *   host.name  gethostname() when otelprofd shares pid 1's UTS namespace; else (or when it cannot
+ *              tell) the node name (K8S_NODE_NAME, NODE_NAME), else pid 1's /etc/hostname (through
+ *              PROC/1/root), else gethostname()
+ *   host.id    pid 1's /etc/machine-id (PROC/1/root/etc/machine-id), else /etc/machine-id
+ */
 struct metadata *metadata_new(const struct metadata_config *config);
 void metadata_free(struct metadata *m);
 

@@ -628,8 +628,9 @@ static int check_entry(const struct config_file *cf, const struct config_entry *
 	return r ? -EINVAL : 0;
 }
 
-/* Apply the configuration file under what the flags (set[]) and the environment already said. */
-static int apply_config_file(struct options *opts, const char *path, const bool *set, FILE *err)
+/* Apply the configuration file under what the flags (set[]) and the environment already said;
+ * line[c] is the file's line of each option it set, for errors about two options. */
+static int apply_config_file(struct options *opts, const char *path, const bool *set, unsigned *line, FILE *err)
 {
 	char msg[512];
 	int r = config_file_load(path, &opts->config, msg, sizeof(msg));
@@ -652,13 +653,83 @@ static int apply_config_file(struct options *opts, const char *path, const bool 
 		r = apply_option(opts, o->val, value, err);
 		if (r)
 			return r;
+		line[o->val] = e->line;
 	}
 	return 0;
+}
+
+static const char *option_name(int c)
+{
+	for (const struct option *o = long_options; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
+}
+
+/*
+ * An error about two options: a needs b (which nothing set), or a and b exclude each other. It is
+ * located at the configuration file's line of a (else of b) when the file set either:
+ * "FILE:3: follow-children needs pid", "FILE:2: output and endpoint exclude each other (endpoint:
+ * line 5)"; options given as flags keep their "--".
+ */
+static void report_pair(FILE *err, const struct options *opts, const unsigned *line, int a, int b, bool needs)
+{
+	unsigned at = line[a] ? line[a] : line[b];
+	/* The missing option of "needs" is named the way a was given. */
+	bool b_plain = needs ? line[a] : line[b];
+
+	if (at)
+		fprintf(err, "otelprofd: %s:%u: ", opts->config->name, at);
+	else
+		fprintf(err, "otelprofd: ");
+	fprintf(err, "%s%s %s %s%s%s", line[a] ? "" : "--", option_name(a), needs ? "needs" : "and",
+		b_plain ? "" : "--", option_name(b), needs ? "" : " exclude each other");
+	if (line[a] && line[b] && line[a] != line[b])
+		fprintf(err, " (%s: line %u)", option_name(b), line[b]);
+	fputc('\n', err);
+}
+
+/* otel_env_apply()'s errors about options the file may have set, to locate them at its lines. */
+static const struct {
+	const char *prefix;
+	int options[2];
+} export_errors[] = {
+	{ "otelprofd: endpoint: ", { OPT_ENDPOINT, OPT_ENDPOINT } },
+	{ "otelprofd: headers: ", { OPT_HEADERS, OPT_HEADERS } },
+	{ "otelprofd: a client certificate needs its key", { OPT_CLIENT_CERT, OPT_CLIENT_KEY } },
+};
+
+/* otel_env_apply() with its error at the file's line when it is about an option from the file. */
+static int apply_export_env(struct options *opts, const unsigned *line, FILE *err)
+{
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&msg, &len);
+	unsigned at = 0;
+	int r;
+
+	if (!mem)
+		return -ENOMEM;
+	r = otel_env_apply(&opts->export, plain_getenv, mem);
+	fclose(mem);
+	for (size_t i = 0; r && msg && i < sizeof(export_errors) / sizeof(export_errors[0]); i++) {
+		unsigned a = line[export_errors[i].options[0]], b = line[export_errors[i].options[1]];
+
+		if (!strncmp(msg, export_errors[i].prefix, strlen(export_errors[i].prefix)))
+			at = a ? a : b;
+	}
+	if (msg && at)
+		fprintf(err, "otelprofd: %s:%u: %s", opts->config->name, at, msg + strlen("otelprofd: "));
+	else if (msg)
+		fputs(msg, err);
+	free(msg);
+	return r;
 }
 
 enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err)
 {
 	bool set[OPT_LAST] = { false }; /* options given as flags: the file does not override them */
+	unsigned line[OPT_LAST] = { 0 }; /* the configuration file's line of the options it set */
 	const char *config_path;
 	int c;
 
@@ -700,21 +771,21 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 		goto usage;
 	}
 	config_path = opts->config_path ? opts->config_path : opts->check_config ? OTELPROFD_DEFAULT_CONFIG : NULL;
-	if (config_path && apply_config_file(opts, config_path, set, err))
+	if (config_path && apply_config_file(opts, config_path, set, line, err))
 		goto fail;
 	if (opts->follow_children && !opts->npids) {
-		fprintf(err, "otelprofd: --follow-children needs --pid\n");
+		report_pair(err, opts, line, OPT_FOLLOW_CHILDREN, 'p', true);
 		goto usage;
 	}
 	if (opts->verbose && opts->quiet) {
-		fprintf(err, "otelprofd: --verbose and --quiet exclude each other\n");
+		report_pair(err, opts, line, 'v', 'q', false);
 		goto usage;
 	}
-	if (otel_env_apply(&opts->export, plain_getenv, err))
+	if (apply_export_env(opts, line, err))
 		goto usage;
 	if (opts->export.enabled && opts->output) {
 		if (opts->export.endpoint) {
-			fprintf(err, "otelprofd: --output and --endpoint exclude each other\n");
+			report_pair(err, opts, line, 'o', OPT_ENDPOINT, false);
 			goto usage;
 		}
 		/* An ad hoc run writing a file ignores a collector configured in the environment. */

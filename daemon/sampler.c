@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bpf_log.h"
 #include "log.h"
 #include "profile.skel.h"
 
@@ -23,8 +24,10 @@
 #endif
 
 #define MAX_CPUS 4096
-/* libbpf's messages of the last load, kept to show the verifier's last lines on failure. */
-#define LIBBPF_LOG_LINES 40
+/* libbpf's messages of the last load, every line of them (the verifier's log is one multi-line
+ * message), kept to show the verifier's last lines on failure; LIBBPF_LOG_TAIL of them are shown. */
+#define LIBBPF_LOG_LINES 64
+#define LIBBPF_LOG_TAIL 20
 
 struct sampler {
 	struct profile_bpf *skel;
@@ -37,45 +40,64 @@ struct sampler {
 	void *ctx;
 };
 
-static char *libbpf_log[LIBBPF_LOG_LINES];
-static unsigned libbpf_log_next;
+/* libbpf's print callback has no context pointer: the log of the load in progress is global. */
+static struct bpf_log *libbpf_log;
 
 __attribute__((format(printf, 2, 0)))
 static int capture_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[1024];
+	char small[1024], *text = small;
+	va_list copy;
+	int len;
 
 	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LEVEL_DEBUG)
 		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = 0;
-	if (!line[0])
+	va_copy(copy, ap);
+	len = vsnprintf(small, sizeof(small), fmt, ap);
+	/* The verifier's log arrives whole in one message, often longer than a line buffer. */
+	if (len >= (int)sizeof(small)) {
+		text = malloc((size_t)len + 1);
+		if (text)
+			vsnprintf(text, (size_t)len + 1, fmt, copy);
+		else
+			text = small; /* keep the message's head at least */
+	}
+	va_end(copy);
+	if (len < 0)
 		return 0;
-	free(libbpf_log[libbpf_log_next % LIBBPF_LOG_LINES]);
-	libbpf_log[libbpf_log_next++ % LIBBPF_LOG_LINES] = strdup(line);
-	if (log_get_level() >= LOG_LEVEL_DEBUG)
-		log_debug("libbpf: %s", line);
+	if (libbpf_log)
+		bpf_log__append(libbpf_log, text);
+	if (log_get_level() >= LOG_LEVEL_DEBUG) {
+		size_t n = strlen(text);
+
+		if (n && text[n - 1] == '\n')
+			text[n - 1] = 0; /* log_debug ends the line */
+		log_debug("libbpf: %s", text);
+	}
+	if (text != small)
+		free(text);
 	return 0;
 }
 
-static void print_libbpf_log_tail(unsigned lines)
+static void print_libbpf_log_tail(unsigned max)
 {
-	unsigned n = libbpf_log_next < LIBBPF_LOG_LINES ? libbpf_log_next : LIBBPF_LOG_LINES;
+	const char *lines[LIBBPF_LOG_TAIL];
+	unsigned n;
 
-	if (lines > n)
-		lines = n;
-	for (unsigned i = libbpf_log_next - lines; i < libbpf_log_next; i++)
-		if (libbpf_log[i % LIBBPF_LOG_LINES])
-			fprintf(stderr, "  %s\n", libbpf_log[i % LIBBPF_LOG_LINES]);
+	if (!libbpf_log)
+		return;
+	if (max > LIBBPF_LOG_TAIL)
+		max = LIBBPF_LOG_TAIL;
+	n = bpf_log__tail(libbpf_log, lines, max);
+	for (unsigned i = 0; i < n; i++)
+		fprintf(stderr, "  %s\n", lines[i]);
 }
 
+/* The log is only needed during sampler_open(). */
 static void clear_libbpf_log(void)
 {
-	for (unsigned i = 0; i < LIBBPF_LOG_LINES; i++) {
-		free(libbpf_log[i]);
-		libbpf_log[i] = NULL;
-	}
-	libbpf_log_next = 0;
+	bpf_log_free(libbpf_log);
+	libbpf_log = NULL;
 }
 
 static bool has_capability(int cap)
@@ -145,7 +167,7 @@ static void explain_load_failure(int err)
 {
 	log_error("Failed to load the BPF programs: %s", strerror(-err));
 	fprintf(stderr, "Last messages of the loader and the kernel verifier:\n");
-	print_libbpf_log_tail(12);
+	print_libbpf_log_tail(LIBBPF_LOG_TAIL);
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		fprintf(stderr, "The kernel has no BTF (/sys/kernel/btf/vmlinux): otelprofd's CO-RE programs need "
 			"a kernel built with CONFIG_DEBUG_INFO_BTF=y (Linux 5.8 or later).\n");
@@ -213,7 +235,8 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 
 	if (*missing) {
 		log_error("Missing privileges: %s. Run otelprofd as root, or grant it the capabilities "
-			  "(setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,cap_sys_resource+ep otelprofd).",
+			  "(setcap cap_bpf,cap_perfmon,cap_sys_resource,cap_sys_ptrace,cap_dac_read_search,"
+			  "cap_checkpoint_restore,cap_syslog+ep otelprofd).",
 			  missing);
 		*err = -EPERM;
 		return NULL;
@@ -226,6 +249,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	s->fn = fn;
 	s->ctx = ctx;
 	clear_libbpf_log();
+	libbpf_log = bpf_log_new(LIBBPF_LOG_LINES); /* without it, no tail is shown: not fatal */
 	libbpf_set_print(capture_libbpf_log);
 
 	s->skel = profile_bpf__open();

@@ -10,20 +10,32 @@
 
 #include "options.h"
 
-static enum options_result parse(struct options *o, const char *line)
+/* Parse "otelprofd LINE", keeping the first line options_parse() wrote on stderr in msg. */
+static enum options_result parse_message(struct options *o, const char *line, char *msg, size_t size)
 {
-	char buf[512], *argv[32];
+	char buf[512], *argv[32], *text = NULL;
+	size_t len = 0;
 	int argc = 0;
-	FILE *devnull = fopen("/dev/null", "w");
+	FILE *devnull = fopen("/dev/null", "w"), *err = open_memstream(&text, &len);
 	enum options_result r;
 
 	snprintf(buf, sizeof(buf), "otelprofd %s", line);
 	for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
 		argv[argc++] = tok;
 	argv[argc] = NULL;
-	r = options_parse(o, argc, argv, devnull, devnull);
+	r = options_parse(o, argc, argv, devnull, err);
 	fclose(devnull);
+	fclose(err);
+	snprintf(msg, size, "%.*s", (int)strcspn(text, "\n"), text);
+	free(text);
 	return r;
+}
+
+static enum options_result parse(struct options *o, const char *line)
+{
+	char msg[512];
+
+	return parse_message(o, line, msg, sizeof(msg));
 }
 
 static void test_defaults(void **state)
@@ -191,17 +203,64 @@ static void test_config_errors(void **state)
 		"help = yes\n", "duration =\n", "pid = 99999999\n", "\"unbalanced = 1\n",
 	};
 	struct options o;
-	char line[128];
+	char line[128], msg[512], want[128];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *path = write_config(bad[i]);
 
 		print_message("%s", bad[i]);
 		snprintf(line, sizeof(line), "--check-config --config %s", path);
-		assert_int_equal(parse(&o, line), OPTIONS_USAGE);
+		assert_int_equal(parse_message(&o, line, msg, sizeof(msg)), OPTIONS_USAGE);
+		/* "otelprofd: FILE:1: reason" */
+		snprintf(want, sizeof(want), "otelprofd: %s:1: ", path);
+		print_message("  %s\n", msg);
+		assert_memory_equal(msg, want, strlen(want));
+		assert_true(strlen(msg) > strlen(want) + 5);
 		unlink(path);
 	}
 	assert_int_equal(parse(&o, "--config /nonexistent/otelprofd.conf"), OPTIONS_USAGE);
+}
+
+/* Errors about two options name the file's line: "FILE:LINE: reason". */
+static void test_config_pair_errors(void **state)
+{
+	static const struct {
+		const char *file, *flags, *message; /* message: after "otelprofd: FILE" */
+	} cases[] = {
+		{ "follow-children = yes\n", "", ":1: follow-children needs pid" },
+		{ "# a comment\noutput = x.folded\n\nendpoint = localhost:4317\n", "",
+		  ":2: output and endpoint exclude each other (endpoint: line 4)" },
+		{ "endpoint = localhost:4317\n", "-o x.folded", ":1: --output and endpoint exclude each other" },
+		{ "verbose = yes\nquiet = yes\n", "", ":1: verbose and quiet exclude each other (quiet: line 2)" },
+		{ "quiet = yes\n", "-v", ":1: --verbose and quiet exclude each other" },
+		{ "frequency = 99\nclient-cert = /etc/hostname\n", "",
+		  ":2: a client certificate needs its key and a key its certificate (--client-cert and --client-key)" },
+		{ "headers = nokv\n", "", ":1: headers: 'nokv' is not a list of key=value" },
+		{ "\n\nendpoint = http://\n", "",
+		  ":3: endpoint: 'http://' is not a collector address (examples: localhost:4317, https://collector:4318)" },
+		/* Nothing from the file involved: the flags' names, no location. */
+		{ "frequency = 99\n", "--follow-children", "" },
+	};
+	struct options o;
+	char line[256], msg[512], want[512];
+
+	(void)state;
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+	unsetenv("OTEL_EXPORTER_OTLP_CLIENT_KEY");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *path = write_config(cases[i].file);
+
+		snprintf(line, sizeof(line), "--check-config --config %s %s", path, cases[i].flags);
+		if (cases[i].message[0])
+			snprintf(want, sizeof(want), "otelprofd: %s%s", path, cases[i].message);
+		else
+			snprintf(want, sizeof(want), "otelprofd: --follow-children needs --pid");
+		assert_int_equal(parse_message(&o, line, msg, sizeof(msg)), OPTIONS_USAGE);
+		assert_string_equal(msg, want);
+		unlink(path);
+	}
 }
 
 int main(void)
@@ -214,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_config_precedence),
 		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_config_pair_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,7 +49,14 @@ static void test_prometheus_format(void **state)
 
 			assert_int_equal(regexec(&comment, line, 0, NULL, 0), 0);
 			if (!strncmp(line, "# TYPE ", 7)) {
-				sscanf(line + 7, "%95s", name);
+				char type[16];
+				size_t len;
+
+				assert_int_equal(sscanf(line + 7, "%95s %15s", name, type), 2);
+				len = strlen(name);
+				/* Prometheus naming: a counter's name ends in _total, and only a counter's. */
+				print_message("%s %s\n", name, type);
+				assert_int_equal(len > 6 && !strcmp(name + len - 6, "_total"), !strcmp(type, "counter"));
 				for (size_t i = 0; i < nseen; i++)
 					assert_string_not_equal(seen[i], name);
 				assert_true(nseen < 64);

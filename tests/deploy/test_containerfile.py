@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The container build file: multi-stage on Debian 12, and its runtime stage installs a package for
 every shared library the built otelprofd links (found with ldd and dpkg -S)."""
+import json
 import os
 import re
 import subprocess
@@ -43,4 +44,17 @@ print("runtime packages needed:", sorted(needed))
 missing = needed - installed
 if missing:
     fail(f"the runtime stage does not install {sorted(missing)}")
+# The flags of ENTRYPOINT and CMD are flags the daemon has (a flag renamed in the code breaks this).
+help_text = subprocess.run([os.environ["OTELPROFD"], "--help"], capture_output=True, text=True).stdout
+known = set(re.findall(r"(--[a-z][a-z0-9-]*)", help_text))
+used = []
+for kind, args in re.findall(r"^(ENTRYPOINT|CMD)\s+(\[.*\])\s*$", runtime, re.M):
+    for arg in json.loads(args):
+        used += re.findall(r"^(--[a-z][a-z0-9-]*)", arg)
+if not re.search(r"^CMD\s", runtime, re.M):
+    fail("the runtime stage has no CMD")
+for flag in used:
+    if flag not in known:
+        fail(f"the Containerfile passes {flag}, which otelprofd --help does not list")
+print(f"ENTRYPOINT/CMD flags, all in --help: {used}")
 print("PASS")

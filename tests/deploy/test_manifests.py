@@ -3,6 +3,7 @@
 manifests use is one the daemon really has (a flag renamed in the code breaks this test)."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -26,14 +27,44 @@ for name in sorted(os.listdir(kdir)):
 objects = {(d["kind"], d["metadata"]["name"]) for n, ds in docs.items() for d in ds if "metadata" in d}
 
 kust = docs["kustomization.yaml"][0]
-for res in kust["resources"]:
-    if not os.path.exists(os.path.join(kdir, res)):
-        fail(f"kustomization lists missing {res}")
-for gen in kust.get("configMapGenerator", []):
-    for f in gen["files"]:
-        path = f.split("=", 1)[-1]
-        if not os.path.exists(os.path.join(kdir, path)):
-            fail(f"configMapGenerator file missing: {path}")
+# Every file the kustomization reads must be in its folder: kustomize's load restrictor refuses
+# any path that leaves it ("security; file ... is not in or below ...").
+kust_paths = list(kust.get("resources", [])) + list(kust.get("components", []))
+for key in ("configMapGenerator", "secretGenerator"):
+    for gen in kust.get(key, []):
+        kust_paths += [f.split("=", 1)[-1] for f in gen.get("files", [])] + list(gen.get("envs", []))
+kust_paths += [p["path"] if isinstance(p, dict) else p for key in ("patches", "patchesStrategicMerge")
+               for p in kust.get(key, []) if not isinstance(p, dict) or "path" in p]
+for path in kust_paths:
+    real = os.path.realpath(os.path.join(kdir, path))
+    if os.path.isabs(path) or os.path.commonpath([real, os.path.realpath(kdir)]) != os.path.realpath(kdir):
+        fail(f"the kustomization reads {path}, outside {kdir}")
+    if not os.path.exists(real):
+        fail(f"the kustomization reads missing {path}")
+print(f"kustomization paths, all inside its folder: {kust_paths}")
+
+# The collector configuration of the kustomization is the standalone example, copied.
+example = open(os.path.join(root, "deploy", "collector", "config.yaml")).read()
+if open(os.path.join(kdir, "collector-config.yaml")).read() != example:
+    fail("deploy/kubernetes/collector-config.yaml differs from deploy/collector/config.yaml: copy it over")
+
+# kubectl's own kustomize, where kubectl is installed.
+kubectl = shutil.which("kubectl")
+if kubectl:
+    k = subprocess.run([kubectl, "kustomize", kdir], capture_output=True, text=True, timeout=60)
+    if k.returncode != 0:
+        fail(f"kubectl kustomize {kdir} failed: {k.stderr.strip()}")
+    built = [d for d in yaml.safe_load_all(k.stdout) if d]
+    kinds = sorted(d["kind"] for d in built)
+    print(f"kubectl kustomize: {kinds}")
+    for kind in ("DaemonSet", "ConfigMap", "ClusterRole", "ServiceAccount"):
+        if kind not in kinds:
+            fail(f"kubectl kustomize made no {kind}")
+    if any(d["metadata"].get("namespace", "otelprofd") != "otelprofd" for d in built
+           if d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding")):
+        fail("kubectl kustomize put an object outside the otelprofd namespace")
+else:
+    print("kubectl is not installed: kubectl kustomize not run")
 
 ds = next(d for d in docs["daemonset.yaml"] if d["kind"] == "DaemonSet")
 pod = ds["spec"]["template"]["spec"]
@@ -53,8 +84,21 @@ checks = {
     "service account": pod.get("serviceAccountName") == "otelprofd",
     "node name from the downward API": any(
         e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName" for e in c.get("env", [])),
-    "no host root mount": all(v.get("hostPath", {}).get("path") not in ("/", "/proc") for v in pod["volumes"]),
 }
+# Only the mounts the daemon needs: host files are read through /proc/1/root (hostPID), so no
+# hostPath at all; an emptyDir is there because something writes into it, and is bounded.
+HOST_PATHS_ALLOWED = set()
+host_paths = {v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
+mounted = {m["name"]: m["mountPath"] for m in c.get("volumeMounts", [])}
+env = {e["name"]: e.get("value") for e in c.get("env", [])}
+checks.update({
+    f"hostPaths within the allowlist {sorted(HOST_PATHS_ALLOWED)}": host_paths <= HOST_PATHS_ALLOWED,
+    "every volume mounted, every mount a volume": set(mounted) == {v["name"] for v in pod["volumes"]},
+    "every emptyDir bounded": all(v["emptyDir"].get("sizeLimit") for v in pod["volumes"] if "emptyDir" in v),
+    "every emptyDir written to (DEBUGINFOD_CACHE_PATH)": all(
+        (env.get("DEBUGINFOD_CACHE_PATH") or "").startswith(mounted[v["name"]] + "/")
+        for v in pod["volumes"] if "emptyDir" in v),
+})
 for what, ok in checks.items():
     print(("ok  " if ok else "BAD ") + what)
     if not ok:
@@ -66,7 +110,7 @@ if role["rules"] != [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get",
     fail(f"ClusterRole must grant exactly pods get/list/watch: {role['rules']}")
 
 # The collector: profiles pipeline behind its feature gate.
-col = yaml.safe_load(open(os.path.join(root, "deploy", "collector", "config.yaml")))
+col = yaml.safe_load(example)
 if "profiles" not in col["service"]["pipelines"]:
     fail("the collector configuration has no profiles pipeline")
 coldep = next(d for d in docs["collector.yaml"] if d["kind"] == "Deployment")

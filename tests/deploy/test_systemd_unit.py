@@ -75,4 +75,18 @@ if not {"CAP_BPF", "CAP_PERFMON"} <= caps or "CAP_SYS_ADMIN" in caps:
     fail(f"unexpected capability set {caps}")
 if "ProtectProc" in settings and "invisible" in settings["ProtectProc"]:
     fail("ProtectProc=invisible hides the processes to profile")
+
+# The hint the daemon prints without privileges names the same capabilities the unit grants.
+if os.geteuid() == 0 and shutil.which("setpriv"):
+    p = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--inh-caps=-all",
+                        os.environ["OTELPROFD"], "--duration", "1s"], capture_output=True, text=True, timeout=60)
+    m = re.search(r"\(setcap (\S+)\+ep otelprofd\)", p.stderr)
+    print(p.stderr.strip())
+    if p.returncode != 2 or not m:
+        fail(f"no setcap hint without privileges (exit {p.returncode})")
+    hinted = {c.upper() for c in m.group(1).split(",")}
+    if hinted != caps:
+        fail(f"the setcap hint grants {sorted(hinted)}, the unit {sorted(caps)}")
+else:
+    print("not root or no setpriv: the setcap hint is not checked")
 print("PASS")

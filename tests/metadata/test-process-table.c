@@ -224,6 +224,82 @@ static void test_describe(void **state)
 	unlink(id);
 }
 
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A fake /proc whose pid 1 is the host seen from a hostPID pod: its own UTS namespace and root. */
+static void test_host_facts_from_pid1(void **state)
+{
+	char root[] = "/tmp/test-host-procXXXXXX", path[512], own_host[256], own_id[128] = "";
+	struct process_info pi = { .pid = 900000300, .exe_path = "/usr/bin/app" };
+	struct metadata *m;
+	struct profile *p;
+	FILE *f;
+
+	(void)state;
+	unsetenv("K8S_NODE_NAME");
+	unsetenv("NODE_NAME");
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "mkdir -p %s/self/ns %s/1/ns %s/1/root/etc", root, root, root);
+	assert_int_equal(system(path), 0);
+	write_file(root, "self/ns/uts", "pod\n");
+	write_file(root, "1/ns/uts", "host\n");
+	write_file(root, "1/root/etc/hostname", "# hostname(5) allows comments\n\n  node-a.example  \n");
+	write_file(root, "1/root/etc/machine-id", "0123456789abcdef0123456789abcdef\n");
+	assert_int_equal(gethostname(own_host, sizeof(own_host)), 0);
+
+	/* Another UTS namespace than pid 1's: the host's /etc/hostname and machine id. */
+	m = metadata_new(&(struct metadata_config){ .proc_root = root, .resource_attributes = "" });
+	p = describe(m, &pi, NULL);
+	assert_string_equal(attr(p, 1, "host.name"), "node-a.example");
+	assert_string_equal(attr(p, 1, "host.id"), "0123456789abcdef0123456789abcdef");
+	profile_free(p);
+	metadata_free(m);
+
+	/* The downward API's node name before pid 1's /etc/hostname. */
+	m = metadata_new(&(struct metadata_config){ .proc_root = root, .resource_attributes = "", .node_name = "node-7" });
+	p = describe(m, &pi, NULL);
+	assert_string_equal(attr(p, 1, "host.name"), "node-7");
+	assert_string_equal(attr(p, 1, "k8s.node.name"), "node-7");
+	profile_free(p);
+	metadata_free(m);
+
+	/* pid 1's UTS namespace is ours (a host, a hostNetwork pod): our own name; without pid 1's
+	 * machine id, our own. */
+	snprintf(path, sizeof(path), "%s/1/ns/uts", root);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "ln %s/self/ns/uts %s/1/ns/uts && rm %s/1/root/etc/machine-id", root, root, root);
+	assert_int_equal(system(path), 0);
+	f = fopen("/etc/machine-id", "re");
+	if (f) {
+		if (!fgets(own_id, sizeof(own_id), f))
+			own_id[0] = 0;
+		own_id[strcspn(own_id, "\n")] = 0;
+		fclose(f);
+	}
+	m = metadata_new(&(struct metadata_config){ .proc_root = root, .resource_attributes = "", .node_name = "node-7" });
+	p = describe(m, &pi, NULL);
+	assert_string_equal(attr(p, 1, "host.name"), own_host);
+	if (own_id[0])
+		assert_string_equal(attr(p, 1, "host.id"), own_id);
+	else
+		assert_null(attr(p, 1, "host.id"));
+	profile_free(p);
+	metadata_free(m);
+
+	snprintf(path, sizeof(path), "rm -r %s", root);
+	assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_bound_evicts_least_recent),
 		cmocka_unit_test(test_resource_attributes_parse),
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_host_facts_from_pid1),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
