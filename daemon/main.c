@@ -71,21 +71,28 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
 
 	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, e->comm);
 	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
+	const struct process_info *pi;
+
 	switch (e->hdr.kind) {
 	case OTELPROF_RECORD_EXEC:
-		/* A new program: read its mappings now (the executable and the loader are mapped), which
+		/* A new program, a new instance: the old program's mappings stay (retired) for its samples
+		 * already taken. Read the new one's now (the executable and the loader are mapped), which
 		 * comes before its samples in the ring buffer, so a process that lives for a moment keeps
 		 * at least those; a sample outside them reads the mappings again. */
-		symbolizer_forget_process(d->sym, (pid_t)e->pid);
-		symbolizer_prepare_process(d->sym, (pid_t)e->pid);
+		symbolizer_retire_process(d->sym, (pid_t)e->pid);
 		process_table_exec(d->processes, e->pid, e->start_ns, comm, filename);
+		pi = process_table_find(d->processes, e->pid, e->start_ns);
+		if (pi)
+			symbolizer_prepare_instance(d->sym, (pid_t)e->pid, pi->instance);
 		break;
 	case OTELPROF_RECORD_FORK:
-		/* What the symbolizer holds for this pid belongs to an older process. */
-		symbolizer_forget_process(d->sym, (pid_t)e->pid);
+		/* What the symbolizer holds for this pid belongs to an older process (its exit record
+		 * may have been lost). */
+		symbolizer_retire_process(d->sym, (pid_t)e->pid);
 		process_table_fork(d->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm);
 		break;
 	case OTELPROF_RECORD_EXIT:
+		symbolizer_retire_process(d->sym, (pid_t)e->pid);
 		process_table_exit(d->processes, e->pid, e->start_ns);
 		break;
 	}
@@ -96,13 +103,17 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
  * the symbolizer caches them by device and inode, so a process that exits long before the profile
  * is built is still symbolized (and its siblings running the same files cost nothing more).
  */
-static void open_modules(struct daemon *d, const struct otelprof_sample *s)
+static void open_modules(struct daemon *d, const struct otelprof_sample *s, uint64_t instance)
 {
 	struct sym_frame frame;
 
 	for (unsigned i = 0; i < s->user_depth && i < OTELPROF_MAX_STACK_DEPTH; i++)
-		symbolizer_user(d->sym, (pid_t)s->pid, s->user_ips[i], &frame);
+		symbolizer_user_instance(d->sym, (pid_t)s->pid, instance, s->user_ips[i], &frame);
 }
+
+/* Samples of a process found in no record and no longer in /proc: no instance, never symbolized
+ * with whatever the pid runs now. */
+#define INSTANCE_UNKNOWN UINT64_MAX
 
 static void on_record(void *ctx, const void *data, size_t size)
 {
@@ -110,6 +121,7 @@ static void on_record(void *ctx, const void *data, size_t size)
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
 	const struct process_info *pi;
+	uint64_t instance;
 
 	if (size < sizeof(*hdr) || hdr->size > size) {
 		d->malformed_records++;
@@ -124,11 +136,13 @@ static void on_record(void *ctx, const void *data, size_t size)
 		/* Read the mappings and metadata while the process is alive: it may exit before the output
 		 * is written. */
 		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm) : NULL;
-		symbolizer_prepare_process(d->sym, (pid_t)s->pid);
-		s = unwind_sample(d->sym, data, size, &d->unwound, &d->unwind);
+		instance = pi ? pi->instance : INSTANCE_UNKNOWN;
+		if (pi)
+			symbolizer_prepare_instance(d->sym, (pid_t)s->pid, instance);
+		s = unwind_sample(d->sym, (pid_t)s->pid, instance, data, size, &d->unwound, &d->unwind);
 		if (pi && pi->samples == 1)
-			open_modules(d, s);
-		aggregate_add(d->agg, s, s->time_ns + d->monotonic_to_unix_ns);
+			open_modules(d, s, instance);
+		aggregate_add_instance(d->agg, s, instance, s->time_ns + d->monotonic_to_unix_ns);
 		break;
 	case OTELPROF_RECORD_EXEC:
 	case OTELPROF_RECORD_FORK:
@@ -149,7 +163,8 @@ static void describe_process(void *ctx, struct profile *p, uint32_t process)
 {
 	struct daemon *d = ctx;
 	const struct pf_process *proc = &p->processes[process];
-	const struct process_info *pi = process_table_find(d->processes, proc->pid, proc->start_ns);
+	const struct process_info *pi = process_table_find_instance(d->processes, proc->pid, proc->start_ns,
+								      proc->instance);
 	struct k8s_pod_names names;
 	bool named = d->k8s && pi && k8s_lookup(d->k8s, pi->cgroup.pod_uid, pi->cgroup.container_id, &names);
 
@@ -175,9 +190,9 @@ static void start_kubernetes(struct daemon *d)
 			 "and k8s.container.name", why);
 }
 
-static void forget_process(void *ctx, uint32_t pid)
+static void forget_process(void *ctx, uint32_t pid, uint64_t instance)
 {
-	symbolizer_forget_process(ctx, (pid_t)pid);
+	symbolizer_forget_instance(ctx, (pid_t)pid, instance);
 }
 
 /* --cgroup and --container to cgroup ids for the in-kernel filter. 0, or -errno after logging. */
@@ -298,6 +313,9 @@ static void tick(struct daemon *d, uint64_t now)
 	if (now - r->last_tick_ns < 1000000000ULL)
 		return;
 	r->last_tick_ns = now;
+	/* Processes that ended without a sample wait for nothing: without this, a run writing one file
+	 * at its end would keep every process it saw. */
+	process_table_sweep_unsampled(d->processes, forget_process, d->sym);
 	/* Sampling is stalled when the CPUs did this much work (clock ticks) without one perf event:
 	 * an idle host fires few cpu-clock events, a busy one many. Read once a tick, never per record. */
 	busy = self_metrics_busy_cpu_ticks();
@@ -521,6 +539,10 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 		  " processes gone, %" PRIu64 " modules loaded, %" PRIu64 " failed to open",
 		  ss->lookups, ss->symbolized, ss->no_mapping, ss->process_gone, ss->modules_loaded,
 		  ss->module_open_failed);
+	if (ss->process_table_full || ss->processes_evicted)
+		log_info("%" PRIu64 " processes' mappings not kept (symbolizer process table full), %" PRIu64
+			 " ended processes' mappings evicted to make room, %" PRIu64 " lookups found no mappings",
+			 ss->process_table_full, ss->processes_evicted, ss->instance_unknown);
 	{
 		const struct process_table_counters *pc = process_table_counters(d->processes);
 

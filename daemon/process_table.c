@@ -16,6 +16,7 @@
 
 struct entry {
 	struct process_info info;
+	bool superseded;                /* the process exec'd: a newer instance is current */
 	struct entry *next;             /* hash chain */
 	struct entry *older, *newer;    /* recency list: oldest first */
 };
@@ -26,6 +27,7 @@ struct process_table {
 	struct entry **buckets;
 	size_t nbuckets, count;
 	struct entry *oldest, *newest;
+	uint64_t last_instance;
 	struct process_table_counters counters;
 };
 
@@ -77,11 +79,12 @@ void process_table_free(struct process_table *t)
 	free(t);
 }
 
+/* The current instance of (pid, start_ns): instances replaced by an exec are skipped. */
 static struct entry **slot_of(const struct process_table *t, uint32_t pid, uint64_t start_ns)
 {
 	struct entry **pp = &t->buckets[bucket_of(t, pid, start_ns)];
 
-	while (*pp && ((*pp)->info.pid != pid || (*pp)->info.start_ns != start_ns))
+	while (*pp && ((*pp)->info.pid != pid || (*pp)->info.start_ns != start_ns || (*pp)->superseded))
 		pp = &(*pp)->next;
 	return pp;
 }
@@ -120,7 +123,10 @@ static void touch(struct process_table *t, struct entry *e)
 
 static void remove_entry(struct process_table *t, struct entry *e)
 {
-	struct entry **pp = slot_of(t, e->info.pid, e->info.start_ns);
+	struct entry **pp = &t->buckets[bucket_of(t, e->info.pid, e->info.start_ns)];
+
+	while (*pp != e)
+		pp = &(*pp)->next;
 
 	*pp = e->next;
 	unlink_recency(t, e);
@@ -148,6 +154,7 @@ static struct entry *add(struct process_table *t, uint32_t pid, uint64_t start_n
 		return NULL;
 	e->info.pid = pid;
 	e->info.start_ns = start_ns;
+	e->info.instance = ++t->last_instance;
 	if (comm)
 		snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
 	b = bucket_of(t, pid, start_ns);
@@ -319,11 +326,21 @@ static char *dup_or_null(const char *s)
 int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
 		       const char *filename)
 {
-	struct entry *e = find(t, pid, start_ns);
+	struct entry *e = find(t, pid, start_ns), *old = e;
 
 	t->counters.execs++;
-	if (!e && !(e = add(t, pid, start_ns, comm)))
+	if (old) {
+		/* Samples of the old program may wait in the aggregate for their profile: they keep the
+		 * old instance (swept with the exited ones, or at once when it has none); the new program
+		 * is a new instance in the same cgroup. */
+		old->superseded = true;
+		old->info.exited = true;
+	}
+	e = add(t, pid, start_ns, comm);
+	if (!e)
 		return -ENOMEM;
+	if (old)
+		e->info.cgroup = old->info.cgroup;
 	touch(t, e);
 	snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
 	/* A new program: what the old one (inherited at fork) said about itself no longer holds. */
@@ -404,14 +421,24 @@ const struct process_info *process_table_find(const struct process_table *t, uin
 	return e ? &e->info : NULL;
 }
 
-void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid), void *ctx)
+const struct process_info *process_table_find_instance(const struct process_table *t, uint32_t pid,
+							uint64_t start_ns, uint64_t instance)
+{
+	for (struct entry *e = t->buckets[bucket_of(t, pid, start_ns)]; e; e = e->next)
+		if (e->info.pid == pid && e->info.start_ns == start_ns && e->info.instance == instance)
+			return &e->info;
+	return NULL;
+}
+
+static void sweep(struct process_table *t, bool only_unsampled, void (*forget)(void *ctx, uint32_t pid,
+										 uint64_t instance), void *ctx)
 {
 	for (struct entry *e = t->oldest, *next; e; e = next) {
 		next = e->newer;
-		if (!e->info.exited)
+		if (!e->info.exited || (only_unsampled && e->info.samples))
 			continue;
 		if (forget)
-			forget(ctx, e->info.pid);
+			forget(ctx, e->info.pid, e->info.instance);
 		remove_entry(t, e);
 		t->counters.removed++;
 	}
@@ -425,4 +452,16 @@ size_t process_table_count(const struct process_table *t)
 const struct process_table_counters *process_table_counters(const struct process_table *t)
 {
 	return &t->counters;
+}
+
+void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid, uint64_t instance),
+			 void *ctx)
+{
+	sweep(t, false, forget, ctx);
+}
+
+void process_table_sweep_unsampled(struct process_table *t,
+				   void (*forget)(void *ctx, uint32_t pid, uint64_t instance), void *ctx)
+{
+	sweep(t, true, forget, ctx);
 }

@@ -1,6 +1,7 @@
 /*
  * The processes otelprofd has seen, keyed by (pid, start time) so that a reused pid never mixes two
- * processes. An entry is filled from /proc when the process is first seen (exec record, or first
+ * processes, and each program a process exec'd by an instance number, so that samples taken
+ * before an exec keep the old program's executable and attributes. An entry is filled from /proc when the process is first seen (exec record, or first
  * sample of a process that existed before otelprofd started), inherited from the parent at fork, and
  * kept after the process exits until process_table_sweep() runs after its last samples were built:
  * a process that lived 100 ms is still described.
@@ -24,6 +25,9 @@
 struct process_info {
 	uint32_t pid;
 	uint64_t start_ns;     /* process start, CLOCK_BOOTTIME ns (the BPF records' start_ns) */
+	uint64_t instance;     /* never 0, unique in the table's life: one per process and per program
+				  it exec'd. Samples carry it to the profile so that they are symbolized
+				  with this instance's mappings and described with its attributes */
 	char comm[16];         /* process name */
 	char *exe_path;        /* executable path as /proc/PID/exe reads (or as given to execve), or NULL */
 	char *command_line;    /* arguments joined by spaces; NULL unless the table was asked to keep it */
@@ -32,7 +36,8 @@ struct process_info {
 	struct cgroup_info cgroup;
 	uint64_t samples;      /* samples seen since it was first seen or exec'd */
 	bool from_proc;        /* exe, cgroup and environment were read from /proc (else inherited or unknown) */
-	bool exited;           /* its exit record arrived: dropped at the next sweep */
+	bool exited;           /* its exit record arrived, or it exec'd (a newer instance took over):
+				  dropped at the next sweep */
 };
 
 struct process_table_config {
@@ -68,11 +73,20 @@ void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns
  */
 const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
 						const char *comm);
-/* The entry, or NULL. */
+/* The current entry (the program the process runs now), or NULL. */
 const struct process_info *process_table_find(const struct process_table *t, uint32_t pid, uint64_t start_ns);
+/* The entry of one instance (current or not yet swept), or NULL. */
+const struct process_info *process_table_find_instance(const struct process_table *t, uint32_t pid,
+							uint64_t start_ns, uint64_t instance);
 
-/* Drop the exited processes, calling forget(ctx, pid) for each (to free the symbolizer's maps). */
-void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid), void *ctx);
+/* Drop the exited and exec'd instances, calling forget(ctx, pid, instance) for each (to free the
+ * symbolizer's maps). */
+void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid, uint64_t instance),
+			 void *ctx);
+/* The same for the instances that ended without a sample: nothing waits for them, so they can go at
+ * any time (a long run writing one file at its end never sweeps otherwise). */
+void process_table_sweep_unsampled(struct process_table *t,
+				   void (*forget)(void *ctx, uint32_t pid, uint64_t instance), void *ctx);
 
 size_t process_table_count(const struct process_table *t);
 const struct process_table_counters *process_table_counters(const struct process_table *t);

@@ -14,8 +14,9 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-const struct otelprof_sample *unwind_sample(struct symbolizer *sym, const void *data, size_t size,
-					    struct otelprof_sample *out, struct unwind_sample_counters *counters)
+const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, uint64_t instance, const void *data,
+					    size_t size, struct otelprof_sample *out,
+					    struct unwind_sample_counters *counters)
 {
 	const struct otelprof_sample *s = data;
 	const struct otelprof_stack_window *w = (const void *)(s + 1);
@@ -33,7 +34,7 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, const void *
 	}
 	counters->window_bytes += w->size;
 	start = thread_cpu_ns();
-	n = symbolizer_unwind(sym, (pid_t)s->pid, &(struct sym_unwind_input){
+	n = symbolizer_unwind_instance(sym, pid, instance, &(struct sym_unwind_input){
 		.ip = w->ip, .sp = w->sp, .bp = w->bp, .stack = w + 1, .stack_size = w->size,
 		.stack_complete = w->size < w->requested,
 	}, ips, OTELPROF_MAX_STACK_DEPTH, &result);

@@ -37,12 +37,13 @@ struct unwind_sample_counters {
 unsigned unwind_sample_quantile_us(const struct unwind_sample_counters *c, double q);
 
 /*
- * The sample to aggregate for the record (data, size): *out is a copy of the record's fixed part with
+ * The sample to aggregate for the record (data, size) of (pid, instance) (see symbolizer.h): *out is a copy of the record's fixed part with
  * user_ips/user_depth unwound when it carries a usable window. Returns out, or the record itself
  * when it has no window (nothing to copy).
  */
-const struct otelprof_sample *unwind_sample(struct symbolizer *sym, const void *data, size_t size,
-					    struct otelprof_sample *out, struct unwind_sample_counters *counters);
+const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, uint64_t instance, const void *data,
+					    size_t size, struct otelprof_sample *out,
+					    struct unwind_sample_counters *counters);
 
 /* Log the counters (a line at info level, the details at debug level); nothing without windows. */
 void unwind_sample_log(const struct unwind_sample_counters *c, const struct symbolizer_stats *ss);

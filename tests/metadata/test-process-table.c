@@ -73,18 +73,106 @@ static void test_pid_reuse_fork_exec_exit(void **state)
 	assert_string_equal(b->exe_path, "/usr/bin/other");
 	assert_true(a->exited);
 	assert_false(b->exited);
-	/* Sweeping drops only the exited one and reports its pid. */
+	/* Sweeping drops only the exited one (and the child's instance from before its exec). */
 	process_table_sweep(t, NULL, NULL);
 	assert_null(process_table_find(t, 900000002, 200));
 	assert_non_null(process_table_find(t, 900000002, 300));
-	assert_int_equal(process_table_counters(t)->removed, 1);
+	assert_int_equal(process_table_counters(t)->removed, 2);
 	process_table_free(t);
 }
 
-static void count_forget(void *ctx, uint32_t pid)
+static void count_forget(void *ctx, uint32_t pid, uint64_t instance)
 {
 	(void)pid;
+	(void)instance;
 	(*(unsigned *)ctx)++;
+}
+
+struct forgotten {
+	uint32_t pid[8];
+	uint64_t instance[8];
+	unsigned n;
+};
+
+static void record_forget(void *ctx, uint32_t pid, uint64_t instance)
+{
+	struct forgotten *f = ctx;
+
+	if (f->n < 8) {
+		f->pid[f->n] = pid;
+		f->instance[f->n++] = instance;
+	}
+}
+
+/*
+ * An exec makes a new instance: the old program's entry (executable, attributes) stays findable by
+ * its instance until the sweep, for the samples it took before the exec; a sweep reports each
+ * instance it drops, so the symbolizer frees exactly that one's mappings.
+ */
+static void test_exec_keeps_old_instance(void **state)
+{
+	struct process_table *t = process_table_new(&(struct process_table_config){ 0 });
+	struct forgotten f = { .n = 0 };
+	const struct process_info *pi;
+	uint64_t before, after;
+
+	(void)state;
+	assert_int_equal(process_table_exec(t, 900000400, 100, "shell", "/bin/sh"), 0);
+	pi = process_table_find(t, 900000400, 100);
+	assert_non_null(pi);
+	before = pi->instance;
+	assert_true(before != 0);
+	assert_int_equal(process_table_exec(t, 900000400, 100, "worker", "/usr/bin/worker"), 0);
+	pi = process_table_find(t, 900000400, 100);
+	after = pi->instance;
+	assert_true(after != before);
+	assert_string_equal(pi->exe_path, "/usr/bin/worker");
+	assert_false(pi->exited);
+	pi = process_table_find_instance(t, 900000400, 100, before);
+	assert_non_null(pi);
+	assert_string_equal(pi->exe_path, "/bin/sh");
+	assert_string_equal(pi->comm, "shell");
+	assert_true(pi->exited);
+	/* A reused pid is another key and another instance. */
+	assert_int_equal(process_table_fork(t, 900000401, 300, 900000400, 100, "child"), 0);
+	process_table_exit(t, 900000401, 300);
+	assert_int_equal(process_table_exec(t, 900000401, 400, "reuser", "/usr/bin/reuser"), 0);
+	assert_true(process_table_find(t, 900000401, 400)->instance != process_table_find(t, 900000401, 300)->instance);
+	assert_string_equal(process_table_find(t, 900000401, 300)->exe_path, "/usr/bin/worker");
+	assert_string_equal(process_table_find(t, 900000401, 400)->exe_path, "/usr/bin/reuser");
+	/* The sweep drops the old program and the exited child, not the running ones. */
+	process_table_sweep(t, record_forget, &f);
+	assert_int_equal(f.n, 2);
+	assert_int_equal(f.pid[0], 900000400);
+	assert_int_equal(f.instance[0], before);
+	assert_int_equal(f.pid[1], 900000401);
+	assert_null(process_table_find_instance(t, 900000400, 100, before));
+	assert_non_null(process_table_find_instance(t, 900000400, 100, after));
+	assert_non_null(process_table_find(t, 900000401, 400));
+	process_table_free(t);
+}
+
+/* Ended instances without samples go at any time; those with samples wait for the full sweep. */
+static void test_sweep_unsampled(void **state)
+{
+	struct process_table *t = process_table_new(&(struct process_table_config){ 0 });
+	uint64_t start = self_start();
+	unsigned forgotten = 0;
+
+	(void)state;
+	process_table_exec(t, 900000500, 1, "a", "/bin/a");
+	process_table_exit(t, 900000500, 1);
+	/* This process, sampled, then marked exited (as after its exit record). */
+	assert_non_null(process_table_sample(t, (uint32_t)getpid(), start, "me"));
+	process_table_exit(t, (uint32_t)getpid(), start);
+	process_table_sweep_unsampled(t, count_forget, &forgotten);
+	assert_int_equal(forgotten, 1);
+	assert_null(process_table_find(t, 900000500, 1));
+	assert_non_null(process_table_find(t, (uint32_t)getpid(), start));
+	process_table_sweep(t, count_forget, &forgotten);
+	assert_int_equal(forgotten, 2);
+	assert_int_equal(process_table_count(t), 0);
+	process_table_free(t);
 }
 
 static void test_bound_evicts_least_recent(void **state)
@@ -95,11 +183,12 @@ static void test_bound_evicts_least_recent(void **state)
 	(void)state;
 	for (uint32_t i = 0; i < 4; i++)
 		process_table_exec(t, 900000100 + i, 1, "p", "/bin/p");
-	/* Touch the oldest so that the second oldest goes first. */
+	/* Exec the oldest again: its old program's entry is now the least recent and goes first, then
+	 * the second oldest. */
 	process_table_exec(t, 900000100, 1, "p", "/bin/p");
 	process_table_exec(t, 900000200, 1, "q", "/bin/q");
 	assert_int_equal(process_table_count(t), 4);
-	assert_int_equal(process_table_counters(t)->evicted, 1);
+	assert_int_equal(process_table_counters(t)->evicted, 2);
 	assert_non_null(process_table_find(t, 900000100, 1));
 	assert_null(process_table_find(t, 900000101, 1));
 	process_table_exit(t, 900000100, 1);
@@ -230,6 +319,8 @@ int main(void)
 		cmocka_unit_test(test_sample_reads_proc),
 		cmocka_unit_test(test_pid_reuse_fork_exec_exit),
 		cmocka_unit_test(test_bound_evicts_least_recent),
+		cmocka_unit_test(test_exec_keeps_old_instance),
+		cmocka_unit_test(test_sweep_unsampled),
 		cmocka_unit_test(test_resource_attributes_parse),
 		cmocka_unit_test(test_describe),
 	};
