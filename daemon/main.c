@@ -80,7 +80,7 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
 		 * comes before its samples in the ring buffer, so a process that lives for a moment keeps
 		 * at least those; a sample outside them reads the mappings again. */
 		symbolizer_retire_process(d->sym, (pid_t)e->pid);
-		process_table_exec(d->processes, e->pid, e->start_ns, comm, filename);
+		process_table_exec(d->processes, e->pid, e->start_ns, comm, filename, e->cgroup_id);
 		pi = process_table_find(d->processes, e->pid, e->start_ns);
 		if (pi)
 			symbolizer_prepare_instance(d->sym, (pid_t)e->pid, pi->instance);
@@ -89,7 +89,8 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
 		/* What the symbolizer holds for this pid belongs to an older process (its exit record
 		 * may have been lost). */
 		symbolizer_retire_process(d->sym, (pid_t)e->pid);
-		process_table_fork(d->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm);
+		process_table_fork(d->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm,
+				   e->cgroup_id);
 		break;
 	case OTELPROF_RECORD_EXIT:
 		symbolizer_retire_process(d->sym, (pid_t)e->pid);
@@ -135,7 +136,8 @@ static void on_record(void *ctx, const void *data, size_t size)
 		}
 		/* Read the mappings and metadata while the process is alive: it may exit before the output
 		 * is written. */
-		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm) : NULL;
+		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm,
+							    s->cgroup_id) : NULL;
 		instance = pi ? pi->instance : INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(d->sym, (pid_t)s->pid, instance);
@@ -551,6 +553,8 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 			  " fork, %" PRIu64 " exit, %" PRIu64 " lost (ring buffer full)",
 			  process_table_count(d->processes), pc->added, pc->evicted, pc->no_process, pc->proc_read_failed,
 			  pc->execs, pc->forks, pc->exits, (uint64_t)bc[OTELPROF_CNT_PROC_EVENTS_LOST]);
+		log_debug("cgroups: %" PRIu64 " found by the records' cgroup id, %" PRIu64 " ids named no cgroup any more",
+			  pc->cgroup_resolved, pc->cgroup_unresolved);
 		if (pc->evicted || pc->no_process)
 			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
 				 " samples of processes that could not be described", pc->evicted, pc->no_process);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup_ids.h"
 #include "metadata.h"
 
 /* Bytes read of /proc/PID/environ and /proc/PID/cmdline: enough for any sane environment. */
@@ -24,6 +25,7 @@ struct entry {
 struct process_table {
 	struct process_table_config config;
 	char proc_root[PATH_MAX];
+	struct cgroup_ids *cgroup_ids;  /* NULL without a cgroup v2 mount */
 	struct entry **buckets;
 	size_t nbuckets, count;
 	struct entry *oldest, *newest;
@@ -41,6 +43,7 @@ static size_t bucket_of(const struct process_table *t, uint32_t pid, uint64_t st
 struct process_table *process_table_new(const struct process_table_config *config)
 {
 	struct process_table *t = calloc(1, sizeof(*t));
+	const char *cgroup_root;
 
 	if (!t)
 		return NULL;
@@ -56,6 +59,13 @@ struct process_table *process_table_new(const struct process_table_config *confi
 		free(t);
 		return NULL;
 	}
+	cgroup_root = config->cgroup_root ? config->cgroup_root : cgroup_v2_root();
+	if (cgroup_root && !(t->cgroup_ids = cgroup_ids_new(cgroup_root, 0))) {
+		free(t->buckets);
+		free(t);
+		return NULL;
+	}
+	t->config.cgroup_root = NULL;
 	return t;
 }
 
@@ -75,6 +85,7 @@ void process_table_free(struct process_table *t)
 		next = e->newer;
 		entry_free(e);
 	}
+	cgroup_ids_free(t->cgroup_ids);
 	free(t->buckets);
 	free(t);
 }
@@ -318,13 +329,33 @@ static int read_proc(struct process_table *t, struct process_info *pi)
 	return 0;
 }
 
+/*
+ * The record saw the process in cgroup id, which is not the one its entry describes (inherited at
+ * fork: a container runtime moves its child into the container's cgroup before the exec) and
+ * /proc could not be read: find the cgroup by its id. When the id names no cgroup any more, the
+ * inherited one is dropped rather than kept wrong.
+ */
+static void resolve_cgroup(struct process_table *t, struct process_info *pi, uint64_t id)
+{
+	struct cgroup_info info = { 0 };
+
+	if (!id || id == pi->cgroup_id || !t->cgroup_ids)
+		return;
+	if (cgroup_ids_lookup(t->cgroup_ids, id, &info))
+		t->counters.cgroup_unresolved++;
+	else
+		t->counters.cgroup_resolved++;
+	pi->cgroup = info;
+	pi->cgroup_id = id;
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
 }
 
 int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
-		       const char *filename)
+		       const char *filename, uint64_t cgroup_id)
 {
 	struct entry *e = find(t, pid, start_ns), *old = e;
 
@@ -339,8 +370,10 @@ int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns,
 	e = add(t, pid, start_ns, comm);
 	if (!e)
 		return -ENOMEM;
-	if (old)
+	if (old) {
 		e->info.cgroup = old->info.cgroup;
+		e->info.cgroup_id = old->info.cgroup_id;
+	}
 	touch(t, e);
 	snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
 	/* A new program: what the old one (inherited at fork) said about itself no longer holds. */
@@ -350,15 +383,19 @@ int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns,
 	free(e->info.service_name);
 	e->info.exe_path = e->info.command_line = e->info.service_name = NULL;
 	e->info.from_proc = false;
-	if (read_proc(t, &e->info))
-		t->counters.proc_read_failed++; /* gone already; the cgroup stays the one inherited at fork */
+	if (read_proc(t, &e->info)) {
+		t->counters.proc_read_failed++; /* gone already: the cgroup inherited at fork, or the record's */
+		resolve_cgroup(t, &e->info, cgroup_id);
+	} else {
+		e->info.cgroup_id = cgroup_id;
+	}
 	if (!e->info.exe_path && filename && filename[0])
 		e->info.exe_path = strdup(filename);
 	return 0;
 }
 
 int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns, uint32_t parent_pid,
-		       uint64_t parent_start_ns, const char *comm)
+		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id)
 {
 	struct entry *parent, *e;
 
@@ -375,8 +412,11 @@ int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns,
 		e->info.command_line = dup_or_null(parent->info.command_line);
 		e->info.service_name = dup_or_null(parent->info.service_name);
 		e->info.cgroup = parent->info.cgroup;
+		e->info.cgroup_id = parent->info.cgroup_id;
 		e->info.from_proc = parent->info.from_proc;
 	}
+	/* Started in another cgroup than its parent's (clone3 CLONE_INTO_CGROUP), or no parent known. */
+	resolve_cgroup(t, &e->info, cgroup_id);
 	return 0;
 }
 
@@ -390,13 +430,15 @@ void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns
 }
 
 const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
-						const char *comm)
+						const char *comm, uint64_t cgroup_id)
 {
 	struct entry *e = find(t, pid, start_ns);
 
 	if (e) {
 		touch(t, e);
 		e->info.samples++;
+		/* Moved to another cgroup since it was described (cached: no walk per sample). */
+		resolve_cgroup(t, &e->info, cgroup_id);
 		return &e->info;
 	}
 	e = add(t, pid, start_ns, comm);
@@ -411,6 +453,7 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 		return NULL;
 	}
 	e->info.samples = 1;
+	e->info.cgroup_id = cgroup_id;
 	return &e->info;
 }
 

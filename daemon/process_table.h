@@ -34,6 +34,7 @@ struct process_info {
 	char *service_name;    /* the process's own OTEL_SERVICE_NAME (or service.name in its
 				  OTEL_RESOURCE_ATTRIBUTES), or NULL */
 	struct cgroup_info cgroup;
+	uint64_t cgroup_id;    /* cgroup v2 id that cgroup was read or resolved for (0: unknown) */
 	uint64_t samples;      /* samples seen since it was first seen or exec'd */
 	bool from_proc;        /* exe, cgroup and environment were read from /proc (else inherited or unknown) */
 	bool exited;           /* its exit record arrived, or it exec'd (a newer instance took over):
@@ -44,6 +45,8 @@ struct process_table_config {
 	size_t max_processes;  /* 0: PROCESS_TABLE_DEFAULT_MAX */
 	bool command_line;     /* keep process.command_line (it can hold secrets) */
 	const char *proc_root; /* NULL: "/proc" (tests point it elsewhere) */
+	const char *cgroup_root; /* cgroup v2 mount, to resolve the records' cgroup ids; NULL: found at
+				    startup (tests point it elsewhere) */
 };
 
 struct process_table_counters {
@@ -53,6 +56,9 @@ struct process_table_counters {
 	uint64_t no_process;       /* samples whose process was in no record and no longer in /proc */
 	uint64_t proc_read_failed; /* /proc reads that failed (gone, pid reused, permissions) */
 	uint64_t execs, forks, exits; /* process records handled */
+	uint64_t cgroup_resolved;  /* cgroups found by the record's cgroup id (/proc gone, or the
+				      process moved since it was read) */
+	uint64_t cgroup_unresolved; /* ids that named no cgroup any more: the inherited cgroup dropped */
 };
 
 struct process_table;
@@ -60,11 +66,15 @@ struct process_table;
 struct process_table *process_table_new(const struct process_table_config *config);
 void process_table_free(struct process_table *t);
 
-/* Record kinds, in the order the BPF programs send them. 0 or -ENOMEM. */
+/*
+ * Record kinds, in the order the BPF programs send them. 0 or -ENOMEM. cgroup_id is the record's
+ * (0: unknown): when it is not the cgroup the entry inherited and /proc cannot say (the process
+ * is gone), the cgroup is found by its id.
+ */
 int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
-		       const char *filename);
+		       const char *filename, uint64_t cgroup_id);
 int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns, uint32_t parent_pid,
-		       uint64_t parent_start_ns, const char *comm);
+		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id);
 void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns);
 
 /*
@@ -72,7 +82,7 @@ void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns
  * is in no record and no longer in /proc (counted in no_process), or on allocation failure.
  */
 const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
-						const char *comm);
+						const char *comm, uint64_t cgroup_id);
 /* The current entry (the program the process runs now), or NULL. */
 const struct process_info *process_table_find(const struct process_table *t, uint32_t pid, uint64_t start_ns);
 /* The entry of one instance (current or not yet swept), or NULL. */

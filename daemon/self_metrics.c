@@ -105,6 +105,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("processes_evicted_total", "process table entries dropped because it was full", NULL, p->evicted),
 		C("samples_without_process_total", "samples whose process could not be described", NULL, p->no_process),
 		C("proc_read_failures_total", "reads of /proc/PID that failed", NULL, p->proc_read_failed),
+		C("cgroup_by_id_total", "cgroups found by a record's cgroup id (/proc gone or the process moved), "
+		  "by outcome", "outcome=\"resolved\"", p->cgroup_resolved),
+		C("cgroup_by_id_total", NULL, "outcome=\"gone\"", p->cgroup_unresolved),
 		G("cpu_seconds_total", "otelprofd's own user and system CPU time", NULL, m->cpu_seconds),
 		G("resident_memory_bytes", "otelprofd's resident memory", NULL, m->rss_bytes),
 		G("resident_memory_peak_bytes", "otelprofd's peak resident memory", NULL, m->peak_rss_bytes),
