@@ -457,6 +457,15 @@ static const char *name_of(struct symbolizer *s, uint64_t ip, bool exact)
 	return frame.lines[frame.nlines - 1].function ? frame.lines[frame.nlines - 1].function : "?";
 }
 
+/* The captured registers and window, unwound as pid's. */
+static size_t unwind_captured(struct symbolizer *s, pid_t pid, uint64_t *ips, struct unwind_result *res)
+{
+	return symbolizer_unwind(s, pid, &(struct sym_unwind_input){
+		.ip = captured.ip, .sp = captured.sp, .bp = captured.bp, .stack = captured.stack,
+		.stack_size = captured.size, .stack_complete = captured.complete,
+	}, ips, UNWIND_TEST_DEPTH, res);
+}
+
 static void test_self_unwind(void **state)
 {
 	struct symbolizer *s = symbolizer_new(NULL);
@@ -467,10 +476,7 @@ static void test_self_unwind(void **state)
 
 	assert_non_null(s);
 	chain1(1);
-	n = symbolizer_unwind(s, getpid(), &(struct sym_unwind_input){
-		.ip = captured.ip, .sp = captured.sp, .bp = captured.bp, .stack = captured.stack,
-		.stack_size = captured.size, .stack_complete = captured.complete,
-	}, ips, UNWIND_TEST_DEPTH, &res);
+	n = unwind_captured(s, getpid(), ips, &res);
 	assert_int_equal(res.end, UNWIND_END_ENTRY);
 	assert_string_equal(name_of(s, ips[0], true), "capture");
 	assert_string_equal(name_of(s, ips[1], false), "chain_leaf");
@@ -513,10 +519,7 @@ static void test_self_unwind(void **state)
 		assert_true(deep_cuts > 0);
 	}
 	/* A process that is gone (or unmapped everything): one frame, counted, no crash. */
-	n = symbolizer_unwind(s, 0x3fffffff, &(struct sym_unwind_input){
-		.ip = captured.ip, .sp = captured.sp, .bp = captured.bp, .stack = captured.stack,
-		.stack_size = captured.size, .stack_complete = captured.complete,
-	}, ips, UNWIND_TEST_DEPTH, &res);
+	n = unwind_captured(s, 0x3fffffff, ips, &res);
 	assert_int_equal(n, 0);
 	assert_int_equal(res.end, UNWIND_END_NO_RULE);
 	/* A pc in no mapping and garbage bp: the frame-pointer fallback stops at once. */
@@ -595,10 +598,7 @@ static void test_signal_self_unwind(void **state)
 	assert_true(sig_chain1(0) > 0);
 	signal(SIGALRM, SIG_DFL);
 
-	n = symbolizer_unwind(s, getpid(), &(struct sym_unwind_input){
-		.ip = captured.ip, .sp = captured.sp, .bp = captured.bp, .stack = captured.stack,
-		.stack_size = captured.size, .stack_complete = captured.complete,
-	}, ips, UNWIND_TEST_DEPTH, &res);
+	n = unwind_captured(s, getpid(), ips, &res);
 	assert_int_equal(res.end, UNWIND_END_ENTRY);
 	assert_string_equal(name_of(s, ips[0], true), "capture");
 	assert_string_equal(name_of(s, ips[1], false), "on_alarm");
@@ -723,10 +723,7 @@ static void test_plt_stub_unwind(void **state)
 	elf_module_free(m);
 
 	chain1(1);
-	full = symbolizer_unwind(s, getpid(), &(struct sym_unwind_input){
-		.ip = captured.ip, .sp = captured.sp, .bp = captured.bp, .stack = captured.stack,
-		.stack_size = captured.size, .stack_complete = captured.complete,
-	}, ips, UNWIND_TEST_DEPTH, &res);
+	full = unwind_captured(s, getpid(), ips, &res);
 	assert_int_equal(res.end, UNWIND_END_ENTRY);
 	for (unsigned pushed = 0; pushed <= 1; pushed++) {
 		uint64_t sp = captured.sp - 8 * (1 + pushed), frames[UNWIND_TEST_DEPTH];
