@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Directory levels and directories visited by one walk: a host has hundreds of cgroups, a busy
@@ -23,6 +24,7 @@ struct slot {
 
 struct cgroup_ids {
 	char root[PATH_MAX];
+	uint64_t root_id;   /* the root cgroup's id (every task's on a host whose v2 hierarchy is unused) */
 	struct slot *slots;
 	size_t nslots;
 	struct cgroup_ids_counters counters;
@@ -31,10 +33,13 @@ struct cgroup_ids {
 struct cgroup_ids *cgroup_ids_new(const char *root, size_t max_entries)
 {
 	struct cgroup_ids *c = calloc(1, sizeof(*c));
+	struct stat st;
 
 	if (!c)
 		return NULL;
 	snprintf(c->root, sizeof(c->root), "%s", root);
+	if (!stat(root, &st))
+		c->root_id = st.st_ino;
 	c->nslots = max_entries ? max_entries : CGROUP_IDS_DEFAULT_MAX;
 	c->slots = calloc(c->nslots, sizeof(*c->slots));
 	if (!c->slots) {
@@ -106,6 +111,10 @@ int cgroup_ids_lookup(struct cgroup_ids *c, uint64_t id, struct cgroup_info *inf
 
 	if (!id)
 		return -ENOENT;
+	if (id == c->root_id) {
+		c->counters.hits++;
+		return -ENODATA;
+	}
 	if (s->id == id) {
 		c->counters.hits++;
 		if (!s->found)

@@ -33,7 +33,11 @@ struct cgroup_ids;
 struct cgroup_ids *cgroup_ids_new(const char *root, size_t max_entries);
 void cgroup_ids_free(struct cgroup_ids *c);
 
-/* What the cgroup with this id says. 0, -ENOENT (no such cgroup under root now), or -errno. */
+/*
+ * What the cgroup with this id says. 0, -ENODATA for the root cgroup (on a host whose cgroup v2
+ * hierarchy is unused, every task's: it says nothing, and the cgroup v1 paths may say more),
+ * -ENOENT (no such cgroup under root now), or -errno.
+ */
 int cgroup_ids_lookup(struct cgroup_ids *c, uint64_t id, struct cgroup_info *info);
 
 const struct cgroup_ids_counters *cgroup_ids_counters(const struct cgroup_ids *c);

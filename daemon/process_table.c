@@ -338,15 +338,19 @@ static int read_proc(struct process_table *t, struct process_info *pi)
 static void resolve_cgroup(struct process_table *t, struct process_info *pi, uint64_t id)
 {
 	struct cgroup_info info = { 0 };
+	int r;
 
 	if (!id || id == pi->cgroup_id || !t->cgroup_ids)
 		return;
-	if (cgroup_ids_lookup(t->cgroup_ids, id, &info))
+	r = cgroup_ids_lookup(t->cgroup_ids, id, &info);
+	pi->cgroup_id = id;
+	if (r == -ENODATA)
+		return; /* the root: the v2 hierarchy is not used here, what was inherited stays */
+	if (r)
 		t->counters.cgroup_unresolved++;
 	else
 		t->counters.cgroup_resolved++;
 	pi->cgroup = info;
-	pi->cgroup_id = id;
 }
 
 static char *dup_or_null(const char *s)

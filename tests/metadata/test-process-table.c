@@ -302,6 +302,15 @@ static void test_cgroup_by_id(void **state)
 	assert_string_equal(pi->cgroup.systemd_unit, "");
 	assert_string_equal(pi->cgroup.container_id, "");
 	assert_int_equal(process_table_counters(t)->cgroup_unresolved, 1);
+	/* The root cgroup (a host that does not use the v2 hierarchy): the inherited cgroup stays. */
+	{
+		struct stat st;
+
+		assert_int_equal(stat(cg, &st), 0);
+		assert_int_equal(process_table_fork(t, 900000603, 7, 900000600, 0, "sh", st.st_ino), 0);
+		assert_string_equal(process_table_find(t, 900000603, 7)->cgroup.systemd_unit, "containerd.service");
+		assert_int_equal(process_table_counters(t)->cgroup_unresolved, 1);
+	}
 	process_table_free(t);
 
 	/* The cache: one walk per id, found or not. */
@@ -315,6 +324,13 @@ static void test_cgroup_by_id(void **state)
 	assert_int_equal(cgroup_ids_counters(ids)->walks, 2);
 	assert_int_equal(cgroup_ids_counters(ids)->hits, 2);
 	assert_int_equal(cgroup_ids_counters(ids)->not_found, 1);
+	/* The root cgroup says nothing: what a process inherited stays (cgroup v1 paths, say). */
+	{
+		struct stat st;
+
+		assert_int_equal(stat(cg, &st), 0);
+		assert_int_equal(cgroup_ids_lookup(ids, st.st_ino, &info), -ENODATA);
+	}
 	cgroup_ids_free(ids);
 
 	{
