@@ -143,6 +143,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_samples_total", "samples by how their user stack was found", "result=\"unwound\"",
 		  m->unwind.unwound),
 		C("unwind_samples_total", NULL, "result=\"kept_frame_pointers\"", m->unwind.kept_fp),
+		C("unwind_samples_total", NULL, "result=\"frame_pointers_longer\"", m->unwind.fp_longer),
 		C("unwind_samples_total", NULL, "result=\"malformed_window\"", m->unwind.malformed),
 		C("unwind_truncated_total", "unwound stacks cut by the copied window or the depth bound", NULL,
 		  m->unwind.truncated),
