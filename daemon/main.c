@@ -37,6 +37,19 @@
 
 /* Bytes of interned stacks per interval. */
 #define MAX_STACK_BYTES (32u << 20)
+/*
+ * A program's mappings are read at its exec record, which wakes the daemon at once: before the
+ * dynamic loader mapped the libraries. They are read again this long after, while the process
+ * most likely still runs: its samples (drained up to SAMPLER_DRAIN_MS later) may come after it
+ * exited, and a 100 ms process would then be unwound without libc.
+ */
+#define EXEC_SETTLE_MS 10
+#define MAX_SETTLING 1024
+
+struct settling {
+	uint32_t pid;
+	uint64_t start_ns, instance, exec_ns;
+};
 
 struct daemon {
 	const struct options *opts;
@@ -55,6 +68,9 @@ struct daemon {
 	struct self_report report;         /* self-metrics, readiness and the periodic summary */
 	struct unwind_sample_counters unwind;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
+	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
+	size_t nsettling;
+	uint64_t settle_dropped;           /* execs not read again: the list was full */
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -82,8 +98,16 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
 		symbolizer_retire_process(d->sym, (pid_t)e->pid);
 		process_table_exec(d->processes, e->pid, e->start_ns, comm, filename, e->cgroup_id);
 		pi = process_table_find(d->processes, e->pid, e->start_ns);
-		if (pi)
-			symbolizer_prepare_instance(d->sym, (pid_t)e->pid, pi->instance);
+		if (!pi)
+			break;
+		symbolizer_prepare_instance(d->sym, (pid_t)e->pid, pi->instance);
+		if (d->nsettling < MAX_SETTLING)
+			d->settling[d->nsettling++] = (struct settling){
+				.pid = e->pid, .start_ns = e->start_ns, .instance = pi->instance,
+				.exec_ns = clock_ns(CLOCK_MONOTONIC),
+			};
+		else
+			d->settle_dropped++;
 		break;
 	case OTELPROF_RECORD_FORK:
 		/* What the symbolizer holds for this pid belongs to an older process (its exit record
@@ -381,6 +405,26 @@ static int add_epoll(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* Read again the mappings of the programs exec'd at least EXEC_SETTLE_MS ago (see there). */
+static void settle_execs(struct daemon *d, uint64_t now)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < d->nsettling; i++) {
+		const struct settling *e = &d->settling[i];
+		const struct process_info *pi;
+
+		if (now - e->exec_ns < EXEC_SETTLE_MS * 1000000ULL) {
+			d->settling[kept++] = *e;
+			continue;
+		}
+		pi = process_table_find(d->processes, e->pid, e->start_ns);
+		if (pi && pi->instance == e->instance && !pi->exited)
+			symbolizer_refresh_instance(d->sym, (pid_t)e->pid, e->instance);
+	}
+	d->nsettling = kept;
+}
+
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
@@ -425,9 +469,10 @@ static int run_loop(struct daemon *d)
 	service_notify_ready("Sampling");
 	for (;;) {
 		struct epoll_event events[4];
-		int n = epoll_wait(epfd, events, 4, SAMPLER_DRAIN_MS);
+		int n = epoll_wait(epfd, events, 4, d->nsettling ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS);
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
+		settle_execs(d, now);
 		service_notify_watchdog(now);
 		tick(d, now);
 		if (n < 0) {
@@ -553,8 +598,9 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 			  " fork, %" PRIu64 " exit, %" PRIu64 " lost (ring buffer full)",
 			  process_table_count(d->processes), pc->added, pc->evicted, pc->no_process, pc->proc_read_failed,
 			  pc->execs, pc->forks, pc->exits, (uint64_t)bc[OTELPROF_CNT_PROC_EVENTS_LOST]);
-		log_debug("cgroups: %" PRIu64 " found by the records' cgroup id, %" PRIu64 " ids named no cgroup any more",
-			  pc->cgroup_resolved, pc->cgroup_unresolved);
+		log_debug("cgroups: %" PRIu64 " found by the records' cgroup id, %" PRIu64 " ids named no cgroup any more; "
+			  "%" PRIu64 " exec'd programs' mappings not read again (list full)",
+			  pc->cgroup_resolved, pc->cgroup_unresolved, d->settle_dropped);
 		if (pc->evicted || pc->no_process)
 			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
 				 " samples of processes that could not be described", pc->evicted, pc->no_process);

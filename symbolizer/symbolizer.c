@@ -380,6 +380,17 @@ int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 	return get_process(s, pid, instance, true, &p);
 }
 
+int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
+{
+	struct sym_process *p = *process_slot(s, pid, instance);
+
+	if (!p)
+		return symbolizer_prepare_instance(s, pid, instance);
+	if (p->retired)
+		return -ESRCH;
+	return read_maps(p); /* the mappings read before stay when the process is gone */
+}
+
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid)
 {
 	return symbolizer_prepare_instance(s, pid, 0);

@@ -136,6 +136,9 @@ void symbolizer_free(struct symbolizer *s);
  */
 int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance);
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid);
+/* Read the mappings of a live instance again (a program just exec'd has mapped its libraries since).
+ * What was read before stays when the process is gone (-ESRCH) or the instance retired. */
+int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance);
 /* Symbolize a user address of pid. 0 (frame filled, maybe with nlines == 0), or -errno. */
 int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
 			     struct sym_frame *frame);
