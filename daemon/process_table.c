@@ -361,10 +361,15 @@ static char *dup_or_null(const char *s)
 int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
 		       const char *filename, uint64_t cgroup_id)
 {
-	struct entry *e = find(t, pid, start_ns), *old = e;
+	struct entry *e, *old = find(t, pid, start_ns);
+	struct cgroup_info inherited = { 0 };
+	uint64_t inherited_id = 0;
 
 	t->counters.execs++;
 	if (old) {
+		/* Copied now: adding the new entry may evict the old one. */
+		inherited = old->info.cgroup;
+		inherited_id = old->info.cgroup_id;
 		/* Samples of the old program may wait in the aggregate for their profile: they keep the
 		 * old instance (swept with the exited ones, or at once when it has none); the new program
 		 * is a new instance in the same cgroup. */
@@ -374,10 +379,8 @@ int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns,
 	e = add(t, pid, start_ns, comm);
 	if (!e)
 		return -ENOMEM;
-	if (old) {
-		e->info.cgroup = old->info.cgroup;
-		e->info.cgroup_id = old->info.cgroup_id;
-	}
+	e->info.cgroup = inherited;
+	e->info.cgroup_id = inherited_id;
 	touch(t, e);
 	snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
 	/* A new program: what the old one (inherited at fork) said about itself no longer holds. */
