@@ -635,7 +635,9 @@ int main(int argc, char **argv)
 	};
 	d.agg = aggregate_new(&limits);
 	d.sym = symbolizer_new(NULL);
-	d.processes = process_table_new(&(struct process_table_config){ .command_line = opts.command_line });
+	d.processes = process_table_new(&(struct process_table_config){
+		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = d.sym,
+	});
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
 	if (!d.agg || !d.sym || !d.processes || !d.metadata) {
 		log_error("Out of memory");

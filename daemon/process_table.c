@@ -157,6 +157,8 @@ static struct entry *add(struct process_table *t, uint32_t pid, uint64_t start_n
 	size_t b;
 
 	if (t->count >= t->config.max_processes && t->oldest) {
+		if (t->config.evicted)
+			t->config.evicted(t->config.evicted_ctx, t->oldest->info.pid, t->oldest->info.instance);
 		remove_entry(t, t->oldest);
 		t->counters.evicted++;
 	}

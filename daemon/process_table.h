@@ -47,6 +47,9 @@ struct process_table_config {
 	const char *proc_root; /* NULL: "/proc" (tests point it elsewhere) */
 	const char *cgroup_root; /* cgroup v2 mount, to resolve the records' cgroup ids; NULL: found at
 				    startup (tests point it elsewhere) */
+	void (*evicted)(void *ctx, uint32_t pid, uint64_t instance); /* called for each entry evicted
+				    when the table is full (to free the symbolizer's maps), or NULL */
+	void *evicted_ctx;
 };
 
 struct process_table_counters {

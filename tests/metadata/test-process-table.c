@@ -180,8 +180,10 @@ static void test_sweep_unsampled(void **state)
 
 static void test_bound_evicts_least_recent(void **state)
 {
-	struct process_table *t = process_table_new(&(struct process_table_config){ .max_processes = 4 });
-	unsigned forgotten = 0;
+	unsigned forgotten = 0, evicted = 0;
+	struct process_table *t = process_table_new(&(struct process_table_config){
+		.max_processes = 4, .evicted = count_forget, .evicted_ctx = &evicted,
+	});
 
 	(void)state;
 	for (uint32_t i = 0; i < 4; i++)
@@ -192,6 +194,7 @@ static void test_bound_evicts_least_recent(void **state)
 	process_table_exec(t, 900000200, 1, "q", "/bin/q", 0);
 	assert_int_equal(process_table_count(t), 4);
 	assert_int_equal(process_table_counters(t)->evicted, 2);
+	assert_int_equal(evicted, 2);
 	assert_non_null(process_table_find(t, 900000100, 1));
 	assert_null(process_table_find(t, 900000101, 1));
 	process_table_exit(t, 900000100, 1);
