@@ -83,6 +83,12 @@ static uint32_t stack_hash_of(const struct aggregate *agg, uint32_t i)
 	return agg->stacks[i]->hash;
 }
 
+/* Start time and instance in one hash input. */
+static uint64_t process_key(uint64_t start_ns, uint64_t instance)
+{
+	return start_ns ^ (instance * 0x9e3779b97f4a7c15ULL);
+}
+
 static uint32_t entry_hash(uint32_t pid, uint64_t start, uint32_t tid, uint32_t cpu, uint32_t stack_id)
 {
 	uint64_t h = mix64(mix64(mix64(0, start), ((uint64_t)pid << 32) | tid), ((uint64_t)cpu << 32) | stack_id);
@@ -94,7 +100,7 @@ static uint32_t entry_hash_of(const struct aggregate *agg, uint32_t i)
 {
 	const struct agg_entry *e = &agg->entries[i];
 
-	return entry_hash(e->pid, e->process_start_ns, e->tid, e->cpu, e->stack_id);
+	return entry_hash(e->pid, process_key(e->process_start_ns, e->process_instance), e->tid, e->cpu, e->stack_id);
 }
 
 struct aggregate *aggregate_new(const struct agg_limits *limits)
@@ -196,9 +202,9 @@ static int64_t intern_stack(struct aggregate *agg, const struct otelprof_sample 
 }
 
 static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct otelprof_sample *s,
-					    uint32_t stack_id, int *err)
+					    uint64_t instance, uint32_t stack_id, int *err)
 {
-	uint32_t h = entry_hash(s->pid, s->process_start_ns, s->tid, s->cpu, stack_id);
+	uint32_t h = entry_hash(s->pid, process_key(s->process_start_ns, instance), s->tid, s->cpu, stack_id);
 	struct agg_entry *e;
 	size_t mask, slot;
 
@@ -206,7 +212,8 @@ static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct o
 		mask = agg->entry_index.capacity - 1;
 		for (slot = h & mask; agg->entry_index.slots[slot]; slot = (slot + 1) & mask) {
 			e = &agg->entries[agg->entry_index.slots[slot] - 1];
-			if (e->pid == s->pid && e->process_start_ns == s->process_start_ns && e->tid == s->tid &&
+			if (e->pid == s->pid && e->process_start_ns == s->process_start_ns &&
+			    e->process_instance == instance && e->tid == s->tid &&
 			    e->cpu == s->cpu && e->stack_id == stack_id)
 				return e;
 		}
@@ -223,7 +230,8 @@ static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct o
 	}
 	e = &agg->entries[agg->nentries];
 	*e = (struct agg_entry){
-		.pid = s->pid, .process_start_ns = s->process_start_ns, .tid = s->tid, .cpu = s->cpu,
+		.pid = s->pid, .process_start_ns = s->process_start_ns, .process_instance = instance,
+		.tid = s->tid, .cpu = s->cpu,
 		.stack_id = stack_id,
 	};
 	mask = agg->entry_index.capacity - 1;
@@ -251,6 +259,12 @@ static void count_drop(struct aggregate *agg, int err)
 
 int aggregate_add(struct aggregate *agg, const struct otelprof_sample *s, uint64_t time_unix_ns)
 {
+	return aggregate_add_instance(agg, s, 0, time_unix_ns);
+}
+
+int aggregate_add_instance(struct aggregate *agg, const struct otelprof_sample *s, uint64_t process_instance,
+			   uint64_t time_unix_ns)
+{
 	struct agg_entry *e;
 	int64_t stack_id;
 	int err = 0;
@@ -268,7 +282,7 @@ int aggregate_add(struct aggregate *agg, const struct otelprof_sample *s, uint64
 		count_drop(agg, (int)stack_id);
 		return (int)stack_id == -ENOMEM ? -ENOMEM : -ENOSPC;
 	}
-	e = find_or_add_entry(agg, s, (uint32_t)stack_id, &err);
+	e = find_or_add_entry(agg, s, process_instance, (uint32_t)stack_id, &err);
 	if (!e) {
 		count_drop(agg, err);
 		return err == -ENOMEM ? -ENOMEM : -ENOSPC;

@@ -28,6 +28,7 @@ struct agg_stack {
 struct agg_entry {
 	uint32_t pid, tid, cpu;
 	uint64_t process_start_ns;  /* with pid, the process's identity (pid reuse) */
+	uint64_t process_instance;  /* the process table's instance (which program, after an exec); 0 unknown */
 	uint32_t stack_id;          /* index for aggregate_stack() */
 	uint64_t count;             /* samples; equals ntimestamps */
 	uint64_t *timestamps;       /* unix time of each sample in ns */
@@ -58,6 +59,9 @@ void aggregate_free(struct aggregate *agg);
 
 /* Add one sample taken at unix time time_unix_ns. 0, or -ENOSPC/-ENOMEM/-EINVAL (counted). */
 int aggregate_add(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t time_unix_ns);
+/* The same for a sample of one process instance (see process_table.h), kept apart from the others. */
+int aggregate_add_instance(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
+			   uint64_t time_unix_ns);
 /* Forget every sample: a new interval starts. Counters are kept. */
 void aggregate_reset(struct aggregate *agg);
 

@@ -38,6 +38,19 @@
 
 /* Bytes of interned stacks per interval. */
 #define MAX_STACK_BYTES (32u << 20)
+/*
+ * A program's mappings are read at its exec record, which wakes the daemon at once: before the
+ * dynamic loader mapped the libraries. They are read again this long after, while the process
+ * most likely still runs: its samples (drained up to SAMPLER_DRAIN_MS later) may come after it
+ * exited, and a 100 ms process would then be unwound without libc.
+ */
+#define EXEC_SETTLE_MS 10
+#define MAX_SETTLING 1024
+
+struct settling {
+	uint32_t pid;
+	uint64_t start_ns, instance, exec_ns;
+};
 
 struct daemon {
 	const struct options *opts;
@@ -56,6 +69,9 @@ struct daemon {
 	struct self_report report;         /* self-metrics, readiness and the periodic summary */
 	struct unwind_sample_counters unwind;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
+	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
+	size_t nsettling;
+	uint64_t settle_dropped;           /* execs not read again: the list was full */
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -72,21 +88,37 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
 
 	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, e->comm);
 	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
+	const struct process_info *pi;
+
 	switch (e->hdr.kind) {
 	case OTELPROF_RECORD_EXEC:
-		/* A new program: read its mappings now (the executable and the loader are mapped), which
+		/* A new program, a new instance: the old program's mappings stay (retired) for its samples
+		 * already taken. Read the new one's now (the executable and the loader are mapped), which
 		 * comes before its samples in the ring buffer, so a process that lives for a moment keeps
 		 * at least those; a sample outside them reads the mappings again. */
-		symbolizer_forget_process(d->sym, (pid_t)e->pid);
-		symbolizer_prepare_process(d->sym, (pid_t)e->pid);
-		process_table_exec(d->processes, e->pid, e->start_ns, comm, filename);
+		symbolizer_retire_process(d->sym, (pid_t)e->pid);
+		process_table_exec(d->processes, e->pid, e->start_ns, comm, filename, e->cgroup_id);
+		pi = process_table_find(d->processes, e->pid, e->start_ns);
+		if (!pi)
+			break;
+		symbolizer_prepare_instance(d->sym, (pid_t)e->pid, pi->instance);
+		if (d->nsettling < MAX_SETTLING)
+			d->settling[d->nsettling++] = (struct settling){
+				.pid = e->pid, .start_ns = e->start_ns, .instance = pi->instance,
+				.exec_ns = clock_ns(CLOCK_MONOTONIC),
+			};
+		else
+			d->settle_dropped++;
 		break;
 	case OTELPROF_RECORD_FORK:
-		/* What the symbolizer holds for this pid belongs to an older process. */
-		symbolizer_forget_process(d->sym, (pid_t)e->pid);
-		process_table_fork(d->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm);
+		/* What the symbolizer holds for this pid belongs to an older process (its exit record
+		 * may have been lost). */
+		symbolizer_retire_process(d->sym, (pid_t)e->pid);
+		process_table_fork(d->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm,
+				   e->cgroup_id);
 		break;
 	case OTELPROF_RECORD_EXIT:
+		symbolizer_retire_process(d->sym, (pid_t)e->pid);
 		process_table_exit(d->processes, e->pid, e->start_ns);
 		break;
 	}
@@ -97,13 +129,17 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
  * the symbolizer caches them by device and inode, so a process that exits long before the profile
  * is built is still symbolized (and its siblings running the same files cost nothing more).
  */
-static void open_modules(struct daemon *d, const struct otelprof_sample *s)
+static void open_modules(struct daemon *d, const struct otelprof_sample *s, uint64_t instance)
 {
 	struct sym_frame frame;
 
 	for (unsigned i = 0; i < s->user_depth && i < OTELPROF_MAX_STACK_DEPTH; i++)
-		symbolizer_user(d->sym, (pid_t)s->pid, s->user_ips[i], &frame);
+		symbolizer_user_instance(d->sym, (pid_t)s->pid, instance, s->user_ips[i], &frame);
 }
+
+/* Samples of a process found in no record and no longer in /proc: no instance, never symbolized
+ * with whatever the pid runs now. */
+#define INSTANCE_UNKNOWN UINT64_MAX
 
 static void on_record(void *ctx, const void *data, size_t size)
 {
@@ -111,6 +147,7 @@ static void on_record(void *ctx, const void *data, size_t size)
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
 	const struct process_info *pi;
+	uint64_t instance;
 
 	if (size < sizeof(*hdr) || hdr->size > size) {
 		d->malformed_records++;
@@ -124,12 +161,15 @@ static void on_record(void *ctx, const void *data, size_t size)
 		}
 		/* Read the mappings and metadata while the process is alive: it may exit before the output
 		 * is written. */
-		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm) : NULL;
-		symbolizer_prepare_process(d->sym, (pid_t)s->pid);
-		s = unwind_sample(d->sym, data, size, &d->unwound, &d->unwind);
+		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm,
+							    s->cgroup_id) : NULL;
+		instance = pi ? pi->instance : INSTANCE_UNKNOWN;
+		if (pi)
+			symbolizer_prepare_instance(d->sym, (pid_t)s->pid, instance);
+		s = unwind_sample(d->sym, (pid_t)s->pid, instance, data, size, &d->unwound, &d->unwind);
 		if (pi && pi->samples == 1)
-			open_modules(d, s);
-		aggregate_add(d->agg, s, s->time_ns + d->monotonic_to_unix_ns);
+			open_modules(d, s, instance);
+		aggregate_add_instance(d->agg, s, instance, s->time_ns + d->monotonic_to_unix_ns);
 		break;
 	case OTELPROF_RECORD_EXEC:
 	case OTELPROF_RECORD_FORK:
@@ -150,7 +190,8 @@ static void describe_process(void *ctx, struct profile *p, uint32_t process)
 {
 	struct daemon *d = ctx;
 	const struct pf_process *proc = &p->processes[process];
-	const struct process_info *pi = process_table_find(d->processes, proc->pid, proc->start_ns);
+	const struct process_info *pi = process_table_find_instance(d->processes, proc->pid, proc->start_ns,
+								      proc->instance);
 	struct k8s_pod_names names;
 	bool named = d->k8s && pi && k8s_lookup(d->k8s, pi->cgroup.pod_uid, pi->cgroup.container_id, &names);
 
@@ -176,9 +217,9 @@ static void start_kubernetes(struct daemon *d)
 			 "and k8s.container.name", why);
 }
 
-static void forget_process(void *ctx, uint32_t pid)
+static void forget_process(void *ctx, uint32_t pid, uint64_t instance)
 {
-	symbolizer_forget_process(ctx, (pid_t)pid);
+	symbolizer_forget_instance(ctx, (pid_t)pid, instance);
 }
 
 /* --cgroup and --container to cgroup ids for the in-kernel filter. 0, or -errno after logging. */
@@ -299,6 +340,9 @@ static void tick(struct daemon *d, uint64_t now)
 	if (now - r->last_tick_ns < 1000000000ULL)
 		return;
 	r->last_tick_ns = now;
+	/* Processes that ended without a sample wait for nothing: without this, a run writing one file
+	 * at its end would keep every process it saw. */
+	process_table_sweep_unsampled(d->processes, forget_process, d->sym);
 	/* Sampling is stalled when the CPUs did this much work (clock ticks) without one perf event:
 	 * an idle host fires few cpu-clock events, a busy one many. Read once a tick, never per record. */
 	busy = self_metrics_busy_cpu_ticks();
@@ -362,6 +406,26 @@ static int add_epoll(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* Read again the mappings of the programs exec'd at least EXEC_SETTLE_MS ago (see there). */
+static void settle_execs(struct daemon *d, uint64_t now)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < d->nsettling; i++) {
+		const struct settling *e = &d->settling[i];
+		const struct process_info *pi;
+
+		if (now - e->exec_ns < EXEC_SETTLE_MS * 1000000ULL) {
+			d->settling[kept++] = *e;
+			continue;
+		}
+		pi = process_table_find(d->processes, e->pid, e->start_ns);
+		if (pi && pi->instance == e->instance && !pi->exited)
+			symbolizer_refresh_instance(d->sym, (pid_t)e->pid, e->instance);
+	}
+	d->nsettling = kept;
+}
+
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
@@ -406,9 +470,10 @@ static int run_loop(struct daemon *d)
 	service_notify_ready("Sampling");
 	for (;;) {
 		struct epoll_event events[4];
-		int n = epoll_wait(epfd, events, 4, SAMPLER_DRAIN_MS);
+		int n = epoll_wait(epfd, events, 4, d->nsettling ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS);
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
+		settle_execs(d, now);
 		service_notify_watchdog(now);
 		tick(d, now);
 		if (n < 0) {
@@ -522,6 +587,10 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 		  " processes gone, %" PRIu64 " modules loaded, %" PRIu64 " failed to open",
 		  ss->lookups, ss->symbolized, ss->no_mapping, ss->process_gone, ss->modules_loaded,
 		  ss->module_open_failed);
+	if (ss->process_table_full || ss->processes_evicted)
+		log_info("%" PRIu64 " processes' mappings not kept (symbolizer process table full), %" PRIu64
+			 " ended processes' mappings evicted to make room, %" PRIu64 " lookups found no mappings",
+			 ss->process_table_full, ss->processes_evicted, ss->instance_unknown);
 	{
 		const struct process_table_counters *pc = process_table_counters(d->processes);
 
@@ -530,6 +599,9 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 			  " fork, %" PRIu64 " exit, %" PRIu64 " lost (ring buffer full)",
 			  process_table_count(d->processes), pc->added, pc->evicted, pc->no_process, pc->proc_read_failed,
 			  pc->execs, pc->forks, pc->exits, (uint64_t)bc[OTELPROF_CNT_PROC_EVENTS_LOST]);
+		log_debug("cgroups: %" PRIu64 " found by the records' cgroup id, %" PRIu64 " ids named no cgroup any more; "
+			  "%" PRIu64 " exec'd programs' mappings not read again (list full)",
+			  pc->cgroup_resolved, pc->cgroup_unresolved, d->settle_dropped);
 		if (pc->evicted || pc->no_process)
 			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
 				 " samples of processes that could not be described", pc->evicted, pc->no_process);
@@ -569,7 +641,9 @@ int main(int argc, char **argv)
 	if (host_view_same_root(NULL) == 0)
 		debug_dirs[1] = "/proc/1/root/usr/lib/debug";
 	d.sym = symbolizer_new(&(struct symbolizer_config){ .debug_dirs = debug_dirs });
-	d.processes = process_table_new(&(struct process_table_config){ .command_line = opts.command_line });
+	d.processes = process_table_new(&(struct process_table_config){
+		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = d.sym,
+	});
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
 	if (!d.agg || !d.sym || !d.processes || !d.metadata) {
 		log_error("Out of memory");

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup_ids.h"
 #include "metadata.h"
 
 /* Bytes read of /proc/PID/environ and /proc/PID/cmdline: enough for any sane environment. */
@@ -16,6 +17,7 @@
 
 struct entry {
 	struct process_info info;
+	bool superseded;                /* the process exec'd: a newer instance is current */
 	struct entry *next;             /* hash chain */
 	struct entry *older, *newer;    /* recency list: oldest first */
 };
@@ -23,9 +25,11 @@ struct entry {
 struct process_table {
 	struct process_table_config config;
 	char proc_root[PATH_MAX];
+	struct cgroup_ids *cgroup_ids;  /* NULL without a cgroup v2 mount */
 	struct entry **buckets;
 	size_t nbuckets, count;
 	struct entry *oldest, *newest;
+	uint64_t last_instance;
 	struct process_table_counters counters;
 };
 
@@ -39,6 +43,7 @@ static size_t bucket_of(const struct process_table *t, uint32_t pid, uint64_t st
 struct process_table *process_table_new(const struct process_table_config *config)
 {
 	struct process_table *t = calloc(1, sizeof(*t));
+	const char *cgroup_root;
 
 	if (!t)
 		return NULL;
@@ -54,6 +59,13 @@ struct process_table *process_table_new(const struct process_table_config *confi
 		free(t);
 		return NULL;
 	}
+	cgroup_root = config->cgroup_root ? config->cgroup_root : cgroup_v2_root();
+	if (cgroup_root && !(t->cgroup_ids = cgroup_ids_new(cgroup_root, 0))) {
+		free(t->buckets);
+		free(t);
+		return NULL;
+	}
+	t->config.cgroup_root = NULL;
 	return t;
 }
 
@@ -73,15 +85,17 @@ void process_table_free(struct process_table *t)
 		next = e->newer;
 		entry_free(e);
 	}
+	cgroup_ids_free(t->cgroup_ids);
 	free(t->buckets);
 	free(t);
 }
 
+/* The current instance of (pid, start_ns): instances replaced by an exec are skipped. */
 static struct entry **slot_of(const struct process_table *t, uint32_t pid, uint64_t start_ns)
 {
 	struct entry **pp = &t->buckets[bucket_of(t, pid, start_ns)];
 
-	while (*pp && ((*pp)->info.pid != pid || (*pp)->info.start_ns != start_ns))
+	while (*pp && ((*pp)->info.pid != pid || (*pp)->info.start_ns != start_ns || (*pp)->superseded))
 		pp = &(*pp)->next;
 	return pp;
 }
@@ -120,7 +134,10 @@ static void touch(struct process_table *t, struct entry *e)
 
 static void remove_entry(struct process_table *t, struct entry *e)
 {
-	struct entry **pp = slot_of(t, e->info.pid, e->info.start_ns);
+	struct entry **pp = &t->buckets[bucket_of(t, e->info.pid, e->info.start_ns)];
+
+	while (*pp != e)
+		pp = &(*pp)->next;
 
 	*pp = e->next;
 	unlink_recency(t, e);
@@ -140,6 +157,8 @@ static struct entry *add(struct process_table *t, uint32_t pid, uint64_t start_n
 	size_t b;
 
 	if (t->count >= t->config.max_processes && t->oldest) {
+		if (t->config.evicted)
+			t->config.evicted(t->config.evicted_ctx, t->oldest->info.pid, t->oldest->info.instance);
 		remove_entry(t, t->oldest);
 		t->counters.evicted++;
 	}
@@ -148,6 +167,7 @@ static struct entry *add(struct process_table *t, uint32_t pid, uint64_t start_n
 		return NULL;
 	e->info.pid = pid;
 	e->info.start_ns = start_ns;
+	e->info.instance = ++t->last_instance;
 	if (comm)
 		snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
 	b = bucket_of(t, pid, start_ns);
@@ -311,19 +331,58 @@ static int read_proc(struct process_table *t, struct process_info *pi)
 	return 0;
 }
 
+/*
+ * The record saw the process in cgroup id, which is not the one its entry describes (inherited at
+ * fork: a container runtime moves its child into the container's cgroup before the exec) and
+ * /proc could not be read: find the cgroup by its id. When the id names no cgroup any more, the
+ * inherited one is dropped rather than kept wrong.
+ */
+static void resolve_cgroup(struct process_table *t, struct process_info *pi, uint64_t id)
+{
+	struct cgroup_info info = { 0 };
+	int r;
+
+	if (!id || id == pi->cgroup_id || !t->cgroup_ids)
+		return;
+	r = cgroup_ids_lookup(t->cgroup_ids, id, &info);
+	pi->cgroup_id = id;
+	if (r == -ENODATA)
+		return; /* the root: the v2 hierarchy is not used here, what was inherited stays */
+	if (r)
+		t->counters.cgroup_unresolved++;
+	else
+		t->counters.cgroup_resolved++;
+	pi->cgroup = info;
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
 }
 
 int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
-		       const char *filename)
+		       const char *filename, uint64_t cgroup_id)
 {
-	struct entry *e = find(t, pid, start_ns);
+	struct entry *e, *old = find(t, pid, start_ns);
+	struct cgroup_info inherited = { 0 };
+	uint64_t inherited_id = 0;
 
 	t->counters.execs++;
-	if (!e && !(e = add(t, pid, start_ns, comm)))
+	if (old) {
+		/* Copied now: adding the new entry may evict the old one. */
+		inherited = old->info.cgroup;
+		inherited_id = old->info.cgroup_id;
+		/* Samples of the old program may wait in the aggregate for their profile: they keep the
+		 * old instance (swept with the exited ones, or at once when it has none); the new program
+		 * is a new instance in the same cgroup. */
+		old->superseded = true;
+		old->info.exited = true;
+	}
+	e = add(t, pid, start_ns, comm);
+	if (!e)
 		return -ENOMEM;
+	e->info.cgroup = inherited;
+	e->info.cgroup_id = inherited_id;
 	touch(t, e);
 	snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
 	/* A new program: what the old one (inherited at fork) said about itself no longer holds. */
@@ -333,15 +392,19 @@ int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns,
 	free(e->info.service_name);
 	e->info.exe_path = e->info.command_line = e->info.service_name = NULL;
 	e->info.from_proc = false;
-	if (read_proc(t, &e->info))
-		t->counters.proc_read_failed++; /* gone already; the cgroup stays the one inherited at fork */
+	if (read_proc(t, &e->info)) {
+		t->counters.proc_read_failed++; /* gone already: the cgroup inherited at fork, or the record's */
+		resolve_cgroup(t, &e->info, cgroup_id);
+	} else {
+		e->info.cgroup_id = cgroup_id;
+	}
 	if (!e->info.exe_path && filename && filename[0])
 		e->info.exe_path = strdup(filename);
 	return 0;
 }
 
 int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns, uint32_t parent_pid,
-		       uint64_t parent_start_ns, const char *comm)
+		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id)
 {
 	struct entry *parent, *e;
 
@@ -358,8 +421,11 @@ int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns,
 		e->info.command_line = dup_or_null(parent->info.command_line);
 		e->info.service_name = dup_or_null(parent->info.service_name);
 		e->info.cgroup = parent->info.cgroup;
+		e->info.cgroup_id = parent->info.cgroup_id;
 		e->info.from_proc = parent->info.from_proc;
 	}
+	/* Started in another cgroup than its parent's (clone3 CLONE_INTO_CGROUP), or no parent known. */
+	resolve_cgroup(t, &e->info, cgroup_id);
 	return 0;
 }
 
@@ -373,13 +439,15 @@ void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns
 }
 
 const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
-						const char *comm)
+						const char *comm, uint64_t cgroup_id)
 {
 	struct entry *e = find(t, pid, start_ns);
 
 	if (e) {
 		touch(t, e);
 		e->info.samples++;
+		/* Moved to another cgroup since it was described (cached: no walk per sample). */
+		resolve_cgroup(t, &e->info, cgroup_id);
 		return &e->info;
 	}
 	e = add(t, pid, start_ns, comm);
@@ -394,6 +462,7 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 		return NULL;
 	}
 	e->info.samples = 1;
+	e->info.cgroup_id = cgroup_id;
 	return &e->info;
 }
 
@@ -404,14 +473,24 @@ const struct process_info *process_table_find(const struct process_table *t, uin
 	return e ? &e->info : NULL;
 }
 
-void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid), void *ctx)
+const struct process_info *process_table_find_instance(const struct process_table *t, uint32_t pid,
+							uint64_t start_ns, uint64_t instance)
+{
+	for (struct entry *e = t->buckets[bucket_of(t, pid, start_ns)]; e; e = e->next)
+		if (e->info.pid == pid && e->info.start_ns == start_ns && e->info.instance == instance)
+			return &e->info;
+	return NULL;
+}
+
+static void sweep(struct process_table *t, bool only_unsampled, void (*forget)(void *ctx, uint32_t pid,
+										 uint64_t instance), void *ctx)
 {
 	for (struct entry *e = t->oldest, *next; e; e = next) {
 		next = e->newer;
-		if (!e->info.exited)
+		if (!e->info.exited || (only_unsampled && e->info.samples))
 			continue;
 		if (forget)
-			forget(ctx, e->info.pid);
+			forget(ctx, e->info.pid, e->info.instance);
 		remove_entry(t, e);
 		t->counters.removed++;
 	}
@@ -425,4 +504,16 @@ size_t process_table_count(const struct process_table *t)
 const struct process_table_counters *process_table_counters(const struct process_table *t)
 {
 	return &t->counters;
+}
+
+void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid, uint64_t instance),
+			 void *ctx)
+{
+	sweep(t, false, forget, ctx);
+}
+
+void process_table_sweep_unsampled(struct process_table *t,
+				   void (*forget)(void *ctx, uint32_t pid, uint64_t instance), void *ctx)
+{
+	sweep(t, true, forget, ctx);
 }

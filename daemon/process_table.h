@@ -1,6 +1,7 @@
 /*
  * The processes otelprofd has seen, keyed by (pid, start time) so that a reused pid never mixes two
- * processes. An entry is filled from /proc when the process is first seen (exec record, or first
+ * processes, and each program a process exec'd by an instance number, so that samples taken
+ * before an exec keep the old program's executable and attributes. An entry is filled from /proc when the process is first seen (exec record, or first
  * sample of a process that existed before otelprofd started), inherited from the parent at fork, and
  * kept after the process exits until process_table_sweep() runs after its last samples were built:
  * a process that lived 100 ms is still described.
@@ -24,21 +25,31 @@
 struct process_info {
 	uint32_t pid;
 	uint64_t start_ns;     /* process start, CLOCK_BOOTTIME ns (the BPF records' start_ns) */
+	uint64_t instance;     /* never 0, unique in the table's life: one per process and per program
+				  it exec'd. Samples carry it to the profile so that they are symbolized
+				  with this instance's mappings and described with its attributes */
 	char comm[16];         /* process name */
 	char *exe_path;        /* executable path as /proc/PID/exe reads (or as given to execve), or NULL */
 	char *command_line;    /* arguments joined by spaces; NULL unless the table was asked to keep it */
 	char *service_name;    /* the process's own OTEL_SERVICE_NAME (or service.name in its
 				  OTEL_RESOURCE_ATTRIBUTES), or NULL */
 	struct cgroup_info cgroup;
+	uint64_t cgroup_id;    /* cgroup v2 id that cgroup was read or resolved for (0: unknown) */
 	uint64_t samples;      /* samples seen since it was first seen or exec'd */
 	bool from_proc;        /* exe, cgroup and environment were read from /proc (else inherited or unknown) */
-	bool exited;           /* its exit record arrived: dropped at the next sweep */
+	bool exited;           /* its exit record arrived, or it exec'd (a newer instance took over):
+				  dropped at the next sweep */
 };
 
 struct process_table_config {
 	size_t max_processes;  /* 0: PROCESS_TABLE_DEFAULT_MAX */
 	bool command_line;     /* keep process.command_line (it can hold secrets) */
 	const char *proc_root; /* NULL: "/proc" (tests point it elsewhere) */
+	const char *cgroup_root; /* cgroup v2 mount, to resolve the records' cgroup ids; NULL: found at
+				    startup (tests point it elsewhere) */
+	void (*evicted)(void *ctx, uint32_t pid, uint64_t instance); /* called for each entry evicted
+				    when the table is full (to free the symbolizer's maps), or NULL */
+	void *evicted_ctx;
 };
 
 struct process_table_counters {
@@ -48,6 +59,9 @@ struct process_table_counters {
 	uint64_t no_process;       /* samples whose process was in no record and no longer in /proc */
 	uint64_t proc_read_failed; /* /proc reads that failed (gone, pid reused, permissions) */
 	uint64_t execs, forks, exits; /* process records handled */
+	uint64_t cgroup_resolved;  /* cgroups found by the record's cgroup id (/proc gone, or the
+				      process moved since it was read) */
+	uint64_t cgroup_unresolved; /* ids that named no cgroup any more: the inherited cgroup dropped */
 };
 
 struct process_table;
@@ -55,11 +69,15 @@ struct process_table;
 struct process_table *process_table_new(const struct process_table_config *config);
 void process_table_free(struct process_table *t);
 
-/* Record kinds, in the order the BPF programs send them. 0 or -ENOMEM. */
+/*
+ * Record kinds, in the order the BPF programs send them. 0 or -ENOMEM. cgroup_id is the record's
+ * (0: unknown): when it is not the cgroup the entry inherited and /proc cannot say (the process
+ * is gone), the cgroup is found by its id.
+ */
 int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
-		       const char *filename);
+		       const char *filename, uint64_t cgroup_id);
 int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns, uint32_t parent_pid,
-		       uint64_t parent_start_ns, const char *comm);
+		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id);
 void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns);
 
 /*
@@ -67,12 +85,21 @@ void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns
  * is in no record and no longer in /proc (counted in no_process), or on allocation failure.
  */
 const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
-						const char *comm);
-/* The entry, or NULL. */
+						const char *comm, uint64_t cgroup_id);
+/* The current entry (the program the process runs now), or NULL. */
 const struct process_info *process_table_find(const struct process_table *t, uint32_t pid, uint64_t start_ns);
+/* The entry of one instance (current or not yet swept), or NULL. */
+const struct process_info *process_table_find_instance(const struct process_table *t, uint32_t pid,
+							uint64_t start_ns, uint64_t instance);
 
-/* Drop the exited processes, calling forget(ctx, pid) for each (to free the symbolizer's maps). */
-void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid), void *ctx);
+/* Drop the exited and exec'd instances, calling forget(ctx, pid, instance) for each (to free the
+ * symbolizer's maps). */
+void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid, uint64_t instance),
+			 void *ctx);
+/* The same for the instances that ended without a sample: nothing waits for them, so they can go at
+ * any time (a long run writing one file at its end never sweeps otherwise). */
+void process_table_sweep_unsampled(struct process_table *t,
+				   void (*forget)(void *ctx, uint32_t pid, uint64_t instance), void *ctx);
 
 size_t process_table_count(const struct process_table *t);
 const struct process_table_counters *process_table_counters(const struct process_table *t);

@@ -199,8 +199,7 @@ static int64_t add_mapping(struct builder *b, uint32_t process, const struct sym
 }
 
 /* Location index of one frame address, symbolized on first sight. */
-static int64_t add_location(struct builder *b, uint32_t process, uint32_t pid, enum pf_frame_type type,
-			    uint64_t address)
+static int64_t add_location(struct builder *b, uint32_t process, enum pf_frame_type type, uint64_t address)
 {
 	struct profile *p = b->p;
 	struct location_key key = {
@@ -218,7 +217,9 @@ static int64_t add_location(struct builder *b, uint32_t process, uint32_t pid, e
 		symbolizer_kernel(b->sym, address, &frame);
 		loc.module = profile_intern_string(p, frame.module ? frame.module : "kernel");
 	} else {
-		symbolizer_user(b->sym, (pid_t)pid, address, &frame);
+		const struct pf_process *proc = &p->processes[process];
+
+		symbolizer_user_instance(b->sym, (pid_t)proc->pid, proc->instance, address, &frame);
 		if (frame.has_mapping) {
 			int64_t m = add_mapping(b, process, &frame.mapping);
 
@@ -284,7 +285,7 @@ static int64_t add_truncated_location(struct builder *b)
 	return id + 1;
 }
 
-static int64_t add_stack(struct builder *b, uint32_t process, uint32_t pid, const struct agg_stack *st)
+static int64_t add_stack(struct builder *b, uint32_t process, const struct agg_stack *st)
 {
 	struct profile *p = b->p;
 	size_t n = (size_t)st->kernel_depth + st->user_depth;
@@ -300,7 +301,7 @@ static int64_t add_stack(struct builder *b, uint32_t process, uint32_t pid, cons
 		 * return address of the system call or interrupt. */
 		bool exact = depth == 0 && (kernel || !st->kernel_mode);
 		uint64_t address = st->ips[i] - (exact ? 0 : 1);
-		int64_t loc = add_location(b, process, pid, kernel ? PF_FRAME_KERNEL : PF_FRAME_NATIVE, address);
+		int64_t loc = add_location(b, process, kernel ? PF_FRAME_KERNEL : PF_FRAME_NATIVE, address);
 
 		if (loc < 0)
 			return loc;
@@ -340,7 +341,9 @@ static int64_t add_stack(struct builder *b, uint32_t process, uint32_t pid, cons
 static int64_t add_process(struct builder *b, const struct agg_entry *e)
 {
 	struct profile *p = b->p;
-	struct { uint64_t start; uint32_t pid, pad; } key = { .start = e->process_start_ns, .pid = e->pid };
+	struct { uint64_t start, instance; uint32_t pid, pad; } key = {
+		.start = e->process_start_ns, .instance = e->process_instance, .pid = e->pid,
+	};
 	int added;
 	int64_t id = intern_put(b->processes, &key, sizeof(key), &added);
 	uint32_t index;
@@ -351,7 +354,8 @@ static int64_t add_process(struct builder *b, const struct agg_entry *e)
 		return -ENOMEM;
 	index = (uint32_t)p->nprocesses++;
 	p->processes[index] = (struct pf_process){
-		.pid = e->pid, .start_ns = e->process_start_ns, .name = profile_intern_string(p, e->process_comm),
+		.pid = e->pid, .start_ns = e->process_start_ns, .instance = e->process_instance,
+		.name = profile_intern_string(p, e->process_comm),
 	};
 	profile_add_process_attribute_int(p, index, "process.pid", e->pid);
 	return index;
@@ -376,7 +380,7 @@ static int add_sample(struct builder *b, const struct aggregate *agg, const stru
 		return (int)process;
 	if (p->nprocesses > before && options->describe_process)
 		options->describe_process(options->describe_ctx, p, (uint32_t)process);
-	stack = add_stack(b, (uint32_t)process, e->pid, aggregate_stack(agg, e->stack_id));
+	stack = add_stack(b, (uint32_t)process, aggregate_stack(agg, e->stack_id));
 	if (stack < 0)
 		return (int)stack;
 	if (RESERVE(p, samples, nsamples))

@@ -1,6 +1,7 @@
 #include "unwind_sample.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
@@ -14,8 +15,19 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-const struct otelprof_sample *unwind_sample(struct symbolizer *sym, const void *data, size_t size,
-					    struct otelprof_sample *out, struct unwind_sample_counters *counters)
+/*
+ * The frame-pointer chain goes further than the unwound frames and begins with exactly them: the
+ * same stack, longer. Frames are never mixed: the chain is kept whole or not at all.
+ */
+static bool fp_extends(const struct otelprof_sample *s, const uint64_t *ips, size_t n)
+{
+	return n && s->user_depth > n && s->user_depth <= OTELPROF_MAX_STACK_DEPTH &&
+	       !memcmp(s->user_ips, ips, n * sizeof(ips[0]));
+}
+
+const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, uint64_t instance, const void *data,
+					    size_t size, struct otelprof_sample *out,
+					    struct unwind_sample_counters *counters)
 {
 	const struct otelprof_sample *s = data;
 	const struct otelprof_stack_window *w = (const void *)(s + 1);
@@ -33,7 +45,7 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, const void *
 	}
 	counters->window_bytes += w->size;
 	start = thread_cpu_ns();
-	n = symbolizer_unwind(sym, (pid_t)s->pid, &(struct sym_unwind_input){
+	n = symbolizer_unwind_instance(sym, pid, instance, &(struct sym_unwind_input){
 		.ip = w->ip, .sp = w->sp, .bp = w->bp, .stack = w + 1, .stack_size = w->size,
 		.stack_complete = w->size < w->requested,
 	}, ips, OTELPROF_MAX_STACK_DEPTH, &result);
@@ -47,6 +59,14 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, const void *
 	switch (result.end) {
 	case UNWIND_END_TRUNCATED:
 	case UNWIND_END_DEPTH:
+		if (fp_extends(s, ips, n)) {
+			/* A program with frame pointers deeper than the window: the kernel's walk is the
+			 * same stack, whole (or as deep as it goes). */
+			counters->fp_longer++;
+			if (s->user_depth >= OTELPROF_MAX_STACK_DEPTH)
+				out->flags |= OTELPROF_SAMPLE_USER_TRUNCATED;
+			return out;
+		}
 		out->flags |= OTELPROF_SAMPLE_USER_TRUNCATED;
 		counters->truncated++;
 		break;
@@ -84,8 +104,9 @@ void unwind_sample_log(const struct unwind_sample_counters *u, const struct symb
 	if (!u->windows)
 		return;
 	log_info("Unwound %" PRIu64 " of %" PRIu64 " user stacks with DWARF CFI (%" PRIu64 " truncated by the stack "
-		 "window, %" PRIu64 " kept frame pointers), CPU per sample: median under %u us, 90%% under %u us, "
-		 "mean %.1f us", u->unwound, u->windows, u->truncated, u->kept_fp, unwind_sample_quantile_us(u, 0.5),
+		 "window, %" PRIu64 " kept frame pointers, %" PRIu64 " whose frame pointers went further), CPU per "
+		 "sample: median under %u us, 90%% under %u us, mean %.1f us", u->unwound, u->windows, u->truncated,
+		 u->kept_fp, u->fp_longer, unwind_sample_quantile_us(u, 0.5),
 		 unwind_sample_quantile_us(u, 0.9), u->ns / 1e3 / u->windows);
 	log_debug("unwind: %" PRIu64 " stack bytes received (%" PRIu64 " per sample), %" PRIu64 " malformed windows; "
 		  "frames: %" PRIu64 " CFI, %" PRIu64 " frame pointer; rules: %" PRIu64 " cached, %" PRIu64

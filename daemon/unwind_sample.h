@@ -5,7 +5,8 @@
  *
  * Which stack is kept (never a mix of both): the unwound one when the walk reached the program's
  * entry, or ended at the window's end or the depth bound (then OTELPROF_SAMPLE_USER_TRUNCATED is
- * set and the profile shows a [truncated] frame), or when it is at least as deep as the
+ * set and the profile shows a [truncated] frame) unless the frame-pointer walk begins with the same
+ * frames and goes further (then that one, whole), or when it is at least as deep as the
  * frame-pointer walk; otherwise (the unwinder failed early: garbage, no CFI and no frame pointer,
  * a process gone) the kernel's frame-pointer stack.
  */
@@ -25,6 +26,9 @@ struct unwind_sample_counters {
 	uint64_t unwound;         /* samples whose user stack came from the unwinder */
 	uint64_t truncated;       /* of those, marked truncated (window end or depth bound) */
 	uint64_t kept_fp;         /* samples that kept the frame-pointer stack: the unwinder failed early */
+	uint64_t fp_longer;       /* samples that kept the frame-pointer stack: the unwinder stopped at
+				     the window's end and the frame-pointer chain began with the same
+				     frames and went further (a deep program built with frame pointers) */
 	uint64_t malformed;       /* windows whose sizes did not fit the record: frame-pointer stack kept */
 	uint64_t window_bytes;    /* stack bytes received */
 	uint64_t ns;              /* CPU time spent unwinding (CLOCK_THREAD_CPUTIME_ID) */
@@ -37,12 +41,13 @@ struct unwind_sample_counters {
 unsigned unwind_sample_quantile_us(const struct unwind_sample_counters *c, double q);
 
 /*
- * The sample to aggregate for the record (data, size): *out is a copy of the record's fixed part with
+ * The sample to aggregate for the record (data, size) of (pid, instance) (see symbolizer.h): *out is a copy of the record's fixed part with
  * user_ips/user_depth unwound when it carries a usable window. Returns out, or the record itself
  * when it has no window (nothing to copy).
  */
-const struct otelprof_sample *unwind_sample(struct symbolizer *sym, const void *data, size_t size,
-					    struct otelprof_sample *out, struct unwind_sample_counters *counters);
+const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, uint64_t instance, const void *data,
+					    size_t size, struct otelprof_sample *out,
+					    struct unwind_sample_counters *counters);
 
 /* Log the counters (a line at info level, the details at debug level); nothing without windows. */
 void unwind_sample_log(const struct unwind_sample_counters *c, const struct symbolizer_stats *ss);

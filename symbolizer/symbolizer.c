@@ -68,8 +68,19 @@ struct sym_map {
 	uint64_t retry_ns;            /* the file could not be opened for this process: not before then */
 };
 
+/*
+ * The mappings of one process instance. An instance is (pid, a caller's key: the daemon's process
+ * table gives one per process and per exec): a pid reused, or a process that exec'd, never reads
+ * or shows another instance's mappings. Key 0 is the pid's current process (callers without
+ * instances). Only symbolizer_prepare_instance() creates an entry for a non-zero key, and only
+ * while the pid is that instance; once retired (its program or process ended) an entry is never
+ * read from /proc again, and stays until forgotten or, when the table is full, evicted.
+ */
 struct sym_process {
 	pid_t pid;
+	uint64_t instance;          /* caller's key; 0: the pid's current process */
+	bool retired;               /* the pid no longer runs this instance: /proc is not read for it */
+	uint64_t last_used;         /* lookup tick, to evict the least recently used retired entry */
 	struct sym_map *maps; /* file-backed mappings, sorted by start */
 	size_t nmaps;
 	uint64_t refreshed_ns;
@@ -224,13 +235,38 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
-static struct sym_process **process_slot(struct symbolizer *s, pid_t pid)
+static struct sym_process **process_slot(struct symbolizer *s, pid_t pid, uint64_t instance)
 {
 	struct sym_process **pp = &s->buckets[(uint32_t)pid % PROCESS_BUCKETS];
 
-	while (*pp && (*pp)->pid != pid)
+	while (*pp && ((*pp)->pid != pid || (*pp)->instance != instance))
 		pp = &(*pp)->next;
 	return pp;
+}
+
+static void process_unlink(struct symbolizer *s, struct sym_process **slot)
+{
+	struct sym_process *p = *slot;
+
+	*slot = p->next;
+	process_free(p);
+	s->nprocesses--;
+}
+
+/* Drop the least recently used retired instance to make room; false when none is retired. */
+static bool evict_retired(struct symbolizer *s)
+{
+	struct sym_process **victim = NULL;
+
+	for (size_t b = 0; b < PROCESS_BUCKETS; b++)
+		for (struct sym_process **pp = &s->buckets[b]; *pp; pp = &(*pp)->next)
+			if ((*pp)->retired && (!victim || (*pp)->last_used < (*victim)->last_used))
+				victim = pp;
+	if (!victim)
+		return false;
+	process_unlink(s, victim);
+	s->stats.processes_evicted++;
+	return true;
 }
 
 static int by_start(const void *a, const void *b)
@@ -297,21 +333,31 @@ static int read_maps(struct sym_process *p)
 	return 0;
 }
 
-static int get_process(struct symbolizer *s, pid_t pid, struct sym_process **out)
+/* The entry of (pid, instance); a missing one is read from /proc when create is set. */
+static int get_process(struct symbolizer *s, pid_t pid, uint64_t instance, bool create, struct sym_process **out)
 {
-	struct sym_process **slot = process_slot(s, pid), *p;
+	struct sym_process **slot = process_slot(s, pid, instance), *p;
 	int r;
 
 	if (*slot) {
+		(*slot)->last_used = ++s->tick;
 		*out = *slot;
 		return 0;
 	}
-	if (s->nprocesses >= s->config.max_processes)
+	if (!create) {
+		s->stats.instance_unknown++;
+		return -ESRCH;
+	}
+	if (s->nprocesses >= s->config.max_processes && !evict_retired(s)) {
+		s->stats.process_table_full++;
 		return -ENOSPC;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
+	p->instance = instance;
+	p->last_used = ++s->tick;
 	r = read_maps(p);
 	if (r) {
 		free(p);
@@ -319,17 +365,35 @@ static int get_process(struct symbolizer *s, pid_t pid, struct sym_process **out
 			s->stats.process_gone++;
 		return r;
 	}
+	/* slot may have moved: evict_retired() can unlink the entry before it in the chain. */
+	slot = process_slot(s, pid, instance);
 	*slot = p;
 	s->nprocesses++;
 	*out = p;
 	return 0;
 }
 
-int symbolizer_prepare_process(struct symbolizer *s, pid_t pid)
+int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
 {
 	struct sym_process *p;
 
-	return get_process(s, pid, &p);
+	return get_process(s, pid, instance, true, &p);
+}
+
+int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
+{
+	struct sym_process *p = *process_slot(s, pid, instance);
+
+	if (!p)
+		return symbolizer_prepare_instance(s, pid, instance);
+	if (p->retired)
+		return -ESRCH;
+	return read_maps(p); /* the mappings read before stay when the process is gone */
+}
+
+int symbolizer_prepare_process(struct symbolizer *s, pid_t pid)
+{
+	return symbolizer_prepare_instance(s, pid, 0);
 }
 
 static struct sym_map *find_map(struct sym_process *p, uint64_t address)
@@ -354,7 +418,7 @@ static struct sym_map *find_map_refresh(struct sym_process *p, uint64_t address)
 {
 	struct sym_map *map = find_map(p, address);
 
-	if (!map && (p->refreshes < MAPS_QUICK_REFRESHES || now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
+	if (!map && !p->retired && (p->refreshes < MAPS_QUICK_REFRESHES || now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
 		p->refreshes++;
 		if (read_maps(p) == 0)
 			map = find_map(p, address);
@@ -694,7 +758,7 @@ static bool symbolize_jit(struct symbolizer *s, struct sym_process *p, uint64_t 
 	if (s->config.no_perf_maps)
 		return false;
 	sym = perf_map_lookup(p->jit, address);
-	if (!sym) {
+	if (!sym && !p->retired) {
 		refresh_perf_map(s, p);
 		sym = perf_map_lookup(p->jit, address);
 	}
@@ -708,7 +772,8 @@ static bool symbolize_jit(struct symbolizer *s, struct sym_process *p, uint64_t 
 	return true;
 }
 
-int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame)
+int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
+			     struct sym_frame *frame)
 {
 	struct cached_module *module;
 	struct sym_process *p;
@@ -720,7 +785,7 @@ int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sy
 	frame->kind = SYM_FRAME_NATIVE;
 	frame->file_address = address;
 	s->stats.lookups++;
-	r = get_process(s, pid, &p);
+	r = get_process(s, pid, instance, instance == 0, &p);
 	if (r)
 		return r;
 	map = find_map_refresh(p, address);
@@ -758,6 +823,11 @@ int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sy
 		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;
 	}
 	return 0;
+}
+
+int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame)
+{
+	return symbolizer_user_instance(s, pid, 0, address, frame);
 }
 
 int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *frame)
@@ -826,8 +896,9 @@ static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 	return &slot->rule;
 }
 
-size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwind_input *in, uint64_t *ips,
-			 size_t max, struct unwind_result *result)
+size_t symbolizer_unwind_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
+				  const struct sym_unwind_input *in, uint64_t *ips, size_t max,
+				  struct unwind_result *result)
 {
 	struct unwind_ctx u = { .s = s };
 	struct unwind_window w = {
@@ -843,7 +914,7 @@ size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwin
 		s->stats.unwind_ends[result->end]++;
 		return 0;
 	}
-	if (get_process(s, pid, &u.p)) {
+	if (get_process(s, pid, instance, instance == 0, &u.p)) {
 		result->end = UNWIND_END_NO_RULE;
 		s->stats.unwind_ends[result->end]++;
 		return 0;
@@ -855,15 +926,42 @@ size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwin
 	return n;
 }
 
+size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwind_input *in, uint64_t *ips,
+			 size_t max, struct unwind_result *result)
+{
+	return symbolizer_unwind_instance(s, pid, 0, in, ips, max, result);
+}
+
+void symbolizer_retire_process(struct symbolizer *s, pid_t pid)
+{
+	for (struct sym_process **pp = &s->buckets[(uint32_t)pid % PROCESS_BUCKETS]; *pp;) {
+		if ((*pp)->pid != pid) {
+			pp = &(*pp)->next;
+		} else if ((*pp)->instance == 0) {
+			process_unlink(s, pp); /* nobody can name the old process by key 0 any more */
+		} else {
+			(*pp)->retired = true;
+			pp = &(*pp)->next;
+		}
+	}
+}
+
+void symbolizer_forget_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
+{
+	struct sym_process **slot = process_slot(s, pid, instance);
+
+	if (*slot)
+		process_unlink(s, slot);
+}
+
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid)
 {
-	struct sym_process **slot = process_slot(s, pid), *p = *slot;
-
-	if (!p)
-		return;
-	*slot = p->next;
-	process_free(p);
-	s->nprocesses--;
+	for (struct sym_process **pp = &s->buckets[(uint32_t)pid % PROCESS_BUCKETS]; *pp;) {
+		if ((*pp)->pid == pid)
+			process_unlink(s, pp);
+		else
+			pp = &(*pp)->next;
+	}
 }
 
 /* Modules opened without DWARF whose debug file has since been downloaded are dropped, so the

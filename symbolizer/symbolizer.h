@@ -87,7 +87,10 @@ struct symbolizer_stats {
 	uint64_t module_cache_full;  /* module not loaded because the cache was full */
 	uint64_t modules_loaded;
 	uint64_t modules_evicted;
-	uint64_t processes_evicted;
+	uint64_t processes_evicted; /* retired process instances dropped to make room (their later
+				      lookups find no mappings) */
+	uint64_t process_table_full; /* a process's mappings not kept: max_processes live instances */
+	uint64_t instance_unknown;  /* lookups of an instance never prepared, or evicted or forgotten */
 	bool kallsyms_hidden;      /* kallsyms shows zero addresses (kptr_restrict) */
 	uint64_t module_cache_hits;   /* a mapping found its file already cached (same file or build id) */
 	uint64_t module_cache_misses; /* a mapping's file had to be opened */
@@ -119,11 +122,26 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config);
 void symbolizer_free(struct symbolizer *s);
 
 /*
- * Read the mappings of pid now, so that its samples can be symbolized after it exits.
- * 0, -ESRCH (gone), -ENOSPC (process table full) or another -errno.
+ * Process instances: a caller that tracks processes names each one (each program a pid runs, so a
+ * new key after a fork or an exec) with a non-zero instance key, and the symbolizer keeps that
+ * instance's mappings apart from every other instance of the pid until symbolizer_forget_instance().
+ * Only symbolizer_prepare_instance() reads an instance's mappings, so call it while pid is that
+ * instance (at its exec record, or when its sample arrives); lookups of an instance never prepared
+ * fail with -ESRCH rather than read whatever the pid runs now. Key 0 (the functions without
+ * "_instance") means whatever pid runs now, read on first use.
+ *
+ * Read the mappings of (pid, instance) now, so that its samples can be symbolized after it exits or
+ * execs. 0, -ESRCH (gone), -ENOSPC (max_processes instances kept and none retired; counted) or
+ * another -errno. When full, the least recently used retired instance is dropped (counted).
  */
+int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance);
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid);
+/* Read the mappings of a live instance again (a program just exec'd has mapped its libraries since).
+ * What was read before stays when the process is gone (-ESRCH) or the instance retired. */
+int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance);
 /* Symbolize a user address of pid. 0 (frame filled, maybe with nlines == 0), or -errno. */
+int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
+			     struct sym_frame *frame);
 int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame);
 /* Symbolize a kernel address. 0, or -ENOENT when no symbol covers it (frame still filled). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *frame);
@@ -146,10 +164,21 @@ struct sym_unwind_input {
  * filled; result says how the walk ended (counted in the stats). The process's mappings are read as
  * for symbolizer_user().
  */
+size_t symbolizer_unwind_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
+				  const struct sym_unwind_input *in, uint64_t *ips, size_t max,
+				  struct unwind_result *result);
 size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwind_input *in, uint64_t *ips,
 			 size_t max, struct unwind_result *result);
 
-/* Drop what is kept for pid. */
+/*
+ * pid no longer runs the instances kept for it (it exited, exec'd, or the pid was given to a new
+ * process): they stay for the lookups of their samples but are never read from /proc again, and
+ * may be evicted when the table is full. Key 0 of pid is dropped.
+ */
+void symbolizer_retire_process(struct symbolizer *s, pid_t pid);
+/* Drop what is kept for one instance of pid (its samples were built). */
+void symbolizer_forget_instance(struct symbolizer *s, pid_t pid, uint64_t instance);
+/* Drop what is kept for pid, every instance. */
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid);
 /* Housekeeping between batches: drop modules unused for a while, reload kallsyms when kernel
  * modules changed (or every minute while kernel frames are looked up, for BPF programs). */

@@ -6,6 +6,9 @@
   main -> run -> g1..g22 -> spin (C++), from the program's entry.
 - Recursion 200 frames of 1 KiB deep, past the 16 KiB window: the stacks are marked [truncated],
   counted in the log, and every frame below the mark is one of the workload's own.
+- The same program built with frame pointers, recursing 60 deep (past the window, within the
+  kernel's 127-frame walk): the frame-pointer chain that begins with the unwound frames is kept
+  whole, so the samples in its functions with frame pointers reach main, not [truncated].
 - The C workload in a container-like process (own root with its own copies of the program, libc and
   the loader, own mount and pid namespaces): the same exact chain.
 - Debian's own binaries without frame pointers (xz -9, gzip -9, python3 in a loop): at least 99% of
@@ -22,6 +25,7 @@ import bpftest
 
 bpftest.require_bpf()
 deep = os.environ["DEEP_WORKLOAD"]
+deep_fp = os.environ["DEEP_FP_WORKLOAD"]
 deep_cxx = os.environ["DEEP_CXX_WORKLOAD"]
 out = bpftest.tmpdir()
 failures = []
@@ -120,6 +124,29 @@ check(garbage == 0, f"recursion: {garbage} truncated samples with frames that ar
 m = re.search(r"Unwound (\d+) of (\d+) user stacks with DWARF CFI \((\d+) truncated", log)
 check(m is not None and int(m.group(3)) >= truncated, "recursion: the log counts the truncated stacks"
       + (f" ({m.group(3)})" if m else ""))
+
+# Recursion past the window in a program with frame pointers: its roots are kept.
+stacks, log = profile("recurse-fp", [deep_fp, "30", "recurse", "60"])
+in_fp = whole = 0
+for stack, n in stacks.items():
+    frames = user_frames(stack)
+    # memset is libc's, without a frame pointer: the kernel's walk skips its caller, so those
+    # samples disagree with the unwound frames and stay [truncated] (never mixed).
+    if not frames or frames[-1] not in ("hot_x", "recurse"):
+        continue
+    in_fp += n
+    chain = frames[frames.index("main"):] if "main" in frames else []
+    if frames[0] != "[truncated]" and chain[:2] == ["main", "run"] and len(chain) > 3 and \
+            all(f == "recurse" for f in chain[2:-1]):
+        whole += n
+    elif n > 1:
+        print(f"  not whole ({n}): {';'.join(stack[:8])}...")
+m = re.search(r"(\d+) whose frame pointers went further", log)
+check(in_fp >= 300 and whole >= 0.95 * in_fp,
+      f"recursion with frame pointers: {whole} of {in_fp} samples in hot_x/recurse reach main through the recursion")
+# Samples in the shallow part of the recursion fit the window and are unwound whole by themselves.
+check(m is not None and int(m.group(1)) >= 0.8 * whole, "recursion with frame pointers: counted in the log"
+      + (f" ({m.group(1)})" if m else ""))
 
 # Debian's binaries, built without frame pointers.
 data = os.path.join(out, "random.bin")

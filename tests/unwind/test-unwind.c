@@ -8,12 +8,18 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <dwarf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include "elf_module.h"
 #include "symbolizer.h"
 #include "unwind.h"
 
@@ -451,6 +457,15 @@ static const char *name_of(struct symbolizer *s, uint64_t ip, bool exact)
 	return frame.lines[frame.nlines - 1].function ? frame.lines[frame.nlines - 1].function : "?";
 }
 
+/* The captured registers and window, unwound as pid's. */
+static size_t unwind_captured(struct symbolizer *s, pid_t pid, uint64_t *ips, struct unwind_result *res)
+{
+	return symbolizer_unwind(s, pid, &(struct sym_unwind_input){
+		.ip = captured.ip, .sp = captured.sp, .bp = captured.bp, .stack = captured.stack,
+		.stack_size = captured.size, .stack_complete = captured.complete,
+	}, ips, UNWIND_TEST_DEPTH, res);
+}
+
 static void test_self_unwind(void **state)
 {
 	struct symbolizer *s = symbolizer_new(NULL);
@@ -461,10 +476,7 @@ static void test_self_unwind(void **state)
 
 	assert_non_null(s);
 	chain1(1);
-	n = symbolizer_unwind(s, getpid(), &(struct sym_unwind_input){
-		.ip = captured.ip, .sp = captured.sp, .bp = captured.bp, .stack = captured.stack,
-		.stack_size = captured.size, .stack_complete = captured.complete,
-	}, ips, UNWIND_TEST_DEPTH, &res);
+	n = unwind_captured(s, getpid(), ips, &res);
 	assert_int_equal(res.end, UNWIND_END_ENTRY);
 	assert_string_equal(name_of(s, ips[0], true), "capture");
 	assert_string_equal(name_of(s, ips[1], false), "chain_leaf");
@@ -507,10 +519,7 @@ static void test_self_unwind(void **state)
 		assert_true(deep_cuts > 0);
 	}
 	/* A process that is gone (or unmapped everything): one frame, counted, no crash. */
-	n = symbolizer_unwind(s, 0x3fffffff, &(struct sym_unwind_input){
-		.ip = captured.ip, .sp = captured.sp, .bp = captured.bp, .stack = captured.stack,
-		.stack_size = captured.size, .stack_complete = captured.complete,
-	}, ips, UNWIND_TEST_DEPTH, &res);
+	n = unwind_captured(s, 0x3fffffff, ips, &res);
 	assert_int_equal(n, 0);
 	assert_int_equal(res.end, UNWIND_END_NO_RULE);
 	/* A pc in no mapping and garbage bp: the frame-pointer fallback stops at once. */
@@ -519,6 +528,220 @@ static void test_self_unwind(void **state)
 		.stack_size = captured.size, .stack_complete = captured.complete,
 	}, ips, UNWIND_TEST_DEPTH, &res);
 	assert_int_equal(n, 1);
+	symbolizer_free(s);
+}
+
+/* ---- real signal frames and PLT stubs ---- */
+
+static volatile sig_atomic_t signalled;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	capture();
+	signalled = 1;
+}
+
+int sig_leaf(void);
+int sig_chain1(int x);
+int sig_chain2(int x);
+int sig_chain3(int x);
+
+/* Spins until SIGALRM interrupts it (a bounded number of turns, so a lost signal fails the test). */
+__attribute__((noinline)) int sig_leaf(void)
+{
+	for (unsigned long i = 0; i < 20000000000UL && !signalled; i++)
+		__asm__ volatile("" ::: "memory");
+	return signalled;
+}
+__attribute__((noinline)) int sig_chain3(int x)
+{
+	volatile int pad[3] = { x, x, x };
+	int r = sig_leaf() + pad[1];
+
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+CHAIN(sig_chain2, sig_chain3) CHAIN(sig_chain1, sig_chain2)
+
+/* The address of glibc's signal return trampoline (__restore_rt), as sigaction() installed it. */
+static uint64_t restorer(int sig)
+{
+	struct sigaction old;
+
+	assert_int_equal(sigaction(sig, NULL, &old), 0);
+	return (uint64_t)(uintptr_t)old.sa_restorer;
+}
+
+/*
+ * SIGALRM interrupts sig_leaf in a known chain; the handler captures its stack like a sample would.
+ * The unwind goes handler -> __restore_rt (a signal frame: the next pc is exact) -> the interrupted
+ * sig_leaf -> sig_chain3 .. sig_chain1 -> this test -> main.
+ */
+static void test_signal_self_unwind(void **state)
+{
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_config){ .no_debuginfod = true });
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { .it_value = { .tv_usec = 20000 } };
+	uint64_t ips[UNWIND_TEST_DEPTH], trampoline;
+	struct unwind_result res;
+	size_t n, i;
+	bool main_seen = false;
+
+	(void)state;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+	trampoline = restorer(SIGALRM);
+	assert_true(trampoline != 0);
+	signalled = 0;
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	assert_true(sig_chain1(0) > 0);
+	signal(SIGALRM, SIG_DFL);
+
+	n = unwind_captured(s, getpid(), ips, &res);
+	assert_int_equal(res.end, UNWIND_END_ENTRY);
+	assert_string_equal(name_of(s, ips[0], true), "capture");
+	assert_string_equal(name_of(s, ips[1], false), "on_alarm");
+	/* The handler returns into the trampoline's first byte. */
+	for (i = 2; i < n && ips[i] != trampoline; i++)
+		;
+	assert_true(i < n);
+	assert_true(i + 5 < n);
+	/* The interrupted pc is exact: it may be the first byte of its function. */
+	assert_string_equal(name_of(s, ips[i + 1], true), "sig_leaf");
+	assert_string_equal(name_of(s, ips[i + 2], false), "sig_chain3");
+	assert_string_equal(name_of(s, ips[i + 3], false), "sig_chain2");
+	assert_string_equal(name_of(s, ips[i + 4], false), "sig_chain1");
+	assert_string_equal(name_of(s, ips[i + 5], false), "test_signal_self_unwind");
+	for (i += 6; i < n; i++)
+		main_seen |= !strcmp(name_of(s, ips[i], false), "main");
+	assert_true(main_seen);
+	symbolizer_free(s);
+}
+
+static struct elf_module *open_module_of(uint64_t address, uint64_t *vaddr)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long lo, hi, off;
+	char line[1024], path[1024];
+	struct elf_module *m = NULL;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %1023s", &lo, &hi, &off, path) == 4 && address >= lo &&
+		    address < hi) {
+			m = elf_module_open(open(path, O_RDONLY | O_CLOEXEC), &(struct elf_module_options){ .root_fd = -1, .path = path });
+			assert_non_null(m);
+			assert_true(elf_module_offset_to_vaddr(m, address - lo + off, vaddr));
+			break;
+		}
+	fclose(f);
+	assert_non_null(m);
+	return m;
+}
+
+/* libc's real __restore_rt: its CFI says signal frame. */
+static void test_restore_rt_rule(void **state)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct cfi_rule rule;
+	struct elf_module *m;
+	uint64_t vaddr;
+
+	(void)state;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+	m = open_module_of(restorer(SIGALRM), &vaddr);
+	signal(SIGALRM, SIG_DFL);
+	assert_int_equal(elf_module_cfi_rule(m, vaddr, &rule), 0);
+	assert_true(rule.found);
+	assert_true(rule.signal_frame);
+	assert_int_equal(rule.cfa.kind, CFI_EXPR_VALUE);
+	elf_module_free(m);
+}
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(uint64_t *)data = info->dlpi_addr;
+	return 1;
+}
+
+/* The runtime address of this program's .plt section and its size. */
+static uint64_t own_plt(uint64_t *size)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	uint64_t bias = 0, addr = 0;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(name, ".plt")) {
+			addr = sh.sh_addr;
+			*size = sh.sh_size;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(addr != 0);
+	dl_iterate_phdr(first_object, &bias);
+	return bias + addr;
+}
+
+/*
+ * A real PLT stub of this program, as if capture() had just called through it: at the stub's first
+ * byte the return address is on top of the stack; after its push (stub offset 11) one word more.
+ * The stub's CFI (a DWARF expression on rip) finds it either way, and the walk goes on to main.
+ */
+static void test_plt_stub_unwind(void **state)
+{
+	static uint8_t window[sizeof(captured.stack) + 16];
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_config){ .no_debuginfod = true });
+	uint64_t plt_size = 0, plt = own_plt(&plt_size), stub = plt + 16, ips[UNWIND_TEST_DEPTH], vaddr;
+	struct unwind_result res;
+	struct elf_module *m;
+	struct cfi_rule rule;
+	size_t n, full;
+
+	(void)state;
+	assert_true(plt_size >= 32);
+	m = open_module_of(stub, &vaddr);
+	assert_int_equal(elf_module_cfi_rule(m, vaddr, &rule), 0);
+	assert_true(rule.found);
+	assert_false(rule.signal_frame);
+	assert_int_equal(rule.cfa.kind, CFI_EXPR_VALUE);
+	assert_true(rule.cfa.n > 2); /* the expression, not a plain register + offset */
+	elf_module_free(m);
+
+	chain1(1);
+	full = unwind_captured(s, getpid(), ips, &res);
+	assert_int_equal(res.end, UNWIND_END_ENTRY);
+	for (unsigned pushed = 0; pushed <= 1; pushed++) {
+		uint64_t sp = captured.sp - 8 * (1 + pushed), frames[UNWIND_TEST_DEPTH];
+
+		memset(window, 0, 8 * pushed); /* the pushed relocation index */
+		memcpy(window + 8 * pushed, &captured.ip, 8);
+		memcpy(window + 8 * (1 + pushed), captured.stack, captured.size);
+		n = symbolizer_unwind(s, getpid(), &(struct sym_unwind_input){
+			.ip = stub + (pushed ? 11 : 0), .sp = sp, .bp = captured.bp, .stack = window,
+			.stack_size = captured.size + 8 * (1 + pushed), .stack_complete = captured.complete,
+		}, frames, UNWIND_TEST_DEPTH, &res);
+		assert_int_equal(res.end, UNWIND_END_ENTRY);
+		assert_int_equal(n, full + 1);
+		assert_int_equal(frames[0], stub + (pushed ? 11 : 0));
+		/* The stub's caller is capture() at the captured pc, then the same stack as before. */
+		assert_int_equal(frames[1], captured.ip);
+		assert_memory_equal(frames + 2, ips + 1, (full - 1) * sizeof(frames[0]));
+	}
 	symbolizer_free(s);
 }
 
@@ -533,6 +756,9 @@ int main(void)
 		cmocka_unit_test(test_frame_pointer_fallback),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_self_unwind),
+		cmocka_unit_test(test_signal_self_unwind),
+		cmocka_unit_test(test_restore_rt_rule),
+		cmocka_unit_test(test_plt_stub_unwind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

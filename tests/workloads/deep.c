@@ -2,8 +2,10 @@
  * Unwinding workload, built with -O2 -fomit-frame-pointer: main -> run -> f1 -> ... -> f24 -> leaf,
  * where leaf is hot_x (about 70% of the time) or hot_y (30%). Every function is a real frame (not
  * inlined, no tail call: each uses its callee's result). With "recurse" as the second argument it
- * recurses through frames of 1 KiB each, 200 deep, far past any copied stack window.
- * Usage: deep SECONDS [recurse]
+ * recurses through frames of 1 KiB each, 200 deep (or DEPTH), far past any copied stack window.
+ * Also built with frame pointers (deep-fp), where a recursion of 60 still fits the kernel's
+ * frame-pointer walk (127 frames) but not the window.
+ * Usage: deep SECONDS [recurse [DEPTH]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,18 +268,22 @@ NOINLINE unsigned long recurse(unsigned depth, unsigned long v)
 	return r + frame[v % sizeof(frame)];
 }
 
-NOINLINE static void run(double seconds, int deep_recursion)
+NOINLINE static void run(double seconds, unsigned recursion)
 {
 	double end = now() + seconds;
 	unsigned long v = 1;
 
 	while (now() < end)
-		v = deep_recursion ? recurse(200, v) : f1(v);
+		v = recursion ? recurse(recursion, v) : f1(v);
 	sink = v;
 }
 
 int main(int argc, char **argv)
 {
-	run(argc > 1 ? atof(argv[1]) : 10, argc > 2 && !strcmp(argv[2], "recurse"));
+	unsigned recursion = argc > 2 && !strcmp(argv[2], "recurse") ? 200 : 0;
+
+	if (recursion && argc > 3)
+		recursion = (unsigned)atoi(argv[3]);
+	run(argc > 1 ? atof(argv[1]) : 10, recursion);
 	return 0;
 }

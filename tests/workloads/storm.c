@@ -1,12 +1,16 @@
 /*
- * A storm of short-lived processes: storm RATE SECONDS BURN_MS starts RATE processes a second for
- * SECONDS seconds. Each child names itself in its own environment (OTEL_SERVICE_NAME=storm-PID,
- * with its own pid), execs this program again and burns BURN_MS of CPU in storm_burn() before it
- * exits, so a profile can check that every sample is attributed to the process that took it.
- * Prints the number of children started.
+ * A storm of short-lived processes: storm RATE SECONDS BURN_MS [REUSE_EVERY] starts RATE processes a
+ * second for SECONDS seconds. Child number N names itself in its own environment
+ * (OTEL_SERVICE_NAME=storm-N), execs this program again, names its thread stN and burns BURN_MS in
+ * storm_burn() before it exits, so a profile can check that every sample is attributed to the
+ * process that took it. With REUSE_EVERY, every REUSE_EVERY-th child is given the pid of the child
+ * reaped last (through /proc/sys/kernel/ns_last_pid; needs root), so pids are reused within the run.
+ * Prints the number of children started, then the number that got a reaped child's pid, then one
+ * "N PID" line per child.
  */
 #include <signal.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,48 +38,80 @@ uint64_t __attribute__((noinline)) storm_burn(uint64_t ms)
 	return x;
 }
 
+static pid_t last_reaped;
+
 static void reap(void)
 {
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+		last_reaped = pid;
+}
+
+/* The next fork gets pid (unless another process forks first). */
+static void reuse_pid(pid_t pid)
+{
+	FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
+
+	if (!f)
+		return;
+	fprintf(f, "%d", (int)pid - 1);
+	fclose(f);
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t rate, seconds, burn, start, next, period, started = 0;
+	uint64_t rate, seconds, burn, start, next, period, started = 0, reuse_every = 0, reused = 0;
+	static pid_t pids[1 << 16];
 	char self[4096];
 	ssize_t n;
 
-	if (argc == 3 && !strcmp(argv[1], "burn")) {
+	if (argc == 4 && !strcmp(argv[1], "burn")) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "st%s", argv[3]);
+		prctl(PR_SET_NAME, name);
 		sink = storm_burn(strtoull(argv[2], NULL, 10));
 		return 0;
 	}
-	if (argc != 4) {
-		fprintf(stderr, "usage: storm RATE SECONDS BURN_MS\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: storm RATE SECONDS BURN_MS [REUSE_EVERY]\n");
 		return 2;
 	}
 	rate = strtoull(argv[1], NULL, 10);
 	seconds = strtoull(argv[2], NULL, 10);
 	burn = strtoull(argv[3], NULL, 10);
+	if (argc == 5)
+		reuse_every = strtoull(argv[4], NULL, 10);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0 || !rate)
 		return 2;
 	self[n] = 0;
 	period = 1000000000ULL / rate;
 	start = next = now_ns();
-	while (now_ns() < start + seconds * 1000000000ULL) {
-		pid_t pid = fork();
+	while (now_ns() < start + seconds * 1000000000ULL && started < sizeof(pids) / sizeof(pids[0])) {
+		pid_t reuse = reuse_every && started % reuse_every == reuse_every - 1 ? last_reaped : 0, pid;
 
+		if (reuse)
+			reuse_pid(reuse);
+		pid = fork();
 		if (pid == 0) {
-			char name[64];
+			char name[64], seq[32];
 
-			snprintf(name, sizeof(name), "storm-%d", (int)getpid());
+			snprintf(seq, sizeof(seq), "%llu", (unsigned long long)started);
+			snprintf(name, sizeof(name), "storm-%s", seq);
 			setenv("OTEL_SERVICE_NAME", name, 1);
-			execl(self, self, "burn", argv[3], (char *)NULL);
+			/* Below the profiler's priority: the storm asks for more CPU than 2 cores have,
+			 * and a starved profiler would only measure its ring buffer overflowing. */
+			if (nice(10) < 0)
+				_exit(126);
+			execl(self, self, "burn", argv[3], seq, (char *)NULL);
 			_exit(127);
 		}
-		if (pid > 0)
-			started++;
+		if (pid > 0) {
+			reused += reuse && pid == reuse;
+			pids[started++] = pid;
+		}
 		reap();
 		next += period;
 		while (now_ns() < next) {
@@ -87,6 +123,8 @@ int main(int argc, char **argv)
 	}
 	while (wait(NULL) > 0)
 		;
-	printf("%llu\n", (unsigned long long)started);
+	printf("%llu\n%llu\n", (unsigned long long)started, (unsigned long long)reused);
+	for (uint64_t i = 0; i < started; i++)
+		printf("%llu %d\n", (unsigned long long)i, (int)pids[i]);
 	return 0;
 }

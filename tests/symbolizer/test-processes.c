@@ -1,0 +1,107 @@
+/*
+ * The symbolizer's per-process mappings: instances of one pid kept apart (a reused pid, an exec),
+ * retired instances never read from /proc again, the bound on kept processes (a full table evicts
+ * the least recently used retired instance, or refuses and counts when none is retired).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "symbolizer.h"
+
+int marker_function(int x);
+
+__attribute__((noinline)) int marker_function(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+static const uint64_t marker = (uint64_t)(uintptr_t)&marker_function;
+
+static int lookup(struct symbolizer *s, uint64_t instance, uint64_t address, struct sym_frame *f)
+{
+	return symbolizer_user_instance(s, getpid(), instance, address, f);
+}
+
+/* Max 4 processes: a fifth live one is refused and counted; once some are retired, it evicts one. */
+static void test_bound(void **state)
+{
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_config){ .max_processes = 4, .no_debuginfod = true });
+	struct sym_frame f;
+
+	(void)state;
+	for (uint64_t i = 1; i <= 4; i++)
+		assert_int_equal(symbolizer_prepare_instance(s, getpid(), i), 0);
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 5), -ENOSPC);
+	assert_int_equal(symbolizer_stats(s)->process_table_full, 1);
+	/* Never prepared: no mappings, and /proc is not read for it at lookup time. */
+	assert_int_equal(lookup(s, 5, marker, &f), -ESRCH);
+	assert_int_equal(symbolizer_stats(s)->instance_unknown, 1);
+
+	assert_int_equal(lookup(s, 1, marker, &f), 0);
+	assert_true(f.nlines >= 1);
+	assert_int_equal(lookup(s, 3, marker, &f), 0);
+	assert_int_equal(lookup(s, 4, marker, &f), 0);
+	/* The pid ended: its instances stay for their samples but can make room. */
+	symbolizer_retire_process(s, getpid());
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 5), 0);
+	assert_int_equal(symbolizer_stats(s)->processes_evicted, 1);
+	/* The least recently used one (2) went; the others still symbolize. */
+	assert_int_equal(lookup(s, 2, marker, &f), -ESRCH);
+	assert_int_equal(lookup(s, 1, marker, &f), 0);
+	assert_string_equal(f.lines[f.nlines - 1].function, "marker_function");
+	assert_int_equal(lookup(s, 5, marker, &f), 0);
+	assert_string_equal(f.lines[f.nlines - 1].function, "marker_function");
+	symbolizer_forget_instance(s, getpid(), 1);
+	assert_int_equal(lookup(s, 1, marker, &f), -ESRCH);
+	symbolizer_free(s);
+}
+
+/*
+ * A mapping made after an instance was retired belongs to whatever the pid runs now: the retired
+ * instance does not see it (its maps are not read again), the live one does.
+ */
+static void test_retired_not_reread(void **state)
+{
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_config){ .no_debuginfod = true });
+	struct sym_frame f;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	void *code;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 7), 0);
+	assert_int_equal(lookup(s, 7, marker, &f), 0);
+	symbolizer_retire_process(s, getpid());
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 8), 0);
+	code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(code != MAP_FAILED);
+	assert_int_equal(lookup(s, 7, (uint64_t)(uintptr_t)code + 16, &f), -ENOENT);
+	assert_false(f.has_mapping);
+	assert_int_equal(lookup(s, 8, (uint64_t)(uintptr_t)code + 16, &f), 0);
+	assert_true(f.has_mapping);
+	munmap(code, 4096);
+	close(fd);
+	/* Key 0 (callers without instances) is whatever the pid runs now: retiring drops it. */
+	assert_int_equal(symbolizer_user(s, getpid(), marker, &f), 0);
+	symbolizer_retire_process(s, getpid());
+	assert_int_equal(symbolizer_user(s, getpid(), marker, &f), 0);
+	symbolizer_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_retired_not_reread),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
