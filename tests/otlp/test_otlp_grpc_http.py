@@ -49,7 +49,7 @@ for transport in ("grpc", "http"):
         if not s["valid"]:
             bpftest.fail(f"{transport}: invalid request: {s['why']}")
         if s["mappings_without_build_id"]:
-            print(f"note: {s['mappings_without_build_id']} of {s['mappings']} mappings have no build id")
+            bpftest.fail(f"{transport}: {s['mappings_without_build_id']} of {s['mappings']} mappings have no build id")
     resources = [r for s in summaries for r in s["resources"]]
     mine = [r for r in resources if r["attributes"].get("process.pid") == workload.pid]
     if len(mine) != len(resources) or not mine:
