@@ -2,7 +2,8 @@
  * Export: the bounded queue; the sender's retry, backoff, give-up and shutdown rules with a
  * scripted transport; and the real gRPC and HTTP transports against the in-process test collector
  * (success, RetryInfo / Retry-After, permanent errors, partial success, garbage answers, the
- * required header, a collector that is down, TLS with a certificate made by openssl).
+ * required header, a collector that is down, slow or answering random bytes, TLS with a
+ * certificate made by openssl).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -392,6 +393,58 @@ static void test_http_transport(void **state)
 	transport_behaviours(EXPORT_PROTOCOL_HTTP);
 }
 
+/*
+ * Bad peers: an answer later than the timeout, and a port that answers random bytes instead of
+ * HTTP/2 or HTTP: both retryable (the request was not accepted), never a crash or a hang.
+ */
+static void bad_peers(enum export_protocol proto)
+{
+	struct collector_config cc = { .grpc_port = proto == EXPORT_PROTOCOL_GRPC ? 0 : -1,
+				       .http_port = proto == EXPORT_PROTOCOL_HTTP ? 0 : -1 };
+	struct collector *c = collector_start(&cc);
+	struct export_transport *t;
+	struct export_config cfg;
+	struct export_result res;
+	struct collector_stats st;
+
+	assert_non_null(c);
+	t = transport(proto, proto == EXPORT_PROTOCOL_GRPC ? collector_grpc_port(c) : collector_http_port(c), NULL,
+		      false, NULL, &cfg);
+	collector_set_behaviour(c, COLLECTOR_SLOW, 1, 3000);
+	send_expect(t, EXPORT_RETRYABLE, &res);
+	t->free(t);
+	export_config_free(&cfg);
+	collector_get_stats(c, &st);
+	assert_int_equal(st.slow, 1);
+	collector_stop(c);
+
+	cc.raw_garbage = true;
+	c = collector_start(&cc);
+	assert_non_null(c);
+	t = transport(proto, proto == EXPORT_PROTOCOL_GRPC ? collector_grpc_port(c) : collector_http_port(c), NULL,
+		      false, NULL, &cfg);
+	for (int i = 0; i < 3; i++)
+		send_expect(t, EXPORT_RETRYABLE, &res);
+	t->free(t);
+	export_config_free(&cfg);
+	collector_get_stats(c, &st);
+	assert_true(st.garbage_connections >= 1);
+	assert_int_equal(st.requests, 0);
+	collector_stop(c);
+}
+
+static void test_bad_peers_grpc(void **state)
+{
+	(void)state;
+	bad_peers(EXPORT_PROTOCOL_GRPC);
+}
+
+static void test_bad_peers_http(void **state)
+{
+	(void)state;
+	bad_peers(EXPORT_PROTOCOL_HTTP);
+}
+
 static void test_grpc_tls(void **state)
 {
 	char cert[300], key[300];
@@ -431,6 +484,8 @@ int main(void)
 		cmocka_unit_test(test_grpc_transport),
 		cmocka_unit_test(test_http_transport),
 		cmocka_unit_test(test_grpc_tls),
+		cmocka_unit_test(test_bad_peers_grpc),
+		cmocka_unit_test(test_bad_peers_http),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
