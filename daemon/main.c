@@ -546,7 +546,7 @@ int main(int argc, char **argv)
 	struct profile *p = NULL;
 	uint64_t cgroup_ids[OTELPROF_MAX_TARGET_CGROUPS];
 	size_t ncgroup_ids;
-	int r, status = 1;
+	int r, loop_r, status = 1;
 
 	switch (options_parse(&opts, argc, argv, stdout, stderr)) {
 	case OPTIONS_OK:
@@ -615,9 +615,10 @@ int main(int argc, char **argv)
 	else
 		log_info("Profiling every process on %u CPUs at %u Hz", sampler_cpu_count(d.sampler), opts.frequency);
 
-	r = run_loop(&d);
-	if (r)
-		log_error("Sampling stopped: %s", strerror(-r));
+	loop_r = run_loop(&d);
+	if (loop_r)
+		log_error("Sampling stopped: %s", strerror(-loop_r));
+	/* What was sampled is still sent or written; the exit status says the run failed. */
 	if (d.export) {
 		/* The last interval, then a flush bounded by the request timeout. */
 		export_interval(&d, true);
@@ -625,7 +626,7 @@ int main(int argc, char **argv)
 		d.export = NULL;
 		if (r)
 			log_warn("Some profiles were not delivered before the shutdown deadline");
-		status = 0;
+		status = loop_r ? 1 : 0;
 		goto out;
 	}
 
@@ -646,7 +647,7 @@ int main(int argc, char **argv)
 		log_info("Wrote %" PRIu64 " samples to %s", p->total_count, opts.output);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d.processes, forget_process, d.sym);
-	status = 0;
+	status = loop_r ? 1 : 0;
 out:
 	export_loop_finish(d.export, 0);
 	k8s_stop(d.k8s);
