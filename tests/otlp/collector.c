@@ -57,6 +57,8 @@ struct collector {
 	volatile bool stopping;
 	enum collector_behaviour behaviour;
 	unsigned behaviour_left, retry_ms, saved;
+	int status_code;          /* COLLECTOR_STATUS */
+	bool status_retry_info;
 	struct collector_stats stats;
 };
 
@@ -67,6 +69,8 @@ struct decision {
 	enum collector_behaviour behaviour;
 	bool unauthenticated;
 	unsigned retry_ms;
+	int code;                 /* COLLECTOR_STATUS */
+	bool retry_info;
 };
 
 /* Count, validate and save a request; decide the answer. */
@@ -101,6 +105,8 @@ static struct decision handle(struct collector *c, const char *transport, const 
 	if (c->behaviour != COLLECTOR_OK) {
 		d.behaviour = c->behaviour;
 		d.retry_ms = c->retry_ms;
+		d.code = c->status_code;
+		d.retry_info = c->status_retry_info;
 		if (c->behaviour_left && !--c->behaviour_left)
 			c->behaviour = COLLECTOR_OK;
 	}
@@ -286,12 +292,13 @@ static void serve_grpc_call(struct collector *c, grpc_call *call, const grpc_cal
 		status = GRPC_STATUS_UNAUTHENTICATED;
 		details = grpc_slice_from_static_string("missing the required header");
 	} else if (d.behaviour == COLLECTOR_UNAVAILABLE || d.behaviour == COLLECTOR_EXHAUSTED ||
-		   d.behaviour == COLLECTOR_PERMANENT) {
+		   d.behaviour == COLLECTOR_PERMANENT || d.behaviour == COLLECTOR_STATUS) {
 		status = d.behaviour == COLLECTOR_UNAVAILABLE ? GRPC_STATUS_UNAVAILABLE
 			 : d.behaviour == COLLECTOR_EXHAUSTED ? GRPC_STATUS_RESOURCE_EXHAUSTED
+			 : d.behaviour == COLLECTOR_STATUS    ? (grpc_status_code)d.code
 							      : GRPC_STATUS_INVALID_ARGUMENT;
 		details = grpc_slice_from_static_string("test collector says no");
-		if (d.behaviour == COLLECTOR_UNAVAILABLE) {
+		if (d.behaviour == COLLECTOR_UNAVAILABLE || (d.behaviour == COLLECTOR_STATUS && d.retry_info)) {
 			n = retry_status(status, d.retry_ms, buf, sizeof(buf));
 			trailer.key = grpc_slice_from_static_string("grpc-status-details-bin");
 			trailer.value = grpc_slice_from_copied_buffer((const char *)buf, n);
@@ -587,6 +594,12 @@ static void serve_http_connection(struct collector *c, int fd)
 
 			snprintf(extra, sizeof(extra), "Retry-After: %u\r\n", (d.retry_ms + 999) / 1000);
 			http_reply(fd, 503, "Service Unavailable", extra, NULL, 0);
+		} else if (d.behaviour == COLLECTOR_STATUS) {
+			char extra[64] = "";
+
+			if (d.retry_info)
+				snprintf(extra, sizeof(extra), "Retry-After: %u\r\n", d.retry_ms / 1000);
+			http_reply(fd, d.code, "Scripted", extra, (const uint8_t *)"scripted status", 15);
 		} else if (d.behaviour == COLLECTOR_EXHAUSTED) {
 			http_reply(fd, 429, "Too Many Requests", NULL, NULL, 0);
 		} else if (d.behaviour == COLLECTOR_PERMANENT) {
@@ -742,6 +755,17 @@ void collector_set_behaviour(struct collector *c, enum collector_behaviour b, un
 	c->behaviour = b;
 	c->behaviour_left = count;
 	c->retry_ms = retry_ms;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void collector_set_status(struct collector *c, int code, bool retry_info, unsigned retry_ms)
+{
+	pthread_mutex_lock(&c->lock);
+	c->behaviour = COLLECTOR_STATUS;
+	c->behaviour_left = 1;
+	c->retry_ms = retry_ms;
+	c->status_code = code;
+	c->status_retry_info = retry_info;
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -20,6 +20,7 @@ enum collector_behaviour {
 	COLLECTOR_PARTIAL,         /* OK with partial_success { rejected_profiles 1, "test rejection" } */
 	COLLECTOR_GARBAGE,         /* OK with a response that is not protobuf */
 	COLLECTOR_SLOW,            /* OK, but only after delay_ms (longer than the client's timeout) */
+	COLLECTOR_STATUS,          /* the status of collector_set_status() */
 };
 
 struct collector_config {
@@ -60,6 +61,9 @@ int collector_http_port(const struct collector *c);
 /* Answer the next count requests (0 = all) with behaviour, then OK again. retry_ms is the server's
  * retry delay (UNAVAILABLE) or how long the answer waits (SLOW). */
 void collector_set_behaviour(struct collector *c, enum collector_behaviour b, unsigned count, unsigned retry_ms);
+/* Answer the next request with gRPC status / HTTP status code: gRPC with a RetryInfo of retry_ms
+ * when retry_info (zero is a RetryInfo too); HTTP with Retry-After: retry_ms/1000 when retry_info. */
+void collector_set_status(struct collector *c, int code, bool retry_info, unsigned retry_ms);
 void collector_get_stats(struct collector *c, struct collector_stats *out);
 
 #endif

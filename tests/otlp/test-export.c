@@ -445,6 +445,127 @@ static void test_bad_peers_http(void **state)
 	bad_peers(EXPORT_PROTOCOL_HTTP);
 }
 
+/*
+ * The sheet's retry classification, code by code: the pure classifiers over every gRPC code (with
+ * and without RetryInfo) and the HTTP statuses, then each case answered by the test collector
+ * through the real transport (the status, RetryInfo and Retry-After reach the exporter).
+ */
+static const struct {
+	int code;
+	bool retry_info;
+	unsigned retry_ms;
+	enum export_outcome outcome;
+} grpc_cases[] = {
+	{ 1, false, 0, EXPORT_RETRYABLE },   /* CANCELLED */
+	{ 2, false, 0, EXPORT_PERMANENT },   /* UNKNOWN */
+	{ 3, false, 0, EXPORT_PERMANENT },   /* INVALID_ARGUMENT */
+	{ 4, false, 0, EXPORT_RETRYABLE },   /* DEADLINE_EXCEEDED */
+	{ 5, false, 0, EXPORT_PERMANENT },   /* NOT_FOUND */
+	{ 6, false, 0, EXPORT_PERMANENT },   /* ALREADY_EXISTS */
+	{ 7, false, 0, EXPORT_PERMANENT },   /* PERMISSION_DENIED */
+	{ 8, false, 0, EXPORT_PERMANENT },   /* RESOURCE_EXHAUSTED without RetryInfo */
+	{ 8, true, 0, EXPORT_RETRYABLE },    /* ... with a RetryInfo of zero delay: still RetryInfo */
+	{ 8, true, 1500, EXPORT_RETRYABLE }, /* ... with a delay */
+	{ 9, false, 0, EXPORT_PERMANENT },   /* FAILED_PRECONDITION */
+	{ 10, false, 0, EXPORT_RETRYABLE },  /* ABORTED */
+	{ 11, false, 0, EXPORT_RETRYABLE },  /* OUT_OF_RANGE */
+	{ 12, false, 0, EXPORT_PERMANENT },  /* UNIMPLEMENTED */
+	{ 13, false, 0, EXPORT_PERMANENT },  /* INTERNAL */
+	{ 14, false, 0, EXPORT_RETRYABLE },  /* UNAVAILABLE */
+	{ 14, true, 2000, EXPORT_RETRYABLE },
+	{ 15, false, 0, EXPORT_RETRYABLE },  /* DATA_LOSS */
+	{ 16, false, 0, EXPORT_PERMANENT },  /* UNAUTHENTICATED */
+	{ 16, true, 1000, EXPORT_PERMANENT }, /* RetryInfo does not make a permanent code retryable */
+};
+
+static const struct {
+	int status;
+	bool retry_after;
+	unsigned retry_ms;
+	enum export_outcome outcome;
+} http_cases[] = {
+	{ 400, false, 0, EXPORT_PERMANENT }, { 401, false, 0, EXPORT_PERMANENT }, { 403, false, 0, EXPORT_PERMANENT },
+	{ 404, false, 0, EXPORT_PERMANENT }, { 408, false, 0, EXPORT_PERMANENT }, { 413, false, 0, EXPORT_PERMANENT },
+	{ 429, false, 0, EXPORT_RETRYABLE }, { 429, true, 3000, EXPORT_RETRYABLE },
+	{ 500, false, 0, EXPORT_PERMANENT }, { 501, false, 0, EXPORT_PERMANENT },
+	{ 502, true, 2000, EXPORT_RETRYABLE }, { 503, false, 0, EXPORT_RETRYABLE }, { 503, true, 1000, EXPORT_RETRYABLE },
+	{ 504, true, 4000, EXPORT_RETRYABLE }, { 505, false, 0, EXPORT_PERMANENT },
+	{ 503, true, 0, EXPORT_RETRYABLE },  /* Retry-After: 0 */
+	{ 400, true, 5000, EXPORT_PERMANENT }, /* Retry-After does not make a permanent status retryable */
+};
+
+static void test_classify_tables(void **state)
+{
+	(void)state;
+	assert_int_equal(export_grpc_classify(0, false), EXPORT_OK);
+	for (size_t i = 0; i < sizeof(grpc_cases) / sizeof(grpc_cases[0]); i++)
+		if (export_grpc_classify(grpc_cases[i].code, grpc_cases[i].retry_info) != grpc_cases[i].outcome)
+			fail_msg("gRPC code %d (RetryInfo %d)", grpc_cases[i].code, grpc_cases[i].retry_info);
+	/* Every code: retryable exactly as the sheet lists, RetryInfo matters only for 8. */
+	for (int code = 1; code <= 16; code++) {
+		bool retryable = code == 1 || code == 4 || code == 10 || code == 11 || code == 14 || code == 15;
+
+		assert_int_equal(export_grpc_classify(code, false), retryable ? EXPORT_RETRYABLE : EXPORT_PERMANENT);
+		assert_int_equal(export_grpc_classify(code, true),
+				 retryable || code == 8 ? EXPORT_RETRYABLE : EXPORT_PERMANENT);
+	}
+	for (long st = 100; st < 600; st++) {
+		enum export_outcome want = st >= 200 && st < 300 ? EXPORT_OK
+					   : st == 429 || st == 502 || st == 503 || st == 504 ? EXPORT_RETRYABLE
+											   : EXPORT_PERMANENT;
+
+		assert_int_equal(export_http_classify(st), want);
+	}
+}
+
+static void test_classify_grpc_wire(void **state)
+{
+	struct collector *c = collector_start(&(struct collector_config){ .grpc_port = 0, .http_port = -1 });
+	struct export_transport *t;
+	struct export_config cfg;
+	struct export_result res;
+
+	(void)state;
+	assert_non_null(c);
+	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), NULL, false, NULL, &cfg);
+	for (size_t i = 0; i < sizeof(grpc_cases) / sizeof(grpc_cases[0]); i++) {
+		collector_set_status(c, grpc_cases[i].code, grpc_cases[i].retry_info, grpc_cases[i].retry_ms);
+		t->send(t, request, request_len, 5000000000ULL, &res);
+		if (res.outcome != grpc_cases[i].outcome || res.code != grpc_cases[i].code ||
+		    res.retry_after_ns != grpc_cases[i].retry_ms * 1000000ULL)
+			fail_msg("gRPC code %d (RetryInfo %d, %u ms): outcome %d, code %d, retry %llu ns: %s",
+				 grpc_cases[i].code, grpc_cases[i].retry_info, grpc_cases[i].retry_ms, res.outcome, res.code,
+				 (unsigned long long)res.retry_after_ns, res.message);
+	}
+	t->free(t);
+	export_config_free(&cfg);
+	collector_stop(c);
+}
+
+static void test_classify_http_wire(void **state)
+{
+	struct collector *c = collector_start(&(struct collector_config){ .grpc_port = -1, .http_port = 0 });
+	struct export_transport *t;
+	struct export_config cfg;
+	struct export_result res;
+
+	(void)state;
+	assert_non_null(c);
+	t = transport(EXPORT_PROTOCOL_HTTP, collector_http_port(c), NULL, false, NULL, &cfg);
+	for (size_t i = 0; i < sizeof(http_cases) / sizeof(http_cases[0]); i++) {
+		collector_set_status(c, http_cases[i].status, http_cases[i].retry_after, http_cases[i].retry_ms);
+		t->send(t, request, request_len, 5000000000ULL, &res);
+		if (res.outcome != http_cases[i].outcome || res.code != http_cases[i].status ||
+		    res.retry_after_ns != http_cases[i].retry_ms * 1000000ULL)
+			fail_msg("HTTP %d (Retry-After %d, %u ms): outcome %d, code %d, retry %llu ns: %s",
+				 http_cases[i].status, http_cases[i].retry_after, http_cases[i].retry_ms, res.outcome,
+				 res.code, (unsigned long long)res.retry_after_ns, res.message);
+	}
+	t->free(t);
+	export_config_free(&cfg);
+	collector_stop(c);
+}
+
 static void test_grpc_tls(void **state)
 {
 	char cert[300], key[300];
@@ -486,6 +607,9 @@ int main(void)
 		cmocka_unit_test(test_grpc_tls),
 		cmocka_unit_test(test_bad_peers_grpc),
 		cmocka_unit_test(test_bad_peers_http),
+		cmocka_unit_test(test_classify_tables),
+		cmocka_unit_test(test_classify_grpc_wire),
+		cmocka_unit_test(test_classify_http_wire),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
