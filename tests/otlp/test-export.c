@@ -271,13 +271,18 @@ static int group_setup(void **state)
 	symbolizer_free(sym);
 	aggregate_free(agg);
 
-	/* A certificate for 127.0.0.1, made here with openssl. */
+	/* A certificate for 127.0.0.1, and a client CA with a client certificate, made here with openssl. */
 	if (!mkdtemp(tmpdir))
 		return -1;
 	snprintf(cmd, sizeof(cmd),
+		 "cd %s && exec >/dev/null 2>&1 && "
 		 "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost "
-		 "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout %s/key.pem -out %s/cert.pem "
-		 ">/dev/null 2>&1", tmpdir, tmpdir);
+		 "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout key.pem -out cert.pem && "
+		 "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=client-ca -keyout client-ca-key.pem "
+		 "-out client-ca.pem && "
+		 "openssl req -newkey rsa:2048 -nodes -subj /CN=otelprofd -keyout client-key.pem -out client.csr && "
+		 "openssl x509 -req -in client.csr -CA client-ca.pem -CAkey client-ca-key.pem -CAcreateserial "
+		 "-days 2 -out client.pem", tmpdir);
 	return system(cmd) ? -1 : 0;
 }
 
@@ -296,15 +301,15 @@ static const char *real_getenv(const char *name)
 	return getenv(name);
 }
 
-static struct export_transport *transport(enum export_protocol proto, int port, const char *headers, bool tls,
-					  const char *ca, struct export_config *cfg)
+/* A transport to 127.0.0.1:port configured from base (protocol, headers, TLS files, compression). */
+static struct export_transport *transport_from(const struct export_config *base, int port, struct export_config *cfg)
 {
 	char endpoint[64], err[256];
 	struct export_transport *t;
+	enum export_protocol proto = base->protocol;
 	int e = 0;
 
-	*cfg = (struct export_config){ .protocol = proto, .headers_text = headers, .ca_file = ca,
-				       .insecure = tls ? EXPORT_NO : EXPORT_YES };
+	*cfg = *base;
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", port);
 	cfg->endpoint = endpoint;
 	assert_int_equal(otel_env_apply(cfg, real_getenv, stderr), 0);
@@ -313,6 +318,14 @@ static struct export_transport *transport(enum export_protocol proto, int port, 
 	if (!t)
 		fail_msg("transport: %s", err);
 	return t;
+}
+
+static struct export_transport *transport(enum export_protocol proto, int port, const char *headers, bool tls,
+					  const char *ca, struct export_config *cfg)
+{
+	return transport_from(&(struct export_config){ .protocol = proto, .headers_text = headers, .ca_file = ca,
+						       .insecure = tls ? EXPORT_NO : EXPORT_YES },
+			      port, cfg);
 }
 
 static void send_expect(struct export_transport *t, enum export_outcome outcome, struct export_result *res)
@@ -592,6 +605,75 @@ static void test_grpc_tls(void **state)
 	collector_stop(c);
 }
 
+/* Mutual TLS: a collector that requires a client certificate takes ours and refuses no certificate. */
+static void test_grpc_mtls(void **state)
+{
+	char cert[300], key[300], client_ca[300], client_cert[300], client_key[300];
+	struct collector_stats st;
+	struct collector *c;
+	struct export_config cfg;
+	struct export_transport *t;
+	struct export_result res;
+
+	(void)state;
+	snprintf(cert, sizeof(cert), "%s/cert.pem", tmpdir);
+	snprintf(key, sizeof(key), "%s/key.pem", tmpdir);
+	snprintf(client_ca, sizeof(client_ca), "%s/client-ca.pem", tmpdir);
+	snprintf(client_cert, sizeof(client_cert), "%s/client.pem", tmpdir);
+	snprintf(client_key, sizeof(client_key), "%s/client-key.pem", tmpdir);
+	c = collector_start(&(struct collector_config){ .grpc_port = 0, .http_port = -1, .cert_file = cert,
+							.key_file = key, .client_ca_file = client_ca,
+							.require_client_cert = true });
+	assert_non_null(c);
+	t = transport_from(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_NO,
+						    .ca_file = cert, .client_cert = client_cert, .client_key = client_key },
+			   collector_grpc_port(c), &cfg);
+	send_expect(t, EXPORT_OK, &res);
+	t->free(t);
+	export_config_free(&cfg);
+	/* Without a client certificate the handshake fails: no request reaches the collector. */
+	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), NULL, true, cert, &cfg);
+	send_expect(t, EXPORT_RETRYABLE, &res);
+	t->free(t);
+	export_config_free(&cfg);
+	collector_get_stats(c, &st);
+	assert_int_equal(st.requests, 1);
+	collector_stop(c);
+}
+
+/* The collector's own checks: gRPC requests on the sheet's method, gzip-compressed unless told not. */
+static void test_grpc_gzip_and_method(void **state)
+{
+	struct collector *c = collector_start(&(struct collector_config){ .grpc_port = 0, .http_port = -1,
+									  .expect_gzip = true });
+	struct collector_stats st;
+	struct export_config cfg;
+	struct export_transport *t;
+	struct export_result res;
+
+	(void)state;
+	assert_non_null(c);
+	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), NULL, false, NULL, &cfg);
+	send_expect(t, EXPORT_OK, &res);
+	t->free(t);
+	export_config_free(&cfg);
+	collector_get_stats(c, &st);
+	assert_int_equal(st.not_gzip, 0);
+	assert_int_equal(st.wrong_method, 0);
+	assert_int_equal(st.valid, 1);
+
+	t = transport_from(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_YES,
+						    .compression = EXPORT_COMPRESSION_NONE },
+			   collector_grpc_port(c), &cfg);
+	send_expect(t, EXPORT_OK, &res);
+	t->free(t);
+	export_config_free(&cfg);
+	collector_get_stats(c, &st);
+	assert_int_equal(st.not_gzip, 1);
+	assert_int_equal(st.valid, 2);
+	collector_stop(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +692,8 @@ int main(void)
 		cmocka_unit_test(test_classify_tables),
 		cmocka_unit_test(test_classify_grpc_wire),
 		cmocka_unit_test(test_classify_http_wire),
+		cmocka_unit_test(test_grpc_mtls),
+		cmocka_unit_test(test_grpc_gzip_and_method),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
