@@ -336,6 +336,18 @@ static void send_expect(struct export_transport *t, enum export_outcome outcome,
 		fail_msg("outcome %d (expected %d): %s", res->outcome, outcome, res->message);
 }
 
+/* One request on a fresh transport configured from base, with the outcome expected. */
+static void send_once(const struct export_config *base, int port, enum export_outcome outcome)
+{
+	struct export_config cfg;
+	struct export_transport *t = transport_from(base, port, &cfg);
+	struct export_result res;
+
+	send_expect(t, outcome, &res);
+	t->free(t);
+	export_config_free(&cfg);
+}
+
 static void transport_behaviours(enum export_protocol proto)
 {
 	struct collector *c = collector_start(&(struct collector_config){
@@ -583,9 +595,6 @@ static void test_grpc_tls(void **state)
 {
 	char cert[300], key[300];
 	struct collector *c;
-	struct export_config cfg;
-	struct export_transport *t;
-	struct export_result res;
 
 	(void)state;
 	snprintf(cert, sizeof(cert), "%s/cert.pem", tmpdir);
@@ -593,15 +602,13 @@ static void test_grpc_tls(void **state)
 	c = collector_start(&(struct collector_config){ .grpc_port = 0, .http_port = -1, .cert_file = cert,
 							.key_file = key, .require_header = "x-token=t" });
 	assert_non_null(c);
-	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), "x-token=t", true, cert, &cfg);
-	send_expect(t, EXPORT_OK, &res);
-	t->free(t);
-	export_config_free(&cfg);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .headers_text = "x-token=t",
+					   .ca_file = cert, .insecure = EXPORT_NO },
+		  collector_grpc_port(c), EXPORT_OK);
 	/* Plain text to a TLS server fails, and is worth retrying (it may be a restart). */
-	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), "x-token=t", false, NULL, &cfg);
-	send_expect(t, EXPORT_RETRYABLE, &res);
-	t->free(t);
-	export_config_free(&cfg);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .headers_text = "x-token=t",
+					   .insecure = EXPORT_YES },
+		  collector_grpc_port(c), EXPORT_RETRYABLE);
 	collector_stop(c);
 }
 
@@ -611,9 +618,6 @@ static void test_grpc_mtls(void **state)
 	char cert[300], key[300], client_ca[300], client_cert[300], client_key[300];
 	struct collector_stats st;
 	struct collector *c;
-	struct export_config cfg;
-	struct export_transport *t;
-	struct export_result res;
 
 	(void)state;
 	snprintf(cert, sizeof(cert), "%s/cert.pem", tmpdir);
@@ -625,17 +629,12 @@ static void test_grpc_mtls(void **state)
 							.key_file = key, .client_ca_file = client_ca,
 							.require_client_cert = true });
 	assert_non_null(c);
-	t = transport_from(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_NO,
-						    .ca_file = cert, .client_cert = client_cert, .client_key = client_key },
-			   collector_grpc_port(c), &cfg);
-	send_expect(t, EXPORT_OK, &res);
-	t->free(t);
-	export_config_free(&cfg);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_NO, .ca_file = cert,
+					   .client_cert = client_cert, .client_key = client_key },
+		  collector_grpc_port(c), EXPORT_OK);
 	/* Without a client certificate the handshake fails: no request reaches the collector. */
-	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), NULL, true, cert, &cfg);
-	send_expect(t, EXPORT_RETRYABLE, &res);
-	t->free(t);
-	export_config_free(&cfg);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_NO, .ca_file = cert },
+		  collector_grpc_port(c), EXPORT_RETRYABLE);
 	collector_get_stats(c, &st);
 	assert_int_equal(st.requests, 1);
 	collector_stop(c);
@@ -647,27 +646,19 @@ static void test_grpc_gzip_and_method(void **state)
 	struct collector *c = collector_start(&(struct collector_config){ .grpc_port = 0, .http_port = -1,
 									  .expect_gzip = true });
 	struct collector_stats st;
-	struct export_config cfg;
-	struct export_transport *t;
-	struct export_result res;
 
 	(void)state;
 	assert_non_null(c);
-	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), NULL, false, NULL, &cfg);
-	send_expect(t, EXPORT_OK, &res);
-	t->free(t);
-	export_config_free(&cfg);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_YES },
+		  collector_grpc_port(c), EXPORT_OK);
 	collector_get_stats(c, &st);
 	assert_int_equal(st.not_gzip, 0);
 	assert_int_equal(st.wrong_method, 0);
 	assert_int_equal(st.valid, 1);
 
-	t = transport_from(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_YES,
-						    .compression = EXPORT_COMPRESSION_NONE },
-			   collector_grpc_port(c), &cfg);
-	send_expect(t, EXPORT_OK, &res);
-	t->free(t);
-	export_config_free(&cfg);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_YES,
+					   .compression = EXPORT_COMPRESSION_NONE },
+		  collector_grpc_port(c), EXPORT_OK);
 	collector_get_stats(c, &st);
 	assert_int_equal(st.not_gzip, 1);
 	assert_int_equal(st.valid, 2);
