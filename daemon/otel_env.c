@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "options.h"
+#include "otlp_encode.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
-#include "otlp_encode.h"
 
 static char *trim(char *s)
 {
@@ -401,14 +401,20 @@ int otel_env_apply(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *er
 	}
 	for (size_t i = 0; i < cfg->nheaders; i++) {
 		const char *why = NULL;
+		char shown[65];
+		size_t n = 0;
 
 		for (char *k = cfg->headers[i].key; *k; k++)
 			*k = (char)tolower((unsigned char)*k);
-		if (!header_ok(&cfg->headers[i], cfg->protocol == EXPORT_PROTOCOL_GRPC, &why)) {
-			fprintf(err, "otelprofd: headers: '%s' cannot be sent as a %s header: %s\n", cfg->headers[i].key,
-				cfg->protocol == EXPORT_PROTOCOL_GRPC ? "gRPC" : "HTTP", why);
-			return -EINVAL;
-		}
+		if (header_ok(&cfg->headers[i], cfg->protocol == EXPORT_PROTOCOL_GRPC, &why))
+			continue;
+		/* The key as it can be shown on one line. */
+		for (const char *k = cfg->headers[i].key; *k && n + 1 < sizeof(shown); k++)
+			shown[n++] = *k >= 0x20 && *k < 0x7f ? *k : '?';
+		shown[n] = 0;
+		fprintf(err, "otelprofd: headers: '%s' cannot be sent as a %s header: %s\n", shown,
+			cfg->protocol == EXPORT_PROTOCOL_GRPC ? "gRPC" : "HTTP", why);
+		return -EINVAL;
 	}
 	/* The queue must hold at least one request of the largest size. */
 	if (cfg->queue_bytes < cfg->max_message_size) {

@@ -221,6 +221,7 @@ static int add_unidentified_line(struct builder *b, const struct sym_frame *fram
 	if (grow((void **)&p->lines, &p->capacity.lines, p->nlines, sizeof(*p->lines)))
 		return -ENOMEM;
 	loc->module = profile_intern_string(p, basename_of(frame->mapping.path));
+	loc->file_address = offset;
 	loc->first_line = (uint32_t)p->nlines;
 	loc->nlines = 1;
 	loc->unidentified = true;
@@ -265,14 +266,11 @@ static int64_t add_location(struct builder *b, uint32_t process, uint32_t pid, e
 			loc.module = profile_intern_string(p, frame.module ? frame.module : "[unknown]");
 		}
 	}
-	if (!loc.unidentified)
+	if (!loc.unidentified) {
 		loc.file_address = frame.file_address;
-	else
-		loc.file_address = address - frame.mapping.start + frame.mapping.file_offset;
-
-	if (!loc.unidentified)
 		loc.first_line = (uint32_t)p->nlines;
-	for (unsigned i = 0; i < frame.nlines && i < SYM_MAX_INLINE && !loc.unidentified; i++) {
+	}
+	for (unsigned i = 0; !loc.unidentified && i < frame.nlines && i < SYM_MAX_INLINE; i++) {
 		int64_t f = add_function(b, &frame.lines[i]);
 
 		if (f < 0)
