@@ -24,11 +24,14 @@ static void copy_message(char *out, size_t outlen, const char *in)
 		out[i] = 0;
 }
 
-bool export_parse_rpc_status(const uint8_t *data, size_t len, char *message, size_t msglen, uint64_t *retry_ns)
+bool export_parse_rpc_status(const uint8_t *data, size_t len, char *message, size_t msglen, uint64_t *retry_ns,
+			     bool *retry_info)
 {
 	Google__Rpc__Status *st = google__rpc__status__unpack(NULL, len, data);
 
 	*retry_ns = 0;
+	if (retry_info)
+		*retry_info = false;
 	if (!st)
 		return false;
 	if (message && st->message && *st->message)
@@ -42,6 +45,9 @@ bool export_parse_rpc_status(const uint8_t *data, size_t len, char *message, siz
 		if (tl < sizeof(suffix) - 1 || strcmp(type + tl - (sizeof(suffix) - 1), suffix))
 			continue;
 		ri = google__rpc__retry_info__unpack(NULL, st->details[i]->value.len, st->details[i]->value.data);
+		/* A RetryInfo is one whatever its delay (zero, or none: retry with our own backoff). */
+		if (ri && retry_info)
+			*retry_info = true;
 		if (ri && ri->retry_delay && ri->retry_delay->seconds >= 0 && ri->retry_delay->nanos >= 0 &&
 		    ri->retry_delay->seconds < 86400)
 			*retry_ns = (uint64_t)ri->retry_delay->seconds * 1000000000ULL + (uint64_t)ri->retry_delay->nanos;

@@ -42,9 +42,9 @@ static void set_error(char *buf, size_t len, const char *what, const char *path,
 }
 
 /* Retryable status codes of the OTLP sheet; RESOURCE_EXHAUSTED only with RetryInfo. */
-static enum export_outcome classify(grpc_status_code code, bool has_retry_info)
+enum export_outcome export_grpc_classify(int code, bool has_retry_info)
 {
-	switch (code) {
+	switch ((grpc_status_code)code) {
 	case GRPC_STATUS_OK:
 		return EXPORT_OK;
 	case GRPC_STATUS_UNAVAILABLE:
@@ -145,13 +145,12 @@ static int grpc_send(struct export_transport *base, const uint8_t *data, size_t 
 	for (size_t i = 0; i < trailing_md.count; i++) {
 		if (!slice_equals(trailing_md.metadata[i].key, "grpc-status-details-bin"))
 			continue;
-		has_retry_info = export_parse_rpc_status(GRPC_SLICE_START_PTR(trailing_md.metadata[i].value),
-							 GRPC_SLICE_LENGTH(trailing_md.metadata[i].value), NULL, 0,
-							 &retry_ns) && retry_ns;
+		export_parse_rpc_status(GRPC_SLICE_START_PTR(trailing_md.metadata[i].value),
+					GRPC_SLICE_LENGTH(trailing_md.metadata[i].value), NULL, 0, &retry_ns, &has_retry_info);
 	}
 	res->code = (int)status;
 	res->retry_after_ns = retry_ns;
-	res->outcome = classify(status, has_retry_info);
+	res->outcome = export_grpc_classify((int)status, has_retry_info);
 	if (status == GRPC_STATUS_OK && response) {
 		grpc_slice body = read_buffer(response);
 

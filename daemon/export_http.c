@@ -121,9 +121,11 @@ static size_t gzip_into(struct http_transport *t, const uint8_t *data, size_t le
 	return r == Z_STREAM_END ? len : 0;
 }
 
-static bool retryable_status(long status)
+enum export_outcome export_http_classify(long status)
 {
-	return status == 429 || status == 502 || status == 503 || status == 504;
+	if (status >= 200 && status < 300)
+		return EXPORT_OK;
+	return status == 429 || status == 502 || status == 503 || status == 504 ? EXPORT_RETRYABLE : EXPORT_PERMANENT;
 }
 
 static int http_send(struct export_transport *base, const uint8_t *data, size_t len, uint64_t timeout_ns,
@@ -162,14 +164,13 @@ static int http_send(struct export_transport *base, const uint8_t *data, size_t 
 	}
 	curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
 	res->code = (int)status;
-	if (status >= 200 && status < 300) {
-		res->outcome = EXPORT_OK;
+	res->outcome = export_http_classify(status);
+	if (res->outcome == EXPORT_OK) {
 		if (resp.len && !export_parse_response(resp.body, resp.len, &res->rejected, res->message,
 						       sizeof(res->message)))
 			snprintf(res->message, sizeof(res->message), "undecodable ExportProfilesServiceResponse");
 		goto out;
 	}
-	res->outcome = retryable_status(status) ? EXPORT_RETRYABLE : EXPORT_PERMANENT;
 	res->retry_after_ns = resp.retry_after_ns;
 	/* The body of an error is a google.rpc.Status when it is protobuf; otherwise show its start. */
 	{
@@ -177,7 +178,7 @@ static int http_send(struct export_transport *base, const uint8_t *data, size_t 
 		uint64_t ignored;
 
 		if (resp.len && resp.protobuf)
-			export_parse_rpc_status(resp.body, resp.len, message, sizeof(message), &ignored);
+			export_parse_rpc_status(resp.body, resp.len, message, sizeof(message), &ignored, NULL);
 		if (!*message && resp.len) {
 			size_t n = resp.len < sizeof(message) - 1 ? resp.len : sizeof(message) - 1;
 

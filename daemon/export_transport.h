@@ -38,8 +38,14 @@ struct export_transport {
 struct export_transport *export_grpc_new(const struct export_config *cfg, int *err, char *errbuf, size_t errlen);
 struct export_transport *export_http_new(const struct export_config *cfg, int *err, char *errbuf, size_t errlen);
 
-/* google.rpc.Status bytes -> its message and RetryInfo delay (0 = none). false when undecodable. */
-bool export_parse_rpc_status(const uint8_t *data, size_t len, char *message, size_t msglen, uint64_t *retry_ns);
+/* google.rpc.Status bytes -> its message, RetryInfo delay (0 = none or zero) and whether it carries
+ * a RetryInfo at all (retry_info may be NULL). false when undecodable. */
+bool export_parse_rpc_status(const uint8_t *data, size_t len, char *message, size_t msglen, uint64_t *retry_ns,
+			     bool *retry_info);
+/* The sheet's classification of a gRPC status code (RESOURCE_EXHAUSTED is retryable only with a
+ * RetryInfo) and of an HTTP status (429, 502, 503, 504 retryable; 2xx OK; else permanent). */
+enum export_outcome export_grpc_classify(int code, bool has_retry_info);
+enum export_outcome export_http_classify(long status);
 /* ExportProfilesServiceResponse bytes -> partial success; false when undecodable. */
 bool export_parse_response(const uint8_t *data, size_t len, int64_t *rejected, char *message, size_t msglen);
 /* Read a whole (small) file, NUL-terminated; NULL with errno. The caller frees. */

@@ -137,10 +137,6 @@ static void open_modules(struct daemon *d, const struct otelprof_sample *s, uint
 		symbolizer_user_instance(d->sym, (pid_t)s->pid, instance, s->user_ips[i], &frame);
 }
 
-/* Samples of a process found in no record and no longer in /proc: no instance, never symbolized
- * with whatever the pid runs now. */
-#define INSTANCE_UNKNOWN UINT64_MAX
-
 static void on_record(void *ctx, const void *data, size_t size)
 {
 	struct daemon *d = ctx;
@@ -163,7 +159,7 @@ static void on_record(void *ctx, const void *data, size_t size)
 		 * is written. */
 		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm,
 							    s->cgroup_id) : NULL;
-		instance = pi ? pi->instance : INSTANCE_UNKNOWN;
+		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(d->sym, (pid_t)s->pid, instance);
 		s = unwind_sample(d->sym, (pid_t)s->pid, instance, data, size, &d->unwound, &d->unwind);
@@ -620,7 +616,7 @@ int main(int argc, char **argv)
 	uint64_t cgroup_ids[OTELPROF_MAX_TARGET_CGROUPS];
 	size_t ncgroup_ids;
 	const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
-	int r, status = 1;
+	int r, loop_r, status = 1;
 
 	switch (options_parse(&opts, argc, argv, stdout, stderr)) {
 	case OPTIONS_OK:
@@ -699,9 +695,10 @@ int main(int argc, char **argv)
 	else
 		log_info("Profiling every process on %u CPUs at %u Hz", sampler_cpu_count(d.sampler), opts.frequency);
 
-	r = run_loop(&d);
-	if (r)
-		log_error("Sampling stopped: %s", strerror(-r));
+	loop_r = run_loop(&d);
+	if (loop_r)
+		log_error("Sampling stopped: %s", strerror(-loop_r));
+	/* What was sampled is still sent or written; the exit status says the run failed. */
 	if (d.export) {
 		/* The last interval, then a flush bounded by the request timeout. */
 		export_interval(&d, true);
@@ -709,7 +706,7 @@ int main(int argc, char **argv)
 		d.export = NULL;
 		if (r)
 			log_warn("Some profiles were not delivered before the shutdown deadline");
-		status = 0;
+		status = loop_r ? 1 : 0;
 		goto out;
 	}
 
@@ -730,7 +727,7 @@ int main(int argc, char **argv)
 		log_info("Wrote %" PRIu64 " samples to %s", p->total_count, opts.output);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d.processes, forget_process, d.sym);
-	status = 0;
+	status = loop_r ? 1 : 0;
 out:
 	export_loop_finish(d.export, 0);
 	k8s_stop(d.k8s);

@@ -8,6 +8,9 @@
 #include "options.h"
 #include "otlp_encode.h"
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
 static char *trim(char *s)
 {
 	char *end;
@@ -183,9 +186,9 @@ enum endpoint_kind {
 /* Resolve the endpoint into a gRPC target (host:port) or an HTTP URL. */
 static int resolve_endpoint(struct export_config *cfg, const char *endpoint, enum endpoint_kind kind)
 {
-	const char *rest = endpoint, *slash, *suffix = "";
-	bool https = has_scheme(endpoint, "https"), http = has_scheme(endpoint, "http");
-	size_t hostlen, len;
+	const char *rest = endpoint, *slash, *suffix = "", *bracket;
+	bool https = has_scheme(endpoint, "https"), http = has_scheme(endpoint, "http"), has_port;
+	size_t hostlen, len, path;
 
 	if (https || http)
 		rest = strstr(endpoint, "://") + 3;
@@ -198,10 +201,9 @@ static int resolve_endpoint(struct export_config *cfg, const char *endpoint, enu
 	/* A scheme decides TLS; without one, --insecure / OTEL_EXPORTER_OTLP_INSECURE do (default TLS). */
 	cfg->tls = https || (!http && cfg->insecure != EXPORT_YES);
 
+	bracket = rest[0] == '[' ? memchr(rest, ']', hostlen) : NULL;
+	has_port = rest[0] == '[' ? bracket && bracket[1] == ':' : memchr(rest, ':', hostlen) != NULL;
 	if (cfg->protocol == EXPORT_PROTOCOL_GRPC) {
-		const char *bracket = rest[0] == '[' ? memchr(rest, ']', hostlen) : NULL;
-		bool has_port = rest[0] == '[' ? bracket && bracket[1] == ':' : memchr(rest, ':', hostlen) != NULL;
-
 		if (asprintf(&cfg->target, has_port ? "%.*s" : "%.*s:%d", (int)hostlen, rest,
 			     EXPORT_DEFAULT_GRPC_PORT) < 0) {
 			cfg->target = NULL;
@@ -215,12 +217,52 @@ static int resolve_endpoint(struct export_config *cfg, const char *endpoint, enu
 			len--;
 		suffix = OTLP_HTTP_PROFILES_PATH;
 	}
-	if (asprintf(&cfg->url, "%s%.*s%s", (https || http) ? "" : cfg->tls ? "https://" : "http://",
-		     (int)len, endpoint, suffix) < 0) {
+	/* Without a port, OTLP/HTTP's 4318, not the scheme's 80 or 443. */
+	path = slash ? (size_t)(slash - endpoint) : strlen(endpoint);
+	if (asprintf(&cfg->url, "%s%.*s%s%.*s%s", https ? "https://" : http ? "http://" : cfg->tls ? "https://" : "http://",
+		     (int)hostlen, rest, has_port ? "" : ":" STRINGIFY(EXPORT_DEFAULT_HTTP_PORT),
+		     (int)(len > path ? len - path : 0), endpoint + path, suffix) < 0) {
 		cfg->url = NULL;
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * Headers the transport can send as they are: keys are HTTP tokens (gRPC: lower-case letters,
+ * digits, '-', '_', '.', and no reserved "grpc-" prefix), values have no control characters (a
+ * gRPC key ending in "-bin" carries bytes). Checked once at startup: a bad header would otherwise
+ * fail every request, forever. false with the reason in why.
+ */
+static bool header_ok(const struct export_header *h, bool grpc, const char **why)
+{
+	static const char http_token[] = "!#$%&'*+-.^_`|~";
+	size_t klen = strlen(h->key);
+	bool binary = grpc && klen > 4 && !strcmp(h->key + klen - 4, "-bin");
+
+	for (const char *k = h->key; *k; k++) {
+		unsigned char c = (unsigned char)*k;
+		bool ok = grpc ? (islower(c) || isdigit(c) || c == '-' || c == '_' || c == '.')
+			       : (c < 0x80 && (isalnum(c) || strchr(http_token, c)));
+
+		if (!ok) {
+			*why = grpc ? "a key may hold only a-z, 0-9, '-', '_' and '.'" : "a key may hold only token characters";
+			return false;
+		}
+	}
+	if (grpc && !strncmp(h->key, "grpc-", 5)) {
+		*why = "keys starting with grpc- are reserved";
+		return false;
+	}
+	for (const char *v = h->value; *v && !binary; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if (c < 0x20 || c == 0x7f || (grpc && c >= 0x80)) {
+			*why = grpc ? "a value may hold only printable ASCII (or use a -bin key)" : "a value may not hold control characters";
+			return false;
+		}
+	}
+	return true;
 }
 
 static int resource_attributes(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *err)
@@ -357,9 +399,29 @@ int otel_env_apply(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *er
 		fprintf(err, "otelprofd: headers: '%s' is not a list of key=value\n", cfg->headers_text);
 		return r;
 	}
-	for (size_t i = 0; i < cfg->nheaders; i++)
+	for (size_t i = 0; i < cfg->nheaders; i++) {
+		const char *why = NULL;
+		char shown[65];
+		size_t n = 0;
+
 		for (char *k = cfg->headers[i].key; *k; k++)
 			*k = (char)tolower((unsigned char)*k);
+		if (header_ok(&cfg->headers[i], cfg->protocol == EXPORT_PROTOCOL_GRPC, &why))
+			continue;
+		/* The key as it can be shown on one line. */
+		for (const char *k = cfg->headers[i].key; *k && n + 1 < sizeof(shown); k++)
+			shown[n++] = *k >= 0x20 && *k < 0x7f ? *k : '?';
+		shown[n] = 0;
+		fprintf(err, "otelprofd: headers: '%s' cannot be sent as a %s header: %s\n", shown,
+			cfg->protocol == EXPORT_PROTOCOL_GRPC ? "gRPC" : "HTTP", why);
+		return -EINVAL;
+	}
+	/* The queue must hold at least one request of the largest size. */
+	if (cfg->queue_bytes < cfg->max_message_size) {
+		fprintf(err, "otelprofd: --queue-bytes (%zu) is smaller than --max-message-size (%zu): a request "
+			"of the largest size could never be queued\n", cfg->queue_bytes, cfg->max_message_size);
+		return -EINVAL;
+	}
 	if ((r = resource_attributes(cfg, getenv_fn, err)))
 		return r;
 

@@ -64,6 +64,10 @@ struct process_table_counters {
 	uint64_t cgroup_unresolved; /* ids that named no cgroup any more: the inherited cgroup dropped */
 };
 
+/* The instance of samples whose process was found in no record and no longer in /proc: never
+ * symbolized with whatever the pid runs now. */
+#define PROCESS_INSTANCE_UNKNOWN UINT64_MAX
+
 struct process_table;
 
 struct process_table *process_table_new(const struct process_table_config *config);

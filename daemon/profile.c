@@ -198,6 +198,37 @@ static int64_t add_mapping(struct builder *b, uint32_t process, const struct sym
 	return id + 1;
 }
 
+/*
+ * A frame in a file that could not be read (its process exited, the file is gone, unreadable or
+ * not ELF) has no build id, and the sheet forbids a Mapping without one: the location gets no
+ * mapping and one line whose function names the file and the file offset ("libfoo.so+0x1234",
+ * the full path in system_name), so a backend still sees where the frame was.
+ */
+static int add_unidentified_line(struct builder *b, const struct sym_frame *frame, uint64_t address,
+				 struct pf_location *loc)
+{
+	struct profile *p = b->p;
+	uint64_t offset = address - frame->mapping.start + frame->mapping.file_offset;
+	char name[512], system_name[4096 + 32];
+	struct sym_line line = { .function = name, .system_name = system_name };
+	int64_t f;
+
+	snprintf(name, sizeof(name), "%s+0x%" PRIx64, basename_of(frame->mapping.path), offset);
+	snprintf(system_name, sizeof(system_name), "%s+0x%" PRIx64, frame->mapping.path, offset);
+	f = add_function(b, &line);
+	if (f < 0)
+		return (int)f;
+	if (grow((void **)&p->lines, &p->capacity.lines, p->nlines, sizeof(*p->lines)))
+		return -ENOMEM;
+	loc->module = profile_intern_string(p, basename_of(frame->mapping.path));
+	loc->file_address = offset;
+	loc->first_line = (uint32_t)p->nlines;
+	loc->nlines = 1;
+	loc->unidentified = true;
+	p->lines[p->nlines++] = (struct pf_line){ .function = (uint32_t)f };
+	return 0;
+}
+
 /* Location index of one frame address, symbolized on first sight. */
 static int64_t add_location(struct builder *b, uint32_t process, enum pf_frame_type type, uint64_t address)
 {
@@ -207,7 +238,7 @@ static int64_t add_location(struct builder *b, uint32_t process, enum pf_frame_t
 	};
 	struct pf_location loc = { .type = type, .address = address };
 	struct sym_frame frame;
-	int added;
+	int added, r;
 	int64_t id = intern_put(b->locations, &key, sizeof(key), &added);
 
 	if (id < 0 || !added)
@@ -220,7 +251,11 @@ static int64_t add_location(struct builder *b, uint32_t process, enum pf_frame_t
 		const struct pf_process *proc = &p->processes[process];
 
 		symbolizer_user_instance(b->sym, (pid_t)proc->pid, proc->instance, address, &frame);
-		if (frame.has_mapping) {
+		if (frame.has_mapping && !frame.mapping.build_id && !frame.mapping.htlhash) {
+			r = add_unidentified_line(b, &frame, address, &loc);
+			if (r)
+				return r;
+		} else if (frame.has_mapping) {
 			int64_t m = add_mapping(b, process, &frame.mapping);
 
 			if (m < 0)
@@ -232,10 +267,11 @@ static int64_t add_location(struct builder *b, uint32_t process, enum pf_frame_t
 			loc.module = profile_intern_string(p, frame.module ? frame.module : "[unknown]");
 		}
 	}
-	loc.file_address = frame.file_address;
-
-	loc.first_line = (uint32_t)p->nlines;
-	for (unsigned i = 0; i < frame.nlines && i < SYM_MAX_INLINE; i++) {
+	if (!loc.unidentified) {
+		loc.file_address = frame.file_address;
+		loc.first_line = (uint32_t)p->nlines;
+	}
+	for (unsigned i = 0; !loc.unidentified && i < frame.nlines && i < SYM_MAX_INLINE; i++) {
 		int64_t f = add_function(b, &frame.lines[i]);
 
 		if (f < 0)
@@ -247,7 +283,7 @@ static int64_t add_location(struct builder *b, uint32_t process, enum pf_frame_t
 		};
 		loc.nlines++;
 	}
-	if (!loc.nlines)
+	if (!loc.nlines || loc.unidentified)
 		p->counters.locations_unsymbolized++;
 	if (RESERVE(p, locations, nlocations))
 		return -ENOMEM;

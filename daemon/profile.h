@@ -56,6 +56,8 @@ struct pf_location {
 	uint32_t first_line;    /* lines[first_line .. first_line + nlines), innermost first */
 	uint32_t nlines;        /* 0: not symbolized on the host */
 	uint32_t module;        /* string: kernel module or file basename, for labels */
+	bool unidentified;      /* in a file that could not be read (no build id): no mapping, one
+				   line naming "file+0xOFFSET" instead */
 };
 
 struct pf_stack {
@@ -92,7 +94,8 @@ struct pf_sample {
 };
 
 struct profile_counters {
-	uint64_t locations_unsymbolized; /* locations with no function name */
+	uint64_t locations_unsymbolized; /* locations not symbolized on the host (no function name, or
+					    named after their unreadable file and offset) */
 	uint64_t dropped_table_full;     /* samples left out because a table bound was hit */
 	uint64_t truncated_samples;      /* samples whose stack ends in a [truncated] frame */
 };

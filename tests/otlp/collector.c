@@ -31,6 +31,14 @@
 #define TAG_SHUTDOWN ((void *)3)
 #define MAX_HEADER_BYTES (64u << 10)
 #define MAX_BODY_BYTES (128u << 20)
+#define EXPORT_METHOD "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+
+/* A TCP listener on 127.0.0.1 with its own thread. */
+struct listener {
+	struct collector *c;
+	int fd;
+	pthread_t thread;
+};
 
 struct collector {
 	struct collector_config cfg;
@@ -42,22 +50,27 @@ struct collector {
 	pthread_t grpc_thread;
 	int grpc_port;
 
-	int http_fd;
-	pthread_t http_thread;
+	struct listener http, garbage_grpc; /* the HTTP receiver (or raw garbage), raw garbage for gRPC */
 	int http_port;
 
 	pthread_mutex_t lock;
 	volatile bool stopping;
 	enum collector_behaviour behaviour;
 	unsigned behaviour_left, retry_ms, saved;
+	int status_code;          /* COLLECTOR_STATUS */
+	bool status_retry_info;
 	struct collector_stats stats;
 };
+
+static uint8_t *gunzip(const uint8_t *data, size_t len, size_t *out_len);
 
 /* What to answer to one request. */
 struct decision {
 	enum collector_behaviour behaviour;
 	bool unauthenticated;
 	unsigned retry_ms;
+	int code;                 /* COLLECTOR_STATUS */
+	bool retry_info;
 };
 
 /* Count, validate and save a request; decide the answer. */
@@ -92,10 +105,15 @@ static struct decision handle(struct collector *c, const char *transport, const 
 	if (c->behaviour != COLLECTOR_OK) {
 		d.behaviour = c->behaviour;
 		d.retry_ms = c->retry_ms;
+		d.code = c->status_code;
+		d.retry_info = c->status_retry_info;
 		if (c->behaviour_left && !--c->behaviour_left)
 			c->behaviour = COLLECTOR_OK;
 	}
-	if (d.behaviour == COLLECTOR_OK || d.behaviour == COLLECTOR_PARTIAL || d.behaviour == COLLECTOR_GARBAGE) {
+	if (d.behaviour == COLLECTOR_SLOW)
+		c->stats.slow++;
+	if (d.behaviour == COLLECTOR_OK || d.behaviour == COLLECTOR_PARTIAL || d.behaviour == COLLECTOR_GARBAGE ||
+	    d.behaviour == COLLECTOR_SLOW) {
 		c->stats.accepted++;
 		c->stats.samples += req ? otlp_check_samples(req) : 0;
 		if (c->cfg.out_dir && !errors) {
@@ -113,6 +131,13 @@ static struct decision handle(struct collector *c, const char *transport, const 
 	pthread_mutex_unlock(&c->lock);
 	otlp_check_free(req);
 	return d;
+}
+
+/* COLLECTOR_SLOW: wait ms before answering (shorter when the collector stops). */
+static void slow_down(struct collector *c, unsigned ms)
+{
+	for (unsigned waited = 0; waited < ms && !c->stopping; waited += 50)
+		usleep(50 * 1000);
 }
 
 /* The serialized ExportProfilesServiceResponse for an accepted request. */
@@ -191,7 +216,13 @@ static bool metadata_has(const grpc_metadata_array *md, const char *key, const c
 	return false;
 }
 
-static void serve_grpc_call(struct collector *c, grpc_call *call, const grpc_metadata_array *md, bool *shutdown_seen)
+static bool slice_is(grpc_slice s, const char *text)
+{
+	return GRPC_SLICE_LENGTH(s) == strlen(text) && !memcmp(GRPC_SLICE_START_PTR(s), text, strlen(text));
+}
+
+static void serve_grpc_call(struct collector *c, grpc_call *call, const grpc_call_details *call_details,
+			    const grpc_metadata_array *md, bool *shutdown_seen)
 {
 	grpc_byte_buffer *request = NULL, *response = NULL;
 	grpc_op ops[3];
@@ -202,7 +233,7 @@ static void serve_grpc_call(struct collector *c, grpc_call *call, const grpc_met
 	uint8_t buf[256];
 	size_t n;
 	int cancelled = 0;
-	bool has_trailer = false;
+	bool has_trailer = false, gzipped = false, right_method = slice_is(call_details->method, EXPORT_METHOD);
 
 	memset(ops, 0, sizeof(ops));
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
@@ -213,27 +244,61 @@ static void serve_grpc_call(struct collector *c, grpc_call *call, const grpc_met
 	if (request) {
 		grpc_byte_buffer_reader reader;
 
+		/* Per-message decompression is off on this server: a gzip request arrives as it was
+		 * sent, marked gzip (libgrpc 1.51's reader then hands the gzip bytes out as they are). */
+		gzipped = request->type == GRPC_BB_RAW && request->data.raw.compression == GRPC_COMPRESS_GZIP;
 		if (grpc_byte_buffer_reader_init(&reader, request)) {
 			body = grpc_byte_buffer_reader_readall(&reader);
 			grpc_byte_buffer_reader_destroy(&reader);
 		}
 		grpc_byte_buffer_destroy(request);
+		if (gzipped && GRPC_SLICE_LENGTH(body) >= 2 && GRPC_SLICE_START_PTR(body)[0] == 0x1f &&
+		    GRPC_SLICE_START_PTR(body)[1] == 0x8b) {
+			size_t plain_len = 0;
+			uint8_t *plain = gunzip(GRPC_SLICE_START_PTR(body), GRPC_SLICE_LENGTH(body), &plain_len);
+
+			/* Broken gzip stays as it came: undecodable, counted invalid. */
+			if (plain) {
+				grpc_slice_unref(body);
+				body = grpc_slice_from_copied_buffer((const char *)plain, plain_len);
+				free(plain);
+			}
+		}
 	}
-	d = handle(c, "grpc", GRPC_SLICE_START_PTR(body), GRPC_SLICE_LENGTH(body),
-		   !*c->header_key || metadata_has(md, c->header_key, c->header_value));
+	pthread_mutex_lock(&c->lock);
+	c->stats.wrong_method += !right_method;
+	c->stats.not_gzip += c->cfg.expect_gzip && right_method && !gzipped;
+	pthread_mutex_unlock(&c->lock);
+	if (!right_method) {
+		char method[256];
+
+		snprintf(method, sizeof(method), "%.*s", (int)GRPC_SLICE_LENGTH(call_details->method),
+			 (const char *)GRPC_SLICE_START_PTR(call_details->method));
+		fprintf(stderr, "test-collector: call on the wrong method %s\n", method);
+		d = (struct decision){ .behaviour = COLLECTOR_OK };
+	} else {
+		d = handle(c, "grpc", GRPC_SLICE_START_PTR(body), GRPC_SLICE_LENGTH(body),
+			   !*c->header_key || metadata_has(md, c->header_key, c->header_value));
+	}
 	grpc_slice_unref(body);
+	if (d.behaviour == COLLECTOR_SLOW)
+		slow_down(c, d.retry_ms);
 
 	memset(ops, 0, sizeof(ops));
-	if (d.unauthenticated) {
+	if (!right_method) {
+		status = GRPC_STATUS_UNIMPLEMENTED;
+		details = grpc_slice_from_static_string("test collector: unknown method");
+	} else if (d.unauthenticated) {
 		status = GRPC_STATUS_UNAUTHENTICATED;
 		details = grpc_slice_from_static_string("missing the required header");
 	} else if (d.behaviour == COLLECTOR_UNAVAILABLE || d.behaviour == COLLECTOR_EXHAUSTED ||
-		   d.behaviour == COLLECTOR_PERMANENT) {
+		   d.behaviour == COLLECTOR_PERMANENT || d.behaviour == COLLECTOR_STATUS) {
 		status = d.behaviour == COLLECTOR_UNAVAILABLE ? GRPC_STATUS_UNAVAILABLE
 			 : d.behaviour == COLLECTOR_EXHAUSTED ? GRPC_STATUS_RESOURCE_EXHAUSTED
+			 : d.behaviour == COLLECTOR_STATUS    ? (grpc_status_code)d.code
 							      : GRPC_STATUS_INVALID_ARGUMENT;
 		details = grpc_slice_from_static_string("test collector says no");
-		if (d.behaviour == COLLECTOR_UNAVAILABLE) {
+		if (d.behaviour == COLLECTOR_UNAVAILABLE || (d.behaviour == COLLECTOR_STATUS && d.retry_info)) {
 			n = retry_status(status, d.retry_ms, buf, sizeof(buf));
 			trailer.key = grpc_slice_from_static_string("grpc-status-details-bin");
 			trailer.value = grpc_slice_from_copied_buffer((const char *)buf, n);
@@ -290,7 +355,7 @@ static void *grpc_main(void *arg)
 		}
 		ok = grpc_wait(c, TAG_NEW_CALL, &shutdown_seen);
 		if (ok && call)
-			serve_grpc_call(c, call, &md, &shutdown_seen);
+			serve_grpc_call(c, call, &details, &md, &shutdown_seen);
 		if (call)
 			grpc_call_unref(call);
 		grpc_call_details_destroy(&details);
@@ -310,25 +375,37 @@ static void *grpc_main(void *arg)
 
 static int start_grpc(struct collector *c)
 {
+	/* Requests reach the application still compressed, so it can tell gzip from plain. */
+	grpc_arg arg = { .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_ENABLE_PER_MESSAGE_DECOMPRESSION,
+			 .value.integer = 0 };
+	grpc_channel_args args = { .num_args = 1, .args = &arg };
 	grpc_server_credentials *creds;
 	char addr[64];
 
 	c->cq = grpc_completion_queue_create_for_next(NULL);
-	c->server = grpc_server_create(NULL, NULL);
+	c->server = grpc_server_create(&args, NULL);
 	grpc_server_register_completion_queue(c->server, c->cq, NULL);
 	if (c->cfg.cert_file && c->cfg.key_file) {
 		char *cert = export_read_file(c->cfg.cert_file, 1 << 20), *key = export_read_file(c->cfg.key_file, 1 << 20);
+		char *client_ca = c->cfg.client_ca_file ? export_read_file(c->cfg.client_ca_file, 1 << 20) : NULL;
 		grpc_ssl_pem_key_cert_pair pair = { .private_key = key, .cert_chain = cert };
 
-		if (!cert || !key) {
-			fprintf(stderr, "test-collector: cannot read %s or %s\n", c->cfg.cert_file, c->cfg.key_file);
+		if (!cert || !key || (c->cfg.require_client_cert && !client_ca)) {
+			fprintf(stderr, "test-collector: cannot read %s, %s or the client CA\n", c->cfg.cert_file,
+				c->cfg.key_file);
 			free(cert);
 			free(key);
+			free(client_ca);
 			return -1;
 		}
-		creds = grpc_ssl_server_credentials_create(NULL, &pair, 1, 0, NULL);
+		creds = grpc_ssl_server_credentials_create_ex(
+			client_ca, &pair, 1,
+			c->cfg.require_client_cert ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+						   : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+			NULL);
 		free(cert);
 		free(key);
+		free(client_ca);
 	} else {
 		creds = grpc_insecure_server_credentials_create();
 	}
@@ -508,6 +585,8 @@ static void serve_http_connection(struct collector *c, int fd)
 		c->stats.http_gzip += gz;
 		pthread_mutex_unlock(&c->lock);
 		d = handle(c, "http", gz ? plain : body, gz ? plain_len : body_len, header_ok && (!gz || plain));
+		if (d.behaviour == COLLECTOR_SLOW)
+			slow_down(c, d.retry_ms);
 		if (d.unauthenticated) {
 			http_reply(fd, 401, "Unauthorized", NULL, (const uint8_t *)"missing the required header", 27);
 		} else if (d.behaviour == COLLECTOR_UNAVAILABLE) {
@@ -515,6 +594,12 @@ static void serve_http_connection(struct collector *c, int fd)
 
 			snprintf(extra, sizeof(extra), "Retry-After: %u\r\n", (d.retry_ms + 999) / 1000);
 			http_reply(fd, 503, "Service Unavailable", extra, NULL, 0);
+		} else if (d.behaviour == COLLECTOR_STATUS) {
+			char extra[64] = "";
+
+			if (d.retry_info)
+				snprintf(extra, sizeof(extra), "Retry-After: %u\r\n", d.retry_ms / 1000);
+			http_reply(fd, d.code, "Scripted", extra, (const uint8_t *)"scripted status", 15);
 		} else if (d.behaviour == COLLECTOR_EXHAUSTED) {
 			http_reply(fd, 429, "Too Many Requests", NULL, NULL, 0);
 		} else if (d.behaviour == COLLECTOR_PERMANENT) {
@@ -533,39 +618,71 @@ out:
 	close(fd);
 }
 
-static void *http_main(void *arg)
+/*
+ * raw_garbage: read what the client sends first (an HTTP/2 preface or an HTTP request), answer
+ * 1 to 4 KiB of random bytes, close. Neither protocol can make sense of it.
+ */
+static void serve_garbage_connection(struct collector *c, int fd, unsigned *seed)
 {
-	struct collector *c = arg;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint8_t buf[4096];
+	size_t n = 1 + (size_t)rand_r(seed) % sizeof(buf);
+
+	pthread_mutex_lock(&c->lock);
+	c->stats.garbage_connections++;
+	pthread_mutex_unlock(&c->lock);
+	if (poll(&p, 1, 1000) > 0 && read(fd, buf, sizeof(buf)) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (uint8_t)rand_r(seed);
+	if (write(fd, buf, n) < 0)
+		goto out;
+out:
+	close(fd);
+}
+
+static void *listen_main(void *arg)
+{
+	struct listener *l = arg;
+	struct collector *c = l->c;
+	unsigned seed = (unsigned)l->fd * 2654435761u;
 
 	while (!c->stopping) {
-		struct pollfd p = { .fd = c->http_fd, .events = POLLIN };
+		struct pollfd p = { .fd = l->fd, .events = POLLIN };
 		int fd;
 
 		if (poll(&p, 1, 100) <= 0)
 			continue;
-		fd = accept4(c->http_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd >= 0)
+		fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (c->cfg.raw_garbage)
+			serve_garbage_connection(c, fd, &seed);
+		else
 			serve_http_connection(c, fd);
 	}
 	return NULL;
 }
 
-static int start_http(struct collector *c)
+/* A TCP listener on 127.0.0.1:port (0: any) served by its own thread; its port, or -1. */
+static int start_listener(struct collector *c, struct listener *l, int port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)c->cfg.http_port) };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	socklen_t alen = sizeof(a);
 	int one = 1;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	c->http_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->http_fd < 0 || setsockopt(c->http_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(c->http_fd, (struct sockaddr *)&a, sizeof(a)) || listen(c->http_fd, 16) ||
-	    getsockname(c->http_fd, (struct sockaddr *)&a, &alen)) {
-		fprintf(stderr, "test-collector: cannot listen on 127.0.0.1:%d: %s\n", c->cfg.http_port, strerror(errno));
+	l->c = c;
+	l->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l->fd < 0 || setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l->fd, (struct sockaddr *)&a, sizeof(a)) || listen(l->fd, 16) ||
+	    getsockname(l->fd, (struct sockaddr *)&a, &alen)) {
+		fprintf(stderr, "test-collector: cannot listen on 127.0.0.1:%d: %s\n", port, strerror(errno));
 		return -1;
 	}
-	c->http_port = ntohs(a.sin_port);
-	return pthread_create(&c->http_thread, NULL, http_main, c) ? -1 : 0;
+	if (pthread_create(&l->thread, NULL, listen_main, l))
+		return -1;
+	return ntohs(a.sin_port);
 }
 
 /* ---- the collector ---- */
@@ -577,7 +694,7 @@ struct collector *collector_start(const struct collector_config *cfg)
 	if (!c)
 		return NULL;
 	c->cfg = *cfg;
-	c->http_fd = -1;
+	c->http.fd = c->garbage_grpc.fd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	if (cfg->require_header) {
 		const char *eq = strchr(cfg->require_header, '=');
@@ -590,9 +707,12 @@ struct collector *collector_start(const struct collector_config *cfg)
 			*k = (char)tolower((unsigned char)*k);
 	}
 	grpc_init();
-	if (cfg->grpc_port >= 0 && start_grpc(c))
+	if (cfg->raw_garbage && cfg->grpc_port >= 0 &&
+	    (c->grpc_port = start_listener(c, &c->garbage_grpc, cfg->grpc_port)) < 0)
 		goto fail;
-	if (cfg->http_port >= 0 && start_http(c))
+	if (!cfg->raw_garbage && cfg->grpc_port >= 0 && start_grpc(c))
+		goto fail;
+	if (cfg->http_port >= 0 && (c->http_port = start_listener(c, &c->http, cfg->http_port)) < 0)
 		goto fail;
 	return c;
 fail:
@@ -606,9 +726,13 @@ void collector_stop(struct collector *c)
 		return;
 	c->stopping = true;
 	if (c->http_port > 0)
-		pthread_join(c->http_thread, NULL);
-	if (c->http_fd >= 0)
-		close(c->http_fd);
+		pthread_join(c->http.thread, NULL);
+	if (c->http.fd >= 0)
+		close(c->http.fd);
+	if (c->cfg.raw_garbage && c->grpc_port > 0)
+		pthread_join(c->garbage_grpc.thread, NULL);
+	if (c->garbage_grpc.fd >= 0)
+		close(c->garbage_grpc.fd);
 	stop_grpc(c);
 	grpc_shutdown();
 	pthread_mutex_destroy(&c->lock);
@@ -631,6 +755,17 @@ void collector_set_behaviour(struct collector *c, enum collector_behaviour b, un
 	c->behaviour = b;
 	c->behaviour_left = count;
 	c->retry_ms = retry_ms;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void collector_set_status(struct collector *c, int code, bool retry_info, unsigned retry_ms)
+{
+	pthread_mutex_lock(&c->lock);
+	c->behaviour = COLLECTOR_STATUS;
+	c->behaviour_left = 1;
+	c->retry_ms = retry_ms;
+	c->status_code = code;
+	c->status_retry_info = retry_info;
 	pthread_mutex_unlock(&c->lock);
 }
 

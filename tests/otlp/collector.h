@@ -3,7 +3,8 @@
  * HTTP/1.1 receiver, each on its own thread. Every request is decoded with the project's generated
  * code and validated (otlp_check.h); optionally saved to a directory as NNNN-grpc.pb / NNNN-http.pb
  * (decompressed). Behaviours let tests script failures: UNAVAILABLE with RetryInfo, 503 with
- * Retry-After, permanent errors, partial success, garbage answers.
+ * Retry-After, permanent errors, partial success, garbage answers, slow answers. With raw_garbage
+ * the ports are no gRPC or HTTP servers at all but raw TCP listeners that answer random bytes.
  */
 #ifndef OTELPROFD_TESTS_COLLECTOR_H
 #define OTELPROFD_TESTS_COLLECTOR_H
@@ -18,6 +19,8 @@ enum collector_behaviour {
 	COLLECTOR_PERMANENT,       /* gRPC INVALID_ARGUMENT / HTTP 400 */
 	COLLECTOR_PARTIAL,         /* OK with partial_success { rejected_profiles 1, "test rejection" } */
 	COLLECTOR_GARBAGE,         /* OK with a response that is not protobuf */
+	COLLECTOR_SLOW,            /* OK, but only after delay_ms (longer than the client's timeout) */
+	COLLECTOR_STATUS,          /* the status of collector_set_status() */
 };
 
 struct collector_config {
@@ -26,6 +29,11 @@ struct collector_config {
 	const char *cert_file, *key_file; /* gRPC TLS when both are set */
 	const char *require_header; /* "key=value": requests without it are refused (UNAUTHENTICATED/401) */
 	const char *out_dir;       /* save every valid request here; NULL = don't */
+	bool raw_garbage;          /* grpc_port and http_port are raw TCP listeners answering random
+				      bytes (neither HTTP/2 nor HTTP), then closing */
+	bool require_client_cert;  /* TLS: refuse clients without a certificate signed by client_ca_file */
+	const char *client_ca_file; /* CA of the client certificates (gRPC: required with require_client_cert) */
+	bool expect_gzip;          /* gRPC requests must arrive gzip-compressed (counted in not_gzip) */
 };
 
 struct collector_stats {
@@ -35,6 +43,10 @@ struct collector_stats {
 	unsigned accepted;         /* answered OK (or partial) */
 	unsigned unauthenticated;  /* refused for the missing header */
 	unsigned http_gzip;        /* HTTP requests with Content-Encoding: gzip */
+	unsigned slow;             /* answered late (COLLECTOR_SLOW) */
+	unsigned garbage_connections; /* raw_garbage: connections answered with random bytes */
+	unsigned wrong_method;     /* gRPC calls on another method than ProfilesService/Export (refused) */
+	unsigned not_gzip;         /* expect_gzip: gRPC requests that were not gzip-compressed */
 	uint64_t samples;          /* in accepted requests */
 	char last_error[256];      /* first violation of the last invalid request */
 };
@@ -46,8 +58,12 @@ struct collector *collector_start(const struct collector_config *cfg);
 void collector_stop(struct collector *c);
 int collector_grpc_port(const struct collector *c);
 int collector_http_port(const struct collector *c);
-/* Answer the next count requests (0 = all) with behaviour, then OK again. */
+/* Answer the next count requests (0 = all) with behaviour, then OK again. retry_ms is the server's
+ * retry delay (UNAVAILABLE) or how long the answer waits (SLOW). */
 void collector_set_behaviour(struct collector *c, enum collector_behaviour b, unsigned count, unsigned retry_ms);
+/* Answer the next request with gRPC status / HTTP status code: gRPC with a RetryInfo of retry_ms
+ * when retry_info (zero is a RetryInfo too); HTTP with Retry-After: retry_ms/1000 when retry_info. */
+void collector_set_status(struct collector *c, int code, bool retry_info, unsigned retry_ms);
 void collector_get_stats(struct collector *c, struct collector_stats *out);
 
 #endif

@@ -86,6 +86,13 @@ static int compare_strings(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The build id attributes of the sheet. */
+static bool is_build_id_key(const char *key)
+{
+	return !strcmp(key, "process.executable.build_id.gnu") || !strcmp(key, "process.executable.build_id.go") ||
+	       !strcmp(key, "process.executable.build_id.htlhash");
+}
+
 static void check_dictionary(struct checker *c, const Dict *d)
 {
 	char **sorted;
@@ -128,11 +135,16 @@ static void check_dictionary(struct checker *c, const Dict *d)
 				const Attr *a = d->attribute_table[m->attribute_indices[j]];
 
 				if (a->key_strindex >= 0 && (size_t)a->key_strindex < d->n_string_table &&
-				    !strncmp(d->string_table[a->key_strindex], "process.executable.build_id.", 28))
+				    is_build_id_key(d->string_table[a->key_strindex]) && a->value &&
+				    a->value->value_case == OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE &&
+				    a->value->string_value[0])
 					build_id = true;
 			}
 		}
-		(void)build_id; /* counted in the summary: the symbolizer may not know one */
+		/* The sheet: every Mapping carries at least one build id (a frame in a file the host
+		 * could not read has no Mapping at all). */
+		if (!build_id)
+			bad(c, "mapping %zu has no build id attribute", i);
 		if (m->memory_limit < m->memory_start)
 			bad(c, "mapping %zu ends before it starts", i);
 	}

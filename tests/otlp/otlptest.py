@@ -3,11 +3,13 @@ otlp-dump, and summing samples per leaf function."""
 import glob
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 import bpftest
 
@@ -113,3 +115,61 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+class Daemon:
+    """otelprofd as a child process with its log in a file and /metrics on a free loopback port."""
+
+    def __init__(self, log_path, args):
+        self.log_path = log_path
+        cmd = [bpftest.otelprofd(), "--metrics-address", "127.0.0.1:0", *args]
+        print("$", " ".join(cmd), flush=True)
+        self.proc = subprocess.Popen(cmd, stderr=open(log_path, "w"))
+        self.pid = self.proc.pid
+        self.rss = []
+        self.metrics_port = None
+        deadline = time.time() + 30
+        while self.metrics_port is None:
+            m = re.search(r"Metrics on port (\d+)", open(log_path).read())
+            if m:
+                self.metrics_port = int(m.group(1))
+            elif self.proc.poll() is not None or time.time() > deadline:
+                bpftest.fail("otelprofd did not serve metrics:\n" + open(log_path).read()[-3000:])
+            else:
+                time.sleep(0.05)
+
+    def metrics(self):
+        """/metrics as {series: value}."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        values = {}
+        for line in text.splitlines():
+            m = re.match(r"^(otelprofd_[a-z0-9_]+(?:\{[^}]*\})?) ([0-9.e+-]+)$", line)
+            if m:
+                values[m.group(1)] = float(m.group(2))
+        return values
+
+    def watch(self, seconds, every=0.25, on_sample=None):
+        """Check for `seconds` that the daemon lives, recording its RSS (KiB); on_sample(metrics) each time
+        when given."""
+        end = time.time() + seconds
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                bpftest.fail(f"otelprofd exited {self.proc.returncode}:\n" + self.log()[-3000:])
+            self.rss.append(rss_kib(self.pid))
+            if on_sample:
+                on_sample(self.metrics())
+            time.sleep(every)
+
+    def stop(self, timeout=30):
+        """SIGTERM; its exit code."""
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=timeout)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def log(self):
+        return open(self.log_path).read()

@@ -4,7 +4,12 @@
  * line on exit. Usage:
  *   test-collector [--grpc-port N] [--http-port N] [--no-grpc] [--no-http] [--cert PEM --key PEM]
  *                  [--require-header K=V] [--out DIR] [--ports-file FILE]
- *                  [--behaviour ok|unavailable|exhausted|permanent|partial|garbage [--count N] [--retry-ms N]]
+ *                  [--behaviour ok|unavailable|exhausted|permanent|partial|garbage|slow [--count N] [--retry-ms N]]
+ *                  [--raw-garbage] [--client-ca PEM] [--expect-gzip]
+ * --retry-ms is the server's retry delay (unavailable) or how long an answer waits (slow).
+ * --raw-garbage: no gRPC or HTTP server, raw TCP listeners on both ports answering random bytes.
+ * --client-ca: gRPC TLS requires a client certificate signed by this CA.
+ * --expect-gzip: count gRPC requests that were not gzip-compressed (not_gzip).
  */
 #include <getopt.h>
 #include <signal.h>
@@ -25,9 +30,9 @@ static void on_signal(int sig)
 
 static int behaviour(const char *name)
 {
-	static const char *const names[] = { "ok", "unavailable", "exhausted", "permanent", "partial", "garbage" };
+	static const char *const names[] = { "ok", "unavailable", "exhausted", "permanent", "partial", "garbage", "slow" };
 
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
 		if (!strcmp(name, names[i]))
 			return i;
 	return -1;
@@ -42,6 +47,8 @@ int main(int argc, char **argv)
 		{ "require-header", required_argument, NULL, 'r' }, { "out", required_argument, NULL, 'o' },
 		{ "ports-file", required_argument, NULL, 'p' }, { "behaviour", required_argument, NULL, 'b' },
 		{ "count", required_argument, NULL, 'n' }, { "retry-ms", required_argument, NULL, 'm' },
+		{ "raw-garbage", no_argument, NULL, 'R' }, { "client-ca", required_argument, NULL, 'C' },
+		{ "expect-gzip", no_argument, NULL, 'z' },
 		{ 0 },
 	};
 	struct collector_config cfg = { 0 };
@@ -70,6 +77,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n': count = (unsigned)atoi(optarg); break;
 		case 'm': retry_ms = (unsigned)atoi(optarg); break;
+		case 'R': cfg.raw_garbage = true; break;
+		case 'C': cfg.client_ca_file = optarg; cfg.require_client_cert = true; break;
+		case 'z': cfg.expect_gzip = true; break;
 		default: return 2;
 		}
 	}
@@ -98,8 +108,10 @@ int main(int argc, char **argv)
 	collector_get_stats(c, &st);
 	collector_stop(c);
 	printf("{\"requests\":%u,\"grpc_requests\":%u,\"http_requests\":%u,\"valid\":%u,\"invalid\":%u,"
-	       "\"accepted\":%u,\"unauthenticated\":%u,\"http_gzip\":%u,\"samples\":%llu,\"last_error\":\"%s\"}\n",
+	       "\"accepted\":%u,\"unauthenticated\":%u,\"http_gzip\":%u,\"slow\":%u,\"garbage_connections\":%u,"
+	       "\"wrong_method\":%u,\"not_gzip\":%u,\"samples\":%llu,\"last_error\":\"%s\"}\n",
 	       st.requests, st.grpc_requests, st.http_requests, st.valid, st.invalid, st.accepted,
-	       st.unauthenticated, st.http_gzip, (unsigned long long)st.samples, st.last_error);
+	       st.unauthenticated, st.http_gzip, st.slow, st.garbage_connections, st.wrong_method, st.not_gzip,
+	       (unsigned long long)st.samples, st.last_error);
 	return 0;
 }

@@ -2,7 +2,8 @@
  * Export: the bounded queue; the sender's retry, backoff, give-up and shutdown rules with a
  * scripted transport; and the real gRPC and HTTP transports against the in-process test collector
  * (success, RetryInfo / Retry-After, permanent errors, partial success, garbage answers, the
- * required header, a collector that is down, TLS with a certificate made by openssl).
+ * required header, a collector that is down, slow or answering random bytes, TLS with a
+ * certificate made by openssl).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -270,13 +271,18 @@ static int group_setup(void **state)
 	symbolizer_free(sym);
 	aggregate_free(agg);
 
-	/* A certificate for 127.0.0.1, made here with openssl. */
+	/* A certificate for 127.0.0.1, and a client CA with a client certificate, made here with openssl. */
 	if (!mkdtemp(tmpdir))
 		return -1;
 	snprintf(cmd, sizeof(cmd),
+		 "cd %s && exec >/dev/null 2>&1 && "
 		 "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost "
-		 "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout %s/key.pem -out %s/cert.pem "
-		 ">/dev/null 2>&1", tmpdir, tmpdir);
+		 "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout key.pem -out cert.pem && "
+		 "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=client-ca -keyout client-ca-key.pem "
+		 "-out client-ca.pem && "
+		 "openssl req -newkey rsa:2048 -nodes -subj /CN=otelprofd -keyout client-key.pem -out client.csr && "
+		 "openssl x509 -req -in client.csr -CA client-ca.pem -CAkey client-ca-key.pem -CAcreateserial "
+		 "-days 2 -out client.pem", tmpdir);
 	return system(cmd) ? -1 : 0;
 }
 
@@ -295,15 +301,15 @@ static const char *real_getenv(const char *name)
 	return getenv(name);
 }
 
-static struct export_transport *transport(enum export_protocol proto, int port, const char *headers, bool tls,
-					  const char *ca, struct export_config *cfg)
+/* A transport to 127.0.0.1:port configured from base (protocol, headers, TLS files, compression). */
+static struct export_transport *transport_from(const struct export_config *base, int port, struct export_config *cfg)
 {
 	char endpoint[64], err[256];
 	struct export_transport *t;
+	enum export_protocol proto = base->protocol;
 	int e = 0;
 
-	*cfg = (struct export_config){ .protocol = proto, .headers_text = headers, .ca_file = ca,
-				       .insecure = tls ? EXPORT_NO : EXPORT_YES };
+	*cfg = *base;
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", port);
 	cfg->endpoint = endpoint;
 	assert_int_equal(otel_env_apply(cfg, real_getenv, stderr), 0);
@@ -314,12 +320,32 @@ static struct export_transport *transport(enum export_protocol proto, int port, 
 	return t;
 }
 
+static struct export_transport *transport(enum export_protocol proto, int port, const char *headers, bool tls,
+					  const char *ca, struct export_config *cfg)
+{
+	return transport_from(&(struct export_config){ .protocol = proto, .headers_text = headers, .ca_file = ca,
+						       .insecure = tls ? EXPORT_NO : EXPORT_YES },
+			      port, cfg);
+}
+
 static void send_expect(struct export_transport *t, enum export_outcome outcome, struct export_result *res)
 {
 	/* A collector that is not there costs the whole timeout (gRPC calls wait for the connection). */
 	t->send(t, request, request_len, outcome == EXPORT_RETRYABLE ? 1000000000ULL : 5000000000ULL, res);
 	if (res->outcome != outcome)
 		fail_msg("outcome %d (expected %d): %s", res->outcome, outcome, res->message);
+}
+
+/* One request on a fresh transport configured from base, with the outcome expected. */
+static void send_once(const struct export_config *base, int port, enum export_outcome outcome)
+{
+	struct export_config cfg;
+	struct export_transport *t = transport_from(base, port, &cfg);
+	struct export_result res;
+
+	send_expect(t, outcome, &res);
+	t->free(t);
+	export_config_free(&cfg);
 }
 
 static void transport_behaviours(enum export_protocol proto)
@@ -392,13 +418,183 @@ static void test_http_transport(void **state)
 	transport_behaviours(EXPORT_PROTOCOL_HTTP);
 }
 
+/*
+ * Bad peers: an answer later than the timeout, and a port that answers random bytes instead of
+ * HTTP/2 or HTTP: both retryable (the request was not accepted), never a crash or a hang.
+ */
+static void bad_peers(enum export_protocol proto)
+{
+	struct collector_config cc = { .grpc_port = proto == EXPORT_PROTOCOL_GRPC ? 0 : -1,
+				       .http_port = proto == EXPORT_PROTOCOL_HTTP ? 0 : -1 };
+	struct collector *c = collector_start(&cc);
+	struct export_transport *t;
+	struct export_config cfg;
+	struct export_result res;
+	struct collector_stats st;
+
+	assert_non_null(c);
+	t = transport(proto, proto == EXPORT_PROTOCOL_GRPC ? collector_grpc_port(c) : collector_http_port(c), NULL,
+		      false, NULL, &cfg);
+	collector_set_behaviour(c, COLLECTOR_SLOW, 1, 3000);
+	send_expect(t, EXPORT_RETRYABLE, &res);
+	t->free(t);
+	export_config_free(&cfg);
+	collector_get_stats(c, &st);
+	assert_int_equal(st.slow, 1);
+	collector_stop(c);
+
+	cc.raw_garbage = true;
+	c = collector_start(&cc);
+	assert_non_null(c);
+	t = transport(proto, proto == EXPORT_PROTOCOL_GRPC ? collector_grpc_port(c) : collector_http_port(c), NULL,
+		      false, NULL, &cfg);
+	for (int i = 0; i < 3; i++)
+		send_expect(t, EXPORT_RETRYABLE, &res);
+	t->free(t);
+	export_config_free(&cfg);
+	collector_get_stats(c, &st);
+	assert_true(st.garbage_connections >= 1);
+	assert_int_equal(st.requests, 0);
+	collector_stop(c);
+}
+
+static void test_bad_peers_grpc(void **state)
+{
+	(void)state;
+	bad_peers(EXPORT_PROTOCOL_GRPC);
+}
+
+static void test_bad_peers_http(void **state)
+{
+	(void)state;
+	bad_peers(EXPORT_PROTOCOL_HTTP);
+}
+
+/*
+ * The sheet's retry classification, code by code: the pure classifiers over every gRPC code (with
+ * and without RetryInfo) and the HTTP statuses, then each case answered by the test collector
+ * through the real transport (the status, RetryInfo and Retry-After reach the exporter).
+ */
+static const struct {
+	int code;
+	bool retry_info;
+	unsigned retry_ms;
+	enum export_outcome outcome;
+} grpc_cases[] = {
+	{ 1, false, 0, EXPORT_RETRYABLE },   /* CANCELLED */
+	{ 2, false, 0, EXPORT_PERMANENT },   /* UNKNOWN */
+	{ 3, false, 0, EXPORT_PERMANENT },   /* INVALID_ARGUMENT */
+	{ 4, false, 0, EXPORT_RETRYABLE },   /* DEADLINE_EXCEEDED */
+	{ 5, false, 0, EXPORT_PERMANENT },   /* NOT_FOUND */
+	{ 6, false, 0, EXPORT_PERMANENT },   /* ALREADY_EXISTS */
+	{ 7, false, 0, EXPORT_PERMANENT },   /* PERMISSION_DENIED */
+	{ 8, false, 0, EXPORT_PERMANENT },   /* RESOURCE_EXHAUSTED without RetryInfo */
+	{ 8, true, 0, EXPORT_RETRYABLE },    /* ... with a RetryInfo of zero delay: still RetryInfo */
+	{ 8, true, 1500, EXPORT_RETRYABLE }, /* ... with a delay */
+	{ 9, false, 0, EXPORT_PERMANENT },   /* FAILED_PRECONDITION */
+	{ 10, false, 0, EXPORT_RETRYABLE },  /* ABORTED */
+	{ 11, false, 0, EXPORT_RETRYABLE },  /* OUT_OF_RANGE */
+	{ 12, false, 0, EXPORT_PERMANENT },  /* UNIMPLEMENTED */
+	{ 13, false, 0, EXPORT_PERMANENT },  /* INTERNAL */
+	{ 14, false, 0, EXPORT_RETRYABLE },  /* UNAVAILABLE */
+	{ 14, true, 2000, EXPORT_RETRYABLE },
+	{ 15, false, 0, EXPORT_RETRYABLE },  /* DATA_LOSS */
+	{ 16, false, 0, EXPORT_PERMANENT },  /* UNAUTHENTICATED */
+	{ 16, true, 1000, EXPORT_PERMANENT }, /* RetryInfo does not make a permanent code retryable */
+};
+
+static const struct {
+	int status;
+	bool retry_after;
+	unsigned retry_ms;
+	enum export_outcome outcome;
+} http_cases[] = {
+	{ 400, false, 0, EXPORT_PERMANENT }, { 401, false, 0, EXPORT_PERMANENT }, { 403, false, 0, EXPORT_PERMANENT },
+	{ 404, false, 0, EXPORT_PERMANENT }, { 408, false, 0, EXPORT_PERMANENT }, { 413, false, 0, EXPORT_PERMANENT },
+	{ 429, false, 0, EXPORT_RETRYABLE }, { 429, true, 3000, EXPORT_RETRYABLE },
+	{ 500, false, 0, EXPORT_PERMANENT }, { 501, false, 0, EXPORT_PERMANENT },
+	{ 502, true, 2000, EXPORT_RETRYABLE }, { 503, false, 0, EXPORT_RETRYABLE }, { 503, true, 1000, EXPORT_RETRYABLE },
+	{ 504, true, 4000, EXPORT_RETRYABLE }, { 505, false, 0, EXPORT_PERMANENT },
+	{ 503, true, 0, EXPORT_RETRYABLE },  /* Retry-After: 0 */
+	{ 400, true, 5000, EXPORT_PERMANENT }, /* Retry-After does not make a permanent status retryable */
+};
+
+static void test_classify_tables(void **state)
+{
+	(void)state;
+	assert_int_equal(export_grpc_classify(0, false), EXPORT_OK);
+	for (size_t i = 0; i < sizeof(grpc_cases) / sizeof(grpc_cases[0]); i++)
+		if (export_grpc_classify(grpc_cases[i].code, grpc_cases[i].retry_info) != grpc_cases[i].outcome)
+			fail_msg("gRPC code %d (RetryInfo %d)", grpc_cases[i].code, grpc_cases[i].retry_info);
+	/* Every code: retryable exactly as the sheet lists, RetryInfo matters only for 8. */
+	for (int code = 1; code <= 16; code++) {
+		bool retryable = code == 1 || code == 4 || code == 10 || code == 11 || code == 14 || code == 15;
+
+		assert_int_equal(export_grpc_classify(code, false), retryable ? EXPORT_RETRYABLE : EXPORT_PERMANENT);
+		assert_int_equal(export_grpc_classify(code, true),
+				 retryable || code == 8 ? EXPORT_RETRYABLE : EXPORT_PERMANENT);
+	}
+	for (long st = 100; st < 600; st++) {
+		enum export_outcome want = st >= 200 && st < 300 ? EXPORT_OK
+					   : st == 429 || st == 502 || st == 503 || st == 504 ? EXPORT_RETRYABLE
+											   : EXPORT_PERMANENT;
+
+		assert_int_equal(export_http_classify(st), want);
+	}
+}
+
+static void test_classify_grpc_wire(void **state)
+{
+	struct collector *c = collector_start(&(struct collector_config){ .grpc_port = 0, .http_port = -1 });
+	struct export_transport *t;
+	struct export_config cfg;
+	struct export_result res;
+
+	(void)state;
+	assert_non_null(c);
+	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), NULL, false, NULL, &cfg);
+	for (size_t i = 0; i < sizeof(grpc_cases) / sizeof(grpc_cases[0]); i++) {
+		collector_set_status(c, grpc_cases[i].code, grpc_cases[i].retry_info, grpc_cases[i].retry_ms);
+		t->send(t, request, request_len, 5000000000ULL, &res);
+		if (res.outcome != grpc_cases[i].outcome || res.code != grpc_cases[i].code ||
+		    res.retry_after_ns != grpc_cases[i].retry_ms * 1000000ULL)
+			fail_msg("gRPC code %d (RetryInfo %d, %u ms): outcome %d, code %d, retry %llu ns: %s",
+				 grpc_cases[i].code, grpc_cases[i].retry_info, grpc_cases[i].retry_ms, res.outcome, res.code,
+				 (unsigned long long)res.retry_after_ns, res.message);
+	}
+	t->free(t);
+	export_config_free(&cfg);
+	collector_stop(c);
+}
+
+static void test_classify_http_wire(void **state)
+{
+	struct collector *c = collector_start(&(struct collector_config){ .grpc_port = -1, .http_port = 0 });
+	struct export_transport *t;
+	struct export_config cfg;
+	struct export_result res;
+
+	(void)state;
+	assert_non_null(c);
+	t = transport(EXPORT_PROTOCOL_HTTP, collector_http_port(c), NULL, false, NULL, &cfg);
+	for (size_t i = 0; i < sizeof(http_cases) / sizeof(http_cases[0]); i++) {
+		collector_set_status(c, http_cases[i].status, http_cases[i].retry_after, http_cases[i].retry_ms);
+		t->send(t, request, request_len, 5000000000ULL, &res);
+		if (res.outcome != http_cases[i].outcome || res.code != http_cases[i].status ||
+		    res.retry_after_ns != http_cases[i].retry_ms * 1000000ULL)
+			fail_msg("HTTP %d (Retry-After %d, %u ms): outcome %d, code %d, retry %llu ns: %s",
+				 http_cases[i].status, http_cases[i].retry_after, http_cases[i].retry_ms, res.outcome,
+				 res.code, (unsigned long long)res.retry_after_ns, res.message);
+	}
+	t->free(t);
+	export_config_free(&cfg);
+	collector_stop(c);
+}
+
 static void test_grpc_tls(void **state)
 {
 	char cert[300], key[300];
 	struct collector *c;
-	struct export_config cfg;
-	struct export_transport *t;
-	struct export_result res;
 
 	(void)state;
 	snprintf(cert, sizeof(cert), "%s/cert.pem", tmpdir);
@@ -406,15 +602,66 @@ static void test_grpc_tls(void **state)
 	c = collector_start(&(struct collector_config){ .grpc_port = 0, .http_port = -1, .cert_file = cert,
 							.key_file = key, .require_header = "x-token=t" });
 	assert_non_null(c);
-	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), "x-token=t", true, cert, &cfg);
-	send_expect(t, EXPORT_OK, &res);
-	t->free(t);
-	export_config_free(&cfg);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .headers_text = "x-token=t",
+					   .ca_file = cert, .insecure = EXPORT_NO },
+		  collector_grpc_port(c), EXPORT_OK);
 	/* Plain text to a TLS server fails, and is worth retrying (it may be a restart). */
-	t = transport(EXPORT_PROTOCOL_GRPC, collector_grpc_port(c), "x-token=t", false, NULL, &cfg);
-	send_expect(t, EXPORT_RETRYABLE, &res);
-	t->free(t);
-	export_config_free(&cfg);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .headers_text = "x-token=t",
+					   .insecure = EXPORT_YES },
+		  collector_grpc_port(c), EXPORT_RETRYABLE);
+	collector_stop(c);
+}
+
+/* Mutual TLS: a collector that requires a client certificate takes ours and refuses no certificate. */
+static void test_grpc_mtls(void **state)
+{
+	char cert[300], key[300], client_ca[300], client_cert[300], client_key[300];
+	struct collector_stats st;
+	struct collector *c;
+
+	(void)state;
+	snprintf(cert, sizeof(cert), "%s/cert.pem", tmpdir);
+	snprintf(key, sizeof(key), "%s/key.pem", tmpdir);
+	snprintf(client_ca, sizeof(client_ca), "%s/client-ca.pem", tmpdir);
+	snprintf(client_cert, sizeof(client_cert), "%s/client.pem", tmpdir);
+	snprintf(client_key, sizeof(client_key), "%s/client-key.pem", tmpdir);
+	c = collector_start(&(struct collector_config){ .grpc_port = 0, .http_port = -1, .cert_file = cert,
+							.key_file = key, .client_ca_file = client_ca,
+							.require_client_cert = true });
+	assert_non_null(c);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_NO, .ca_file = cert,
+					   .client_cert = client_cert, .client_key = client_key },
+		  collector_grpc_port(c), EXPORT_OK);
+	/* Without a client certificate the handshake fails: no request reaches the collector. */
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_NO, .ca_file = cert },
+		  collector_grpc_port(c), EXPORT_RETRYABLE);
+	collector_get_stats(c, &st);
+	assert_int_equal(st.requests, 1);
+	collector_stop(c);
+}
+
+/* The collector's own checks: gRPC requests on the sheet's method, gzip-compressed unless told not. */
+static void test_grpc_gzip_and_method(void **state)
+{
+	struct collector *c = collector_start(&(struct collector_config){ .grpc_port = 0, .http_port = -1,
+									  .expect_gzip = true });
+	struct collector_stats st;
+
+	(void)state;
+	assert_non_null(c);
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_YES },
+		  collector_grpc_port(c), EXPORT_OK);
+	collector_get_stats(c, &st);
+	assert_int_equal(st.not_gzip, 0);
+	assert_int_equal(st.wrong_method, 0);
+	assert_int_equal(st.valid, 1);
+
+	send_once(&(struct export_config){ .protocol = EXPORT_PROTOCOL_GRPC, .insecure = EXPORT_YES,
+					   .compression = EXPORT_COMPRESSION_NONE },
+		  collector_grpc_port(c), EXPORT_OK);
+	collector_get_stats(c, &st);
+	assert_int_equal(st.not_gzip, 1);
+	assert_int_equal(st.valid, 2);
 	collector_stop(c);
 }
 
@@ -431,6 +678,13 @@ int main(void)
 		cmocka_unit_test(test_grpc_transport),
 		cmocka_unit_test(test_http_transport),
 		cmocka_unit_test(test_grpc_tls),
+		cmocka_unit_test(test_bad_peers_grpc),
+		cmocka_unit_test(test_bad_peers_http),
+		cmocka_unit_test(test_classify_tables),
+		cmocka_unit_test(test_classify_grpc_wire),
+		cmocka_unit_test(test_classify_http_wire),
+		cmocka_unit_test(test_grpc_mtls),
+		cmocka_unit_test(test_grpc_gzip_and_method),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -100,8 +100,16 @@ static void test_http_endpoints(void **state)
 	} cases[] = {
 		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "http://c:4318/v1development/profiles" },
 		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/", "http://c:4318/v1development/profiles" },
-		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "https://c/base", "https://c/base/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "https://c:443/base", "https://c:443/base/v1development/profiles" },
 		{ "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "http://c:9/custom/path", "http://c:9/custom/path" },
+		/* No port: OTLP/HTTP's 4318, not the scheme's. */
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c", "http://c:4318/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "https://c/", "https://c:4318/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "https://c/base", "https://c:4318/base/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "c", "https://c:4318/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1]", "http://[::1]:4318/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1]:9", "http://[::1]:9/v1development/profiles" },
+		{ "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "https://c/custom", "https://c:4318/custom" },
 	};
 
 	(void)state;
@@ -169,6 +177,14 @@ static void test_bad_variables(void **state)
 		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://c:1" },
 		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://" },
 		{ "OTEL_EXPORTER_OTLP_CLIENT_KEY", "/k.pem" }, /* a key without its certificate */
+		/* gRPC metadata that could never be sent: every request would fail, forever. */
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "x key=v" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k:ey=v" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k%0A=v" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=a%0Ab" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=a%7Fb" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=caf%C3%A9" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "ok=1,grpc-timeout=1S" },
 	};
 
 	(void)state;
@@ -177,6 +193,34 @@ static void test_bad_variables(void **state)
 
 		print_message("%s=%s\n", bad[i][0], bad[i][1]);
 		assert_int_equal(apply(&c, (const char *const[]){ bad[i][0], bad[i][1], NULL }), -EINVAL);
+		export_config_free(&c);
+	}
+}
+
+/* Headers by protocol: what each may carry after %-decoding. */
+static void test_headers(void **state)
+{
+	static const struct {
+		const char *protocol, *headers;
+		int result;
+	} cases[] = {
+		{ "grpc", "X-Api-Key=s3cret,a.b_c-1=x%20y%2Cz", 0 },
+		{ "grpc", "trace-bin=%01%02%FF", 0 },   /* -bin keys carry bytes */
+		{ "grpc", "k=caf%C3%A9", -EINVAL },
+		{ "grpc", "k+1=v", -EINVAL },
+		{ "http/protobuf", "k=caf%C3%A9", 0 },  /* HTTP: obs-text is allowed */
+		{ "http/protobuf", "X-K+1=v", 0 },      /* token characters */
+		{ "http/protobuf", "k=a%0D%0AInjected: 1", -EINVAL },
+		{ "http/protobuf", "k(1)=v", -EINVAL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct export_config c = { 0 };
+
+		print_message("%s: %s\n", cases[i].protocol, cases[i].headers);
+		assert_int_equal(apply(&c, (const char *const[]){ "OTEL_EXPORTER_OTLP_PROTOCOL", cases[i].protocol,
+					       "OTEL_EXPORTER_OTLP_HEADERS", cases[i].headers, NULL }), cases[i].result);
 		export_config_free(&c);
 	}
 }
@@ -248,6 +292,9 @@ static void test_bad_flags(void **state)
 		"--protocol http/json", "--compression br", "--timeout 0", "--timeout soon", "--export-interval 1ms",
 		"--max-message-size 10", "--max-message-size 1TB", "--queue-size 0", "--queue-bytes x",
 		"--endpoint ftp://x", "--endpoint c:1 --client-cert /c.pem", "--endpoint", "--headers k",
+		"--endpoint c:1 --headers bad\\key=1", "--endpoint c:1 --headers k=%01",
+		/* A queue that could not hold one request of the largest size. */
+		"--queue-bytes 1MiB --max-message-size 2MiB", "--queue-bytes 8MiB",
 	};
 	struct options o;
 
@@ -285,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_bad_variables),
 		cmocka_unit_test(test_flags_win),
 		cmocka_unit_test(test_bad_flags),
+		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_parse_size),
 	};
 

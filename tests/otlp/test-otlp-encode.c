@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "otlp_check.h"
@@ -335,6 +336,103 @@ static void test_merge_same_identity(void **state)
 	free_fixture(f);
 }
 
+/* An executable mapping of a file that is no ELF (or is gone), at a fresh address of this process. */
+static uint8_t *map_garbage(char *path, bool unlink_it)
+{
+	uint8_t junk[3 * 4096];
+	int fd = mkstemp(path);
+	void *base;
+
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 131 + 7);
+	assert_int_equal(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	/* Offset one page into the file: the name must carry the file offset, not the address. */
+	base = mmap(NULL, 2 * 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 4096);
+	assert_true(base != MAP_FAILED);
+	close(fd);
+	if (unlink_it)
+		unlink(path);
+	return base;
+}
+
+/*
+ * Frames in files the host could not read (not ELF; deleted, so it cannot be opened by path):
+ * no Mapping without a build id is sent; such a frame has mapping_index 0 and a Function named
+ * "file+0xOFFSET", and the request passes the validator (which fails any Mapping without one).
+ */
+static void test_unreadable_file(void **state)
+{
+	char junk_path[] = "/tmp/test-otlp-junkXXXXXX", gone_path[] = "/tmp/test-otlp-goneXXXXXX";
+	uint8_t *junk = map_garbage(junk_path, false), *gone = map_garbage(gone_path, true);
+	struct agg_limits limits = { 1000, 1 << 20, 10000 };
+	struct aggregate *agg = aggregate_new(&limits);
+	/* By path only: the deleted file cannot be opened (map_files would still reach it). */
+	struct symbolizer *sym = symbolizer_new(&(struct symbolizer_config){ .kallsyms_path = kallsyms_path,
+									     .no_map_files = true });
+	struct otelprof_sample a = sample((uint32_t)getpid(), (uint32_t)getpid(), 0, false);
+	struct otlp_encode_options o = { 0 };
+	char junk_name[64], gone_name[64], why[256];
+	bool seen_junk = false, seen_gone = false, seen_mid = false;
+	struct otlp_batch batch;
+	struct profile *p;
+	OtlpRequest *req;
+	const Dict *d;
+
+	(void)state;
+	assert_non_null(agg);
+	assert_non_null(sym);
+	a.user_depth = 4;
+	a.user_ips[0] = (uint64_t)(uintptr_t)junk + 0x234;
+	a.user_ips[1] = (uint64_t)(uintptr_t)gone + 0x1235; /* a return address: the call is 0x1234 */
+	a.user_ips[2] = (uint64_t)(uintptr_t)&mid_fn + 4;
+	a.user_ips[3] = (uint64_t)(uintptr_t)&root_fn + 4;
+	assert_int_equal(aggregate_add(agg, &a, 1010), 0);
+	p = profile_build(agg, sym, &(struct profile_build_options){
+		.frequency = 100, .time_unix_ns = 1000, .duration_ns = 100 });
+	assert_non_null(p);
+	assert_true(p->counters.locations_unsymbolized >= 2);
+	snprintf(junk_name, sizeof(junk_name), "%s+0x%x", strrchr(junk_path, '/') + 1, 0x1234);
+	snprintf(gone_name, sizeof(gone_name), "%s+0x%x", strrchr(gone_path, '/') + 1, 0x2234);
+
+	assert_int_equal(otlp_encode(p, &o, &batch), 0);
+	assert_int_equal(batch.nmessages, 1);
+	req = otlp_check_decode(batch.messages[0].data, batch.messages[0].len);
+	assert_non_null(req);
+	if (otlp_check_validate(req, why, sizeof(why)))
+		fail_msg("%s", why);
+	d = req->dictionary;
+	for (size_t i = 1; i < d->n_location_table; i++) {
+		const Opentelemetry__Proto__Profiles__V1development__Location *l = d->location_table[i];
+		const char *name;
+
+		assert_int_equal(l->n_lines, 1);
+		name = s(d, d->function_table[l->lines[0]->function_index]->name_strindex);
+		if (!strcmp(name, junk_name) || !strcmp(name, gone_name)) {
+			assert_int_equal(l->mapping_index, 0);
+			seen_junk |= !strcmp(name, junk_name);
+			seen_gone |= !strcmp(name, gone_name);
+		} else if (!strcmp(name, "mid_fn")) {
+			assert_true(l->mapping_index > 0);
+			seen_mid = true;
+		}
+	}
+	if (!seen_junk || !seen_gone)
+		fail_msg("no function %s or %s", junk_name, gone_name);
+	assert_true(seen_mid);
+	/* Every mapping left is this test program's, with its build id. */
+	assert_true(d->n_mapping_table >= 2);
+
+	otlp_check_free(req);
+	otlp_batch_free(&batch);
+	profile_free(p);
+	symbolizer_free(sym);
+	aggregate_free(agg);
+	munmap(junk, 2 * 4096);
+	munmap(gone, 2 * 4096);
+	unlink(junk_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_split_by_resource),
 		cmocka_unit_test(test_write_file),
 		cmocka_unit_test(test_merge_same_identity),
+		cmocka_unit_test(test_unreadable_file),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

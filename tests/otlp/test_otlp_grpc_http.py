@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End to end: otelprofd samples the 60/30/10 workload with the real BPF sampler and exports it to
-the test collector over gRPC, then over HTTP with gzip. Every request must pass the sheet's rules
+the test collector over gRPC, then over HTTP, both gzip-compressed (the collector checks each gRPC
+request arrived compressed, on the sheet's method). Every request must pass the sheet's rules
 (indices in range, zero elements first, no duplicates; checked by the collector and otlp-dump), and
 carry the hot functions with their shares, the resource attributes (process, service.name,
 OTEL_RESOURCE_ATTRIBUTES) and the sample attributes (thread.id, thread.name, cpu.logical_number)."""
@@ -12,7 +13,7 @@ import otlptest
 
 bpftest.require_bpf()
 out = bpftest.tmpdir()
-collector = otlptest.Collector(os.path.join(out, "collector"))
+collector = otlptest.Collector(os.path.join(out, "collector"), "--expect-gzip")
 workload = subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "30"])
 frequency = 499
 try:
@@ -41,6 +42,10 @@ if stats["grpc_requests"] < 3 or stats["http_requests"] < 3:
     bpftest.fail(f"expected at least 3 requests per transport (4 s at a 1 s interval): {stats}")
 if stats["http_gzip"] != stats["http_requests"]:
     bpftest.fail("HTTP requests without Content-Encoding: gzip")
+if stats["not_gzip"]:
+    bpftest.fail(f"{stats['not_gzip']} gRPC requests were not gzip-compressed (the default)")
+if stats["wrong_method"]:
+    bpftest.fail("gRPC calls on another method than ProfilesService/Export")
 
 for transport in ("grpc", "http"):
     summaries = otlptest.dump(os.path.join(collector.out_dir, f"*-{transport}.pb"))
@@ -49,7 +54,7 @@ for transport in ("grpc", "http"):
         if not s["valid"]:
             bpftest.fail(f"{transport}: invalid request: {s['why']}")
         if s["mappings_without_build_id"]:
-            print(f"note: {s['mappings_without_build_id']} of {s['mappings']} mappings have no build id")
+            bpftest.fail(f"{transport}: {s['mappings_without_build_id']} of {s['mappings']} mappings have no build id")
     resources = [r for s in summaries for r in s["resources"]]
     mine = [r for r in resources if r["attributes"].get("process.pid") == workload.pid]
     if len(mine) != len(resources) or not mine:

@@ -3,7 +3,8 @@
 is killed mid-stream, stays down for longer than the queue holds (--queue-size 2 at a 0.5 s
 interval), and is restarted on the same port. Requests must arrive again after the restart, the
 queue bound must have held (dropped counter > 0), RSS must stay bounded, and SIGTERM must end the
-daemon with exit 0 within its flush deadline."""
+daemon with exit 0 within its flush deadline. Requests here are ~3 KiB, so the RSS check only
+catches gross leaks; test_otlp_queue_bound.py makes the byte bound matter."""
 import os
 import re
 import signal

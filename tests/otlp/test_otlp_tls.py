@@ -4,7 +4,10 @@ header. otelprofd (real sampler) verifies the collector with that CA and sends t
 flags, then by OTEL_EXPORTER_OTLP_CERTIFICATE / OTEL_EXPORTER_OTLP_HEADERS; then a wrong header is
 refused (UNAUTHENTICATED, a permanent error: logged, not retried) and an unknown CA never gets
 through. HTTP over TLS goes through socat terminating TLS with the same certificate in front of the
-collector's HTTP receiver."""
+collector's HTTP receiver. Mutual TLS: a second collector (and socat) require a client certificate
+signed by a client CA made here; otelprofd gets through with --client-cert/--client-key over gRPC
+and HTTP, and not without. The collectors check every gRPC call is on the sheet's method and
+gzip-compressed."""
 import os
 import subprocess
 
@@ -20,14 +23,30 @@ other_cert, other_key = os.path.join(out, "other.pem"), os.path.join(out, "other
 bpftest.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=other",
              "-keyout", other_key, "-out", other_cert])
 
+client_ca, client_ca_key = os.path.join(out, "client-ca.pem"), os.path.join(out, "client-ca-key.pem")
+client_cert, client_key = os.path.join(out, "client.pem"), os.path.join(out, "client-key.pem")
+bpftest.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=client-ca",
+             "-keyout", client_ca_key, "-out", client_ca])
+bpftest.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=otelprofd", "-keyout", client_key,
+             "-out", os.path.join(out, "client.csr")])
+bpftest.run(["openssl", "x509", "-req", "-in", os.path.join(out, "client.csr"), "-CA", client_ca, "-CAkey",
+             client_ca_key, "-CAcreateserial", "-days", "2", "-out", client_cert])
+
 collector = otlptest.Collector(os.path.join(out, "collector"), "--cert", cert, "--key", key,
-                               "--require-header", "x-api-key=s3cret")
+                               "--require-header", "x-api-key=s3cret", "--expect-gzip")
+mtls = otlptest.Collector(os.path.join(out, "mtls"), "--cert", cert, "--key", key, "--client-ca", client_ca,
+                          "--expect-gzip")
+mtls_endpoint = f"https://127.0.0.1:{mtls.grpc_port}"
+mtls_port = otlptest.free_port()
+mtls_socat = subprocess.Popen(["socat", f"OPENSSL-LISTEN:{mtls_port},bind=127.0.0.1,reuseaddr,fork,cert={cert},"
+                               f"key={key},verify=1,cafile={client_ca}", f"TCP:127.0.0.1:{mtls.http_port}"])
 endpoint = f"https://127.0.0.1:{collector.grpc_port}"
 tls_port = otlptest.free_port()
 socat = subprocess.Popen(["socat", f"OPENSSL-LISTEN:{tls_port},bind=127.0.0.1,reuseaddr,fork,cert={cert},"
                           f"key={key},verify=0", f"TCP:127.0.0.1:{collector.http_port}"])
 otlptest.wait_for_port(tls_port)
-workload = subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "30"])
+otlptest.wait_for_port(mtls_port)
+workload = subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "120"])
 base = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "199", "--export-interval", "1s", "-d", "3s",
         "--timeout", "2s"]
 
@@ -52,12 +71,30 @@ try:
          "--headers", "x-api-key=s3cret"])
     http_untrusted = run(["--endpoint", f"https://127.0.0.1:{tls_port}", "--protocol", "http/protobuf",
                           "--ca-file", other_cert, "--headers", "x-api-key=s3cret"])
+    with_cert = ["--ca-file", cert, "--client-cert", client_cert, "--client-key", client_key]
+    mtls_grpc = run(["--endpoint", mtls_endpoint, *with_cert])
+    mtls_grpc_none = run(["--endpoint", mtls_endpoint, "--ca-file", cert])
+    mtls_http = run(["--endpoint", f"https://127.0.0.1:{mtls_port}", "--protocol", "http/protobuf", *with_cert])
+    mtls_http_none = run(["--endpoint", f"https://127.0.0.1:{mtls_port}", "--protocol", "http/protobuf",
+                          "--ca-file", cert])
 finally:
     workload.kill()
     workload.wait()
-    socat.kill()
-    socat.wait()
+    for s in (socat, mtls_socat):
+        s.kill()
+        s.wait()
 stats = collector.stop()
+mtls_stats = mtls.stop()
+
+for name, s in (("tls", stats), ("mtls", mtls_stats)):
+    if s["not_gzip"] or s["wrong_method"]:
+        bpftest.fail(f"{name}: gRPC requests not gzip-compressed or on the wrong method: {s}")
+if mtls_stats["invalid"] or mtls_stats["grpc_requests"] < 3 or mtls_stats["http_requests"] < 3:
+    bpftest.fail(f"mutual TLS with a client certificate: expected at least 3 requests each way: {mtls_stats}")
+if "0 requests sent" in mtls_grpc or "0 requests sent" in mtls_http:
+    bpftest.fail("a run with the client certificate sent nothing")
+if "0 requests sent" not in mtls_grpc_none or "0 requests sent" not in mtls_http_none:
+    bpftest.fail("a collector requiring a client certificate received profiles from a client without one")
 
 if stats["invalid"]:
     bpftest.fail(f"invalid requests: {stats['last_error']}")
