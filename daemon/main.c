@@ -562,7 +562,7 @@ int main(int argc, char **argv)
 		.max_entries = opts.max_stacks, .max_stack_bytes = MAX_STACK_BYTES, .max_samples = opts.max_samples,
 	};
 	d.agg = aggregate_new(&limits);
-	d.sym = symbolizer_new(NULL);
+	d.sym = symbolizer_new(&(struct symbolizer_config){ .max_module_bytes = opts.symbol_cache });
 	d.processes = process_table_new(&(struct process_table_config){ .command_line = opts.command_line });
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
 	if (!d.agg || !d.sym || !d.processes || !d.metadata) {

@@ -91,6 +91,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_modules_evicted_total", "modules evicted from the cache", NULL, y->modules_evicted),
 		G("symbolizer_modules", "modules in the cache", NULL, y->modules_cached),
 		G("symbolizer_module_bytes", "bytes the cached modules account for", NULL, y->module_bytes),
+		C("symbolizer_module_bytes_over_total", "times only the module in use was left over the byte bound",
+		  NULL, y->module_bytes_over),
 		G("kallsyms_hidden", "1 when kernel addresses are hidden (kptr_restrict)", NULL, y->kallsyms_hidden),
 		C("process_events_total", "process records from BPF, by kind", "kind=\"exec\"", p->execs),
 		C("process_events_total", NULL, "kind=\"fork\"", p->forks),

@@ -49,7 +49,7 @@ struct cached_module {
 	uint64_t last_used;      /* lookup tick, for LRU */
 	uint64_t generation;     /* maintain() generation of the last use */
 	unsigned refs;           /* mappings pointing here */
-	size_t bytes;            /* elf_module_bytes() when inserted */
+	size_t bytes;            /* elf_module_bytes() when last measured (after each use) */
 	uint64_t serial;         /* unique per module ever opened: the rule cache's key */
 };
 
@@ -485,16 +485,35 @@ static size_t lru_victim(const struct symbolizer *s, const struct cached_module 
 	return best;
 }
 
-/* Evict until the cache holds at most max_modules - room entries and fits the byte bound. */
+/* Evict until the cache holds at most max_modules - room entries and fits the byte bound. keep,
+ * the module a lookup is using, stays: when it alone is over the bound that is counted. */
 static void enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep)
 {
 	while (s->nmodules + room > s->config.max_modules || s->module_bytes > s->config.max_module_bytes) {
 		size_t victim = lru_victim(s, keep);
 
-		if (victim == SIZE_MAX)
+		if (victim == SIZE_MAX) {
+			if (s->module_bytes > s->config.max_module_bytes)
+				s->stats.module_bytes_over++;
 			break;
+		}
 		evict_at(s, victim);
 	}
+}
+
+/* A module grows as it is used (result cache, indexes, libdw's line tables and CFI): measure it
+ * again after each use and keep the byte bound then, not only when modules are inserted. */
+static void module_measure(struct symbolizer *s, struct cached_module *m)
+{
+	size_t bytes = sizeof(*m) + elf_module_bytes(m->elf);
+
+	if (bytes == m->bytes)
+		return;
+	s->module_bytes = s->module_bytes - m->bytes + bytes;
+	m->bytes = bytes;
+	s->stats.module_bytes = s->module_bytes;
+	if (s->module_bytes > s->config.max_module_bytes)
+		enforce_bounds(s, 0, m);
 }
 
 static struct cached_module *insert_module(struct symbolizer *s, struct cached_module *m)
@@ -757,6 +776,7 @@ int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sy
 		s->stats.die_bound_hit += c->die_bound_hit - bound;
 		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;
 	}
+	module_measure(s, module);
 	return 0;
 }
 
@@ -823,6 +843,7 @@ static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 	}
 	slot->serial = module->serial;
 	slot->vaddr = vaddr;
+	module_measure(s, module);
 	return &slot->rule;
 }
 

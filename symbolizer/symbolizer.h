@@ -94,7 +94,9 @@ struct symbolizer_stats {
 	uint64_t modules_shared_by_build_id; /* a new file turned out to have a cached build id */
 	uint64_t modules_bad;      /* files marked bad (not ELF, corrupt, over bounds, not the mapped file) */
 	uint64_t modules_cached;   /* modules in the cache now */
-	uint64_t module_bytes;     /* bytes the cached modules account for now */
+	uint64_t module_bytes;     /* bytes the cached modules account for now (measured after each
+				      use: they grow as they are looked up) */
+	uint64_t module_bytes_over; /* the byte bound could not be kept: only the module in use was left */
 	uint64_t jit_symbolized;   /* lookups answered by a perf map */
 	uint64_t perf_map_loads;   /* perf map files (re)read */
 	uint64_t kallsyms_reloads; /* /proc/kallsyms read again (modules or BPF programs changed) */

@@ -84,10 +84,14 @@ class Program:
         self.p = subprocess.Popen((wrap or []) + argv, stdout=subprocess.PIPE, text=True)
         self.addr = {}
         deadline = time.time() + 10
+        self.lines = []
         while time.time() < deadline:
             line = self.p.stdout.readline()
             if not line or line.strip() == "ready":
                 break
+            self.lines.append(line)
+            if len(line.split()) != 2:
+                continue
             k, v = line.split()
             self.addr[k] = int(v, 16) if v.startswith("0x") else v
         self.pid = self.p.pid
@@ -348,6 +352,91 @@ def test_cache(tmp):
     tool.close()
 
 
+def lookups(tool, pid, addresses):
+    """Symbolize many addresses in batches (symtool answers in order); returns the stats after."""
+    for i in range(0, len(addresses), 200):
+        batch = addresses[i:i + 200]
+        tool.p.stdin.write("".join("user %d %x\n" % (pid, a) for a in batch))
+        tool.p.stdin.flush()
+        for _ in batch:
+            while tool.p.stdout.readline() not in (".\n", ""):
+                pass
+    return tool.stats()
+
+
+def test_cache_bytes(tmp):
+    # Modules grow as they are used (result cache, libdw's line tables): the byte bound is kept
+    # then, by evicting the least recently used other module; a module alone over it is counted.
+    src = os.path.join(tmp, "big.c")
+    with open(src, "w") as f:
+        subprocess.run([sys.executable, os.environ["SYM_GEN_BIG"], "600"], stdout=f, check=True)
+    big = os.path.join(tmp, "big")
+    subprocess.run(["gcc", "-O2", "-g", src, "-o", big], check=True)
+    prog = Program([big])  # prints the addresses of 20 functions
+    funcs = sorted(int(line, 16) for line in prog.lines)
+    many = list(range(funcs[0], funcs[-1], 23))
+    other = Program([os.path.join(PROGRAMS, "inl-nopie")])
+    first = ["user %d %x" % (other.pid, other.addr["ret"] - 1), "user %d %x" % (prog.pid, funcs[0])]
+
+    tool = Tool()
+    tool.frame(first[0])
+    other_bytes = tool.stats()["module_bytes"]
+    tool.frame(first[1])
+    st0 = tool.stats()
+    st1 = lookups(tool, prog.pid, many)
+    tool.close()
+    check(st0["modules_cached"] == 2 and st1["module_bytes"] > st0["module_bytes"] + (1 << 20),
+          "cache bytes: module_bytes rises with lookups (%d -> %d)" % (st0["module_bytes"], st1["module_bytes"]))
+    # Room for the big module fully grown and half of the other: the other module must go.
+    bound = st1["module_bytes"] - other_bytes // 2
+    tool = Tool("--max-bytes", str(bound))
+    for cmd in first:
+        tool.frame(cmd)
+    seen = [tool.stats()]
+    for i in range(0, len(many), len(many) // 4):
+        seen.append(lookups(tool, prog.pid, many[i:i + len(many) // 4]))
+    st = seen[-1]
+    check(all(s["module_bytes"] <= bound for s in seen) and seen[0]["modules_cached"] == 2 and
+          st["module_bytes"] > seen[0]["module_bytes"] and st["modules_evicted"] >= 1 and
+          st["module_bytes_over"] == 0 and st["modules_cached"] == 1,
+          "cache bytes: bound %d held as the module grew, LRU module evicted (%s)" %
+          (bound, [(s["module_bytes"], s["modules_evicted"], s["modules_cached"]) for s in seen]))
+    frame, lines = tool.frame("user %d %x" % (prog.pid, funcs[0]))
+    check(lines and lines[-1]["function"] == "f0", "cache bytes: still symbolized under the bound")
+    tool.close()
+    # A bound the module in use alone exceeds: it stays (the lookup needs it), counted.
+    tool = Tool("--max-bytes", str(1 << 20))
+    st = lookups(tool, prog.pid, many[:500])
+    check(st["module_bytes_over"] >= 1, "cache bytes: a module alone over the bound is counted (%s)" % st["module_bytes_over"])
+    tool.close()
+    prog.close()
+    other.close()
+
+
+def test_cache_entries(tmp):
+    # 70 binaries with their own build ids through a cache of 64 entries (the churn of bench/).
+    d = os.path.join(tmp, "churn")
+    os.makedirs(d)
+    obj = os.path.join(d, "inl.o")
+    subprocess.run(["gcc", "-O2", "-g", "-c", os.path.join(SOURCES, "inl.c"), "-o", obj], check=True)
+    tool = Tool("--max-modules", "64")
+    peak, ok = 0, 0
+    for i in range(70):
+        binary = os.path.join(d, "b%d" % i)
+        subprocess.run(["gcc", obj, "-o", binary, "-Wl,--build-id=0x%040x" % (i + 1)], check=True)
+        prog = Program([binary])
+        frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+        ok += [l["function"] for l in lines] == ["inner", "outer", "main"]
+        peak = max(peak, tool.stats()["modules_cached"])
+        prog.close()
+        tool.ask("forget %d" % prog.pid)
+    st = tool.stats()
+    check(ok == 70 and peak == 64 and st["modules_evicted"] >= 70 - 64,
+          "cache entries: 70 binaries through 64 entries (symbolized %d, peak %d, evicted %d)" %
+          (ok, peak, st["modules_evicted"]))
+    tool.close()
+
+
 class Debuginfod:
     """A debuginfod-protocol server on 127.0.0.1: GET /buildid/HEX/debuginfo answers from
     self.files; self.modes[HEX] = "garbage" (200 with junk) or "hang" (never answers)."""
@@ -516,6 +605,8 @@ def main():
         test_perf_map(tmp)
         test_kernel()
         test_cache(tmp)
+        test_cache_bytes(tmp)
+        test_cache_entries(tmp)
         test_debuginfod(tmp)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
