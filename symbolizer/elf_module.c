@@ -209,6 +209,41 @@ static int check_fd(struct elf_module *m, int fd, size_t *bytes)
 	return r;
 }
 
+int elf_module_peek(int fd, struct elf_module_peek *peek)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	const void *bits;
+	size_t shstrndx;
+	ssize_t n;
+
+	memset(peek, 0, sizeof(*peek));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	n = dwelf_elf_gnu_build_id(elf, &bits);
+	if (n > 0 && (size_t)n <= sizeof(peek->build_id)) {
+		memcpy(peek->build_id, bits, (size_t)n);
+		peek->build_id_len = (size_t)n;
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		for (size_t i = 0; i < MAX_SECTIONS && (scn = elf_nextscn(elf, scn)) && !peek->has_dwarf; i++) {
+			GElf_Shdr shdr;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS || !shdr.sh_size)
+				continue;
+			name = elf_strptr(elf, shstrndx, shdr.sh_name);
+			peek->has_dwarf = name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"));
+		}
+	}
+	elf_end(elf);
+	return 0;
+}
+
 /* ---- separate debug files ---- */
 
 static bool same_build_id(const struct elf_module *m, int fd)

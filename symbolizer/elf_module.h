@@ -49,6 +49,16 @@ struct elf_module_counters {
 
 struct elf_module;
 
+/* What the section headers alone say about a file, before the full (costly) open. */
+struct elf_module_peek {
+	unsigned char build_id[64]; /* raw GNU build id */
+	size_t build_id_len;        /* 0: none */
+	bool has_dwarf;             /* a .debug_info (or .zdebug_info) section with contents */
+};
+
+/* Peek at the ELF file fd (not consumed). 0, or -ENOEXEC for a file that is not ELF. */
+int elf_module_peek(int fd, struct elf_module_peek *peek);
+
 /* NULL with errno set: ENOEXEC for a file that is not a usable ELF, EFBIG for section bounds. */
 struct elf_module *elf_module_open(int fd, const struct elf_module_options *options);
 void elf_module_free(struct elf_module *m);

@@ -352,6 +352,32 @@ def test_cache(tmp):
     tool.close()
 
 
+def test_shared_copies(tmp):
+    # Copies of one build id: a stripped copy seen first does not hide the DWARF of a full copy
+    # seen later, and each file keeps its own htlhash (it hashes the file's bytes).
+    stripped = copy_program(tmp, "copies", "stripped")
+    subprocess.run(["strip", "--strip-all", stripped], check=True)
+    full = copy_program(tmp, "copies", "full")
+    later = copy_program(tmp, "copies", "stripped-later")
+    subprocess.run(["strip", "--strip-debug", later], check=True)
+    tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"))
+    progs = {name: Program([path]) for name, path in (("stripped", stripped), ("full", full), ("later", later))}
+    frame, lines = tool.frame("user %d %x" % (progs["stripped"].pid, progs["stripped"].addr["ret"] - 1))
+    check(not lines and frame["htlhash"] == htlhash_of(stripped), "copies: stripped copy first, no lines, its htlhash")
+    check_chain(tool, progs["full"], "copies: full copy after a stripped one", full)
+    for name, path in (("stripped", stripped), ("later", later)):
+        frame, lines = tool.frame("user %d %x" % (progs[name].pid, progs[name].addr["ret"] - 1))
+        check(frame["htlhash"] == htlhash_of(path) and frame["build_id"] == build_id_of(full) and
+              [l["function"] for l in lines] == ["inner", "outer", "main"],
+              "copies: %s copy shares the DWARF module, keeps its own htlhash (%s)" % (name, frame))
+    st = tool.stats()
+    check(st["modules_shared_by_build_id"] == 2 and st["modules_cached"] == 1,
+          "copies: one module for three files (%s)" % {k: st[k] for k in ("modules_shared_by_build_id", "modules_cached")})
+    for p in progs.values():
+        p.close()
+    tool.close()
+
+
 def lookups(tool, pid, addresses):
     """Symbolize many addresses in batches (symtool answers in order); returns the stats after."""
     for i in range(0, len(addresses), 200):
@@ -606,6 +632,7 @@ def main():
         test_kernel()
         test_cache(tmp)
         test_cache_bytes(tmp)
+        test_shared_copies(tmp)
         test_cache_entries(tmp)
         test_debuginfod(tmp)
     print("%d failure(s)" % len(failures))
