@@ -110,6 +110,7 @@ struct elf_module {
 	size_t cfi_bytes_max;     /* most CFI entries libdw can parse here (by the sections' sizes) */
 	size_t cfi_bytes;         /* estimate of the CFI entries parsed so far */
 	bool aranges_counted;     /* libdwfl's address-to-CU table is in libdw_bytes */
+	uint64_t crc_bytes;       /* debuglink candidates CRC-checked while opening */
 
 	/* Used only while elf_module_open() runs (debug file search). */
 	const struct elf_module_options *opening;
@@ -261,18 +262,25 @@ static bool same_build_id(const struct elf_module *m, int fd)
 	return same;
 }
 
-static bool same_crc(int fd, GElf_Word crc)
+static bool same_crc(struct elf_module *m, int fd, GElf_Word crc)
 {
 	unsigned char buf[65536];
 	uLong c = crc32(0, NULL, 0);
+	struct stat st;
 	off_t off = 0;
 	ssize_t n;
 
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+	if (fstat(fd, &st) || (uint64_t)st.st_size > ELF_MODULE_MAX_CRC_BYTES ||
+	    m->crc_bytes + (uint64_t)st.st_size > ELF_MODULE_MAX_CRC_TOTAL) {
+		m->counters.debuglink_too_big++;
+		return false;
+	}
+	m->crc_bytes += (uint64_t)st.st_size;
+	while (off < st.st_size && (n = pread(fd, buf, sizeof(buf), off)) > 0) {
 		c = crc32(c, buf, (uInt)n);
 		off += n;
 	}
-	return n == 0 && (GElf_Word)c == crc;
+	return off == st.st_size && (GElf_Word)c == crc;
 }
 
 /* A candidate is used only when it is a regular, sane ELF that belongs to this binary. */
@@ -283,7 +291,7 @@ static int accept_debug_fd(struct elf_module *m, int fd, GElf_Word crc, bool che
 	if (fd < 0)
 		return -1;
 	if (check_fd(m, fd, &size) == 0 &&
-	    (m->build_id_len ? same_build_id(m, fd) : check_crc && same_crc(fd, crc))) {
+	    (m->build_id_len ? same_build_id(m, fd) : check_crc && same_crc(m, fd, crc))) {
 		m->file_bytes += size;
 		return fd;
 	}

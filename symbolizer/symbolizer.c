@@ -622,6 +622,8 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	}
 	if (s->debuginfod)
 		debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
+	if (m->elf)
+		s->stats.debuglink_too_big += elf_module_counters(m->elf)->debuglink_too_big;
 	add_file_id(m, map, m->elf ? elf_module_htlhash(m->elf) : NULL);
 	if (!m->elf) {
 		s->stats.module_open_failed++;

@@ -110,6 +110,7 @@ struct symbolizer_stats {
 	uint64_t inline_truncated; /* inline chains longer than SYM_MAX_INLINE (cut) */
 	uint64_t die_bound_hit;    /* DWARF lookups stopped by the DIE depth or visit bound */
 	uint64_t lines_by_libdw;   /* compile units whose line program only libdw could read */
+	uint64_t debuglink_too_big; /* .gnu_debuglink candidates too big to CRC-check (not used) */
 	uint64_t debuginfod_reloaded; /* modules reopened because their debug file arrived */
 	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);
 				      refreshed by symbolizer_maintain() */

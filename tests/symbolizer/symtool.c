@@ -50,11 +50,12 @@ static void print_stats(const struct symbolizer_stats *s)
 	       "\tdebuginfod_reloaded=%" PRIu64 "\tdi_requests=%" PRIu64 "\tdi_found=%" PRIu64 "\tdi_not_found=%" PRIu64
 	       "\tdi_failed=%" PRIu64 "\tdi_timeouts=%" PRIu64 "\tdi_too_big=%" PRIu64 "\tdi_negative_hits=%" PRIu64
 	       "\tdi_queue_full=%" PRIu64 "\tdi_rejected=%" PRIu64 "\tdi_cache_evicted=%" PRIu64
-	       "\tdi_cache_bytes=%" PRIu64 "\tdi_cache_files=%" PRIu64 "\n",
+	       "\tdi_cache_bytes=%" PRIu64 "\tdi_cache_files=%" PRIu64 "\tdebuglink_too_big=%" PRIu64 "\n",
 	       s->inline_truncated, s->die_bound_hit, s->lines_by_libdw, s->debuginfod_reloaded, s->debuginfod.requests,
 	       s->debuginfod.found, s->debuginfod.not_found, s->debuginfod.failed, s->debuginfod.timeouts,
 	       s->debuginfod.too_big, s->debuginfod.negative_hits, s->debuginfod.queue_full, s->debuginfod.rejected,
-	       s->debuginfod.cache_evicted, s->debuginfod.cache_bytes, s->debuginfod.cache_files);
+	       s->debuginfod.cache_evicted, s->debuginfod.cache_bytes, s->debuginfod.cache_files,
+	       s->debuglink_too_big);
 }
 
 static void elf_command(const char *path, uint64_t vaddr, const char *const *dirs)

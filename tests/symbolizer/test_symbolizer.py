@@ -220,6 +220,29 @@ def test_separate_debug(tmp):
     prog.close()
 
 
+def test_debuglink_huge(tmp):
+    # No build id: a .gnu_debuglink candidate is checked by the CRC of its contents; a huge (sparse)
+    # one is refused without reading it, counted, and the frame keeps its ELF symbols.
+    d = os.path.join(tmp, "nobid")
+    os.makedirs(d)
+    binary = os.path.join(d, "inl-nobid")
+    subprocess.run(["gcc", "-O2", "-g", "-Wl,--build-id=none", os.path.join(SOURCES, "inl.c"), "-o", binary],
+                   check=True)
+    subprocess.run(["objcopy", "--only-keep-debug", binary, binary + ".debug"], check=True)
+    subprocess.run(["strip", "--strip-debug", binary], check=True)
+    subprocess.run(["objcopy", "--add-gnu-debuglink=" + binary + ".debug", binary], cwd=d, check=True)
+    with open(binary + ".debug", "r+b") as f:
+        f.truncate(64 << 30)  # sparse: 64 GiB that would take minutes to CRC
+    prog = Program([binary])
+    tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"))
+    frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+    st = tool.stats()
+    check(frame["rc"] == "0" and [l["function"] for l in lines] == ["main"] and st["debuglink_too_big"] == 1,
+          "debuglink: a huge candidate is not CRC-checked, counted (%s, %s)" % (lines, st["debuglink_too_big"]))
+    tool.close()
+    prog.close()
+
+
 def test_mount_namespace(tmp):
     hidden = os.path.dirname(copy_program(tmp, "hidden", "inl-ns"))
     visible = os.path.join(tmp, "ns-only")
@@ -625,6 +648,7 @@ def main():
         test_cxx()
         test_deep_inline()
         test_separate_debug(tmp)
+        test_debuglink_huge(tmp)
         test_mount_namespace(tmp)
         test_planted_files(tmp)
         test_corrupt_files(tmp)
