@@ -491,7 +491,7 @@ class Debuginfod:
     self.files; self.modes[HEX] = "garbage" (200 with junk) or "hang" (never answers)."""
 
     def __init__(self):
-        self.files, self.modes, self.asked = {}, {}, {}
+        self.files, self.modes, self.asked, self.last_modified = {}, {}, {}, {}
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -512,6 +512,8 @@ class Debuginfod:
                     return
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(body)))
+                if bid in outer.last_modified:
+                    self.send_header("Last-Modified", outer.last_modified[bid])
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -639,6 +641,42 @@ def test_debuginfod(tmp):
         p.close()
 
 
+def test_debuginfod_old_package(tmp):
+    # libdebuginfod dates a download by the server's Last-Modified; the cache is ordered by local
+    # use, so a fresh download of an old package is not the first evicted.
+    ids = {"recent": "c1" * 20, "old": "c2" * 20}
+    server = Debuginfod()
+    progs, debug = {}, {}
+    for k, bid in ids.items():
+        binary, debug[k] = stripped_program(tmp, "inl-lm-" + k, bid)
+        progs[k] = Program([binary])
+        server.files[bid] = debug[k]
+    server.last_modified[ids["old"]] = "Mon, 01 Jan 2001 00:00:00 GMT"
+    cache = os.path.join(tmp, "debuginfod-cache-lm")
+    bound = max(len(d) for d in debug.values()) * 3 // 2 + 8192
+    saved = os.environ.copy()
+    os.environ.update(DEBUGINFOD_URLS="http://127.0.0.1:%d" % server.port, DEBUGINFOD_CACHE_PATH=cache)
+    try:
+        tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"), "--debuginfod-cache-bytes", str(bound))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    for k in ("recent", "old"):
+        deadline = time.time() + 15
+        while time.time() < deadline and names_of(tool, progs[k]) != ["inner", "outer", "main"]:
+            time.sleep(0.1)
+            tool.ask("maintain")
+        check(names_of(tool, progs[k]) == ["inner", "outer", "main"], "debuginfod Last-Modified: %s symbolized" % k)
+    kept = {k: os.path.exists(os.path.join(cache, bid, "debuginfo")) for k, bid in ids.items()}
+    st = tool.stats()
+    check(kept == {"recent": False, "old": True} and st["di_cache_evicted"] == 1,
+          "debuginfod Last-Modified: the earlier download evicted, not the old-dated fresh one (%s, evicted %d)" % (kept, st["di_cache_evicted"]))
+    tool.close()
+    server.close()
+    for p in progs.values():
+        p.close()
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIP: needs root (map_files, mount namespaces)")
@@ -659,6 +697,7 @@ def main():
         test_shared_copies(tmp)
         test_cache_entries(tmp)
         test_debuginfod(tmp)
+        test_debuginfod_old_package(tmp)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
