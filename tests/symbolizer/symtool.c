@@ -78,6 +78,8 @@ static void elf_command(const char *path, uint64_t vaddr, const char *const *dir
 	f.file_address = vaddr;
 	elf_module_symbolize(m, vaddr, &f);
 	print_frame(0, &f);
+	printf("counters\tdie_bound_hit=%" PRIu64 "\tinline_truncated=%" PRIu64 "\n", elf_module_counters(m)->die_bound_hit,
+	       elf_module_counters(m)->inline_truncated);
 	elf_module_free(m);
 }
 

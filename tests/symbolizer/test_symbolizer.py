@@ -2,12 +2,14 @@
 """Integration tests of the symbolizer library through symtool, on programs built by the suite:
 inline chains, PIE and non-PIE, dlopen, C++ templates, separate debug files (debuglink and
 build-id directory), a binary only visible in another mount namespace, planted FIFO/symlink,
-corrupt ELF files, perf maps, kernel symbols and the module cache bounds."""
+corrupt ELF files (mapped and marked bad, section and DIE-depth bounds), perf maps, kernel symbols,
+the module cache bounds (entries and bytes as modules grow) and copies of one build id."""
 import hashlib
 import http.server
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -305,6 +307,83 @@ def test_corrupt_files(tmp):
         open(path, "wb").write(data)
         out = tool.ask("elf %s 1169" % path)
         check(out is not None, "corrupt ELF %s: answered (%s)" % (name, out[:1]))
+    tool.close()
+
+
+MAP_EXEC = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+fd = os.open(sys.argv[1], os.O_RDONLY)
+addr = libc.mmap(None, os.fstat(fd).st_size, 1 | 4, 2, fd, 0)  # PROT_READ|PROT_EXEC, MAP_PRIVATE
+print("map", hex(addr), flush=True)
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_bad_file(tmp):
+    # A corrupt ELF mapped executable by a process: marked bad (counted), not reopened before the
+    # retry time, reopened after it.
+    path = os.path.join(tmp, "corrupt-mapped")
+    src = open(os.path.join(PROGRAMS, "inl-pie"), "rb").read()
+    open(path, "wb").write(b"\x7fELF" + b"\xff" * 60 + src[64:8192])
+    helper = subprocess.Popen([sys.executable, "-c", MAP_EXEC, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    addr = int(helper.stdout.readline().split()[1], 16)
+    helper.stdout.readline()
+    tool = Tool("--bad-retry-ms", "600000")
+    for _ in range(3):
+        frame, lines = tool.frame("user %d %x" % (helper.pid, addr + 0x100))
+    st = tool.stats()
+    check(frame["rc"] == "0" and frame["mapping"] == "1" and not lines and st["modules_bad"] == 1 and
+          st["module_cache_misses"] == 1 and st["modules_cached"] == 1,
+          "bad file: corrupt mapped ELF marked bad once, not reopened before its retry time (%s)" %
+          {k: st[k] for k in ("modules_bad", "module_cache_misses", "modules_cached")})
+    tool.close()
+    tool = Tool("--bad-retry-ms", "1")
+    tool.frame("user %d %x" % (helper.pid, addr + 0x100))
+    time.sleep(0.05)
+    tool.frame("user %d %x" % (helper.pid, addr + 0x100))
+    st = tool.stats()
+    check(st["modules_bad"] == 2 and st["module_cache_misses"] == 2,
+          "bad file: reopened after its retry time (%s)" % {k: st[k] for k in ("modules_bad", "module_cache_misses")})
+    tool.close()
+    helper.stdin.close()
+    helper.wait()
+
+    # Section bounds: a section claiming 2 GiB is refused before libdw maps or inflates it.
+    data = bytearray(src)
+    shoff, shentsize, shnum = struct.unpack_from("<Q", data, 0x28)[0], data[0x3a], struct.unpack_from("<H", data, 0x3c)[0]
+    comment = None
+    strndx = struct.unpack_from("<H", data, 0x3e)[0]
+    stroff = struct.unpack_from("<Q", data, shoff + strndx * shentsize + 0x18)[0]
+    for i in range(shnum):
+        name = struct.unpack_from("<I", data, shoff + i * shentsize)[0]
+        if data[stroff + name:stroff + name + 9] == b".comment\0":
+            comment = shoff + i * shentsize
+    struct.pack_into("<Q", data, comment + 0x20, 2 << 30)
+    path = os.path.join(tmp, "huge-section")
+    open(path, "wb").write(bytes(data))
+    tool = Tool()
+    out = tool.ask("elf %s 1169" % path)
+    check(out == ["error\tFile too large"], "bad file: section over the size bound refused with EFBIG (%s)" % out)
+
+    # DIE depth: 80 nested lexical blocks; the search stops at the bound, counted, the function kept.
+    n = 80
+    code = ["volatile int sink;", "int main(int argc, char **argv) {", "volatile int v0 = argc;"]
+    code += ["{ volatile int v%d = v%d + 1;" % (i, i - 1) for i in range(1, n + 1)]
+    code += ['__asm__ volatile(".globl deepest_pc\\ndeepest_pc:");', "sink = v%d;" % n]
+    code += ["sink += v%d; }" % i for i in range(n, 0, -1)] + ["return 0;", "}"]
+    src = os.path.join(tmp, "blocks.c")
+    open(src, "w").write("\n".join(code) + "\n")
+    subprocess.run(["gcc", "-O0", "-g", src, "-o", src[:-2]], check=True)
+    nm = subprocess.run(["nm", src[:-2]], capture_output=True, text=True).stdout
+    pc = int(re.search(r"^([0-9a-f]+) T deepest_pc$", nm, re.M).group(1), 16)
+    out = tool.ask("elf %s %x" % (src[:-2], pc))
+    check("counters\tdie_bound_hit=1\tinline_truncated=0" in out and any("function=main\t" in l for l in out),
+          "bad file: DIE depth bound hit and counted, function still named (%s)" % out[1:])
     tool.close()
 
 
@@ -690,6 +769,7 @@ def main():
         test_mount_namespace(tmp)
         test_planted_files(tmp)
         test_corrupt_files(tmp)
+        test_bad_file(tmp)
         test_perf_map(tmp)
         test_kernel()
         test_cache(tmp)
