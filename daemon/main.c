@@ -55,6 +55,7 @@ struct daemon {
 	struct self_report report;         /* self-metrics, readiness and the periodic summary */
 	struct unwind_sample_counters unwind;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
+	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -63,6 +64,15 @@ static uint64_t clock_ns(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Said once, when the symbolizer first finds kallsyms hidden (at start, or after a reload). */
+static void warn_kallsyms_hidden(struct daemon *d)
+{
+	if (d->kallsyms_hidden_logged || !symbolizer_stats(d->sym)->kallsyms_hidden)
+		return;
+	d->kallsyms_hidden_logged = true;
+	log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");
 }
 
 static void on_process_event(struct daemon *d, const struct otelprof_proc_event *e)
@@ -253,6 +263,7 @@ static void export_interval(struct daemon *d, bool last)
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d->processes, forget_process, d->sym);
 	symbolizer_maintain(d->sym);
+	warn_kallsyms_hidden(d);
 }
 
 static int arm_timer(int fd, uint64_t ns)
@@ -534,8 +545,6 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 				 " samples of processes that could not be described", pc->evicted, pc->no_process);
 	}
 	unwind_sample_log(&d->unwind, ss);
-	if (ss->kallsyms_hidden)
-		log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");
 }
 
 int main(int argc, char **argv)
@@ -563,6 +572,8 @@ int main(int argc, char **argv)
 	};
 	d.agg = aggregate_new(&limits);
 	d.sym = symbolizer_new(&(struct symbolizer_config){ .max_module_bytes = opts.symbol_cache });
+	if (d.sym)
+		warn_kallsyms_hidden(&d);
 	d.processes = process_table_new(&(struct process_table_config){ .command_line = opts.command_line });
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
 	if (!d.agg || !d.sym || !d.processes || !d.metadata) {

@@ -133,6 +133,14 @@ static void load_kallsyms(struct symbolizer *s)
 
 	s->modules_hash = hash_file("/proc/modules");
 	k = kallsyms_load(s->config.kallsyms_path);
+	if (k && !strcmp(s->config.kallsyms_path, "/proc/kallsyms")) {
+		FILE *modules = fopen("/proc/modules", "re"); /* bounds each module's last symbol */
+
+		if (modules) {
+			kallsyms_set_module_ranges(k, modules);
+			fclose(modules);
+		}
+	}
 	s->kallsyms_loaded_ns = now_ns();
 	s->kernel_lookups_at_load = s->kernel_lookups;
 	if (!k && s->kallsyms)

@@ -426,6 +426,15 @@ def test_kernel():
         frame, lines = tool.frame("kernel %x" % (want + 1))
         check(lines and lines[0]["function"] == "schedule" and frame["module"] == "vmlinux", "kernel: schedule")
     tool.close()
+    # kptr_restrict: every address reads as zero; reported from the start, lookups stay raw.
+    with tempfile.NamedTemporaryFile("w", suffix=".kallsyms") as f:
+        f.write("0000000000000000 T _stext\n0000000000000000 t schedule\n")
+        f.flush()
+        tool = Tool("--kallsyms", f.name)
+        frame, lines = tool.frame("kernel ffffffff81000010")
+        check(tool.stats()["kallsyms_hidden"] == 1 and not lines and frame["file_address"] == "0xffffffff81000010",
+              "kernel: hidden kallsyms reported at once, address kept raw")
+        tool.close()
 
 
 def test_cache(tmp):
