@@ -167,6 +167,27 @@ def test_cxx():
     tool.close()
 
 
+def test_rust():
+    # Rust names in both manglings, demangled without the legacy hash; file:line of each function.
+    for kind, prefix in (("legacy", "_ZN2rs"), ("v0", "_RNv")):
+        binary = os.path.join(PROGRAMS, "rs-" + kind)
+        if not os.path.exists(binary):
+            print("SKIP: no rustc (scripts/install-deps.sh installs Debian's)")
+            return
+        tool = Tool()
+        prog = Program([binary])
+        # v0 names an inherent method by its type in angle brackets, as rustc-demangle does.
+        spin = "rs::shapes::Grid::spin" if kind == "legacy" else "<rs::shapes::Grid>::spin"
+        for key, want, mark in (("spin", spin, "RSPIN"), ("hot", "rs::hot", "RHOT")):
+            frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr[key]))
+            line = marker("rs.rs", mark)  # the entry's row may be the first statement's (-O)
+            check(len(lines) == 1 and lines[0]["function"] == want and lines[0]["system_name"].startswith(prefix)
+                  and lines[0]["file"].endswith("programs/rs.rs") and line <= int(lines[0]["line"]) <= line + 4,
+                  "rust %s: %s at rs.rs:%d (got %s)" % (kind, want, line, lines))
+        prog.close()
+        tool.close()
+
+
 def test_deep_inline():
     tool = Tool()
     prog = Program([os.path.join(PROGRAMS, "deep")])
@@ -772,6 +793,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="otelprof-sym-") as tmp:
         test_pie_nopie_dlopen()
         test_cxx()
+        test_rust()
         test_deep_inline()
         test_separate_debug(tmp)
         test_debuglink_huge(tmp)
