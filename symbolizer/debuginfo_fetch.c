@@ -130,6 +130,17 @@ static void remember_missing(struct debuginfo_fetch *f, const struct build_id *i
 
 /* ---- cache bound ---- */
 
+/* Date a cache file by its local use, from the fine clock: the kernel's own "now" for file times is
+ * a coarse clock that can give two uses 100 ms apart the same time (and their order away). */
+static void touch_now(int fd)
+{
+	struct timespec now[2];
+
+	clock_gettime(CLOCK_REALTIME, &now[0]);
+	now[1] = now[0];
+	futimens(fd, now);
+}
+
 struct cached_file {
 	char path[PATH_MAX];
 	uint64_t mtime_ns;  /* last local use (nanoseconds: two downloads often share a second) */
@@ -183,7 +194,7 @@ static size_t scan_cache(const char *dir, struct cached_file *files, size_t max,
 	return n;
 }
 
-/* Remove the files used least recently (downloaded or opened: see futimens() calls) until the
+/* Remove the files used least recently (downloaded or opened: see touch_now()) until the
  * cache fits its bound; refresh the counters. */
 static void enforce_cache_bound(struct debuginfo_fetch *f)
 {
@@ -247,7 +258,7 @@ static void fetch_one(struct debuginfo_fetch *f, debuginfod_client *client, cons
 	if (fd >= 0) {
 		/* libdebuginfod dates the file by the server's Last-Modified: a fresh download of an old
 		 * package would look oldest and be evicted first. The cache is ordered by local use. */
-		futimens(fd, NULL);
+		touch_now(fd);
 		close(fd);
 	}
 	pthread_mutex_lock(&f->lock);
@@ -400,7 +411,7 @@ int debuginfo_fetch_lookup(struct debuginfo_fetch *f, const unsigned char *bits,
 	if (cached_path(f, &id, path, sizeof(path))) {
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-			futimens(fd, NULL); /* used now: evicted last */
+			touch_now(fd); /* used now: evicted last */
 			return fd;
 		}
 		if (fd >= 0)

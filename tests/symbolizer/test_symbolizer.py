@@ -762,7 +762,7 @@ def test_debuginfod_old_package(tmp):
         server.files[bid] = debug[k]
     server.last_modified[ids["old"]] = "Mon, 01 Jan 2001 00:00:00 GMT"
     cache = os.path.join(tmp, "debuginfod-cache-lm")
-    bound = max(len(d) for d in debug.values()) * 3 // 2 + 8192
+    bound = max(len(d) for d in debug.values()) * 3 // 2  # one file (by size or blocks), not two
     saved = os.environ.copy()
     os.environ.update(DEBUGINFOD_URLS="http://127.0.0.1:%d" % server.port, DEBUGINFOD_CACHE_PATH=cache)
     try:
@@ -778,8 +778,9 @@ def test_debuginfod_old_package(tmp):
         check(names_of(tool, progs[k]) == ["inner", "outer", "main"], "debuginfod Last-Modified: %s symbolized" % k)
     kept = {k: os.path.exists(os.path.join(cache, bid, "debuginfo")) for k, bid in ids.items()}
     st = tool.stats()
-    check(kept == {"recent": False, "old": True} and st["di_cache_evicted"] == 1,
-          "debuginfod Last-Modified: the earlier download evicted, not the old-dated fresh one (%s, evicted %d)" % (kept, st["di_cache_evicted"]))
+    check(kept == {"recent": False, "old": True} and st["di_cache_evicted"] >= 1 and server.asked[ids["old"]] == 1,
+          "debuginfod Last-Modified: the earlier download evicted, not the old-dated fresh one (%s, evicted %d, asked %s)"
+          % (kept, st["di_cache_evicted"], server.asked))
     tool.close()
     server.close()
     for p in progs.values():
