@@ -93,6 +93,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		G("symbolizer_module_bytes", "bytes the cached modules account for", NULL, y->module_bytes),
 		C("symbolizer_module_bytes_over_total", "times only the module in use was left over the byte bound",
 		  NULL, y->module_bytes_over),
+		C("symbolizer_debuglink_too_big_total", "debuglink candidates too big to CRC-check", NULL,
+		  y->debuglink_too_big),
 		G("kallsyms_hidden", "1 when kernel addresses are hidden (kptr_restrict)", NULL, y->kallsyms_hidden),
 		C("process_events_total", "process records from BPF, by kind", "kind=\"exec\"", p->execs),
 		C("process_events_total", NULL, "kind=\"fork\"", p->forks),

@@ -62,8 +62,9 @@ struct symbolizer_config {
 	const char *kallsyms_path; /* default "/proc/kallsyms" */
 	size_t max_modules;        /* cached ELF files; default 1024 */
 	size_t max_processes;      /* processes whose mappings are kept; default 16384 */
-	size_t max_module_bytes;   /* bytes of cached modules (files mapped plus our memory);
-				      default 2 GiB */
+	size_t max_module_bytes;   /* bytes of cached modules (files mapped, decompressed sections,
+				      our memory and libdw's estimated), held as modules grow;
+				      default 2 GiB (the daemon's --symbol-cache: 128 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
