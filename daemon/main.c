@@ -72,6 +72,7 @@ struct daemon {
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
 	size_t nsettling;
 	uint64_t settle_dropped;           /* execs not read again: the list was full */
+	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -80,6 +81,15 @@ static uint64_t clock_ns(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Said once, when the symbolizer first finds kallsyms hidden (at start, or after a reload). */
+static void warn_kallsyms_hidden(struct daemon *d)
+{
+	if (d->kallsyms_hidden_logged || !symbolizer_stats(d->sym)->kallsyms_hidden)
+		return;
+	d->kallsyms_hidden_logged = true;
+	log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");
 }
 
 static void on_process_event(struct daemon *d, const struct otelprof_proc_event *e)
@@ -291,6 +301,7 @@ static void export_interval(struct daemon *d, bool last)
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d->processes, forget_process, d->sym);
 	symbolizer_maintain(d->sym);
+	warn_kallsyms_hidden(d);
 }
 
 static int arm_timer(int fd, uint64_t ns)
@@ -603,8 +614,6 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 				 " samples of processes that could not be described", pc->evicted, pc->no_process);
 	}
 	unwind_sample_log(&d->unwind, ss);
-	if (ss->kallsyms_hidden)
-		log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");
 }
 
 int main(int argc, char **argv)
@@ -636,7 +645,11 @@ int main(int argc, char **argv)
 	 * pid 1's root (no host mount needed); on the host itself the two are the same directory. */
 	if (host_view_same_root(NULL) == 0)
 		debug_dirs[1] = "/proc/1/root/usr/lib/debug";
-	d.sym = symbolizer_new(&(struct symbolizer_config){ .debug_dirs = debug_dirs });
+	d.sym = symbolizer_new(&(struct symbolizer_config){
+		.debug_dirs = debug_dirs, .max_module_bytes = opts.symbol_cache,
+	});
+	if (d.sym)
+		warn_kallsyms_hidden(&d);
 	d.processes = process_table_new(&(struct process_table_config){
 		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = d.sym,
 	});

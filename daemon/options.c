@@ -40,6 +40,7 @@ enum {
 	OPT_CONFIG,
 	OPT_CHECK_CONFIG,
 	OPT_STACK_COPY,
+	OPT_SYMBOL_CACHE,
 	OPT_LAST,
 };
 
@@ -59,6 +60,7 @@ static const struct option long_options[] = {
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
+	{ "symbol-cache", required_argument, NULL, OPT_SYMBOL_CACHE },
 	{ "endpoint", required_argument, NULL, OPT_ENDPOINT },
 	{ "protocol", required_argument, NULL, OPT_PROTOCOL },
 	{ "headers", required_argument, NULL, OPT_HEADERS },
@@ -133,6 +135,8 @@ static void print_usage(FILE *out)
 		"      --ringbuf-size=KIB    BPF ring buffer size in KiB, a power of two (default %u)\n"
 		"      --stack-copy=BYTES    user stack copied per sample for DWARF unwinding (16KiB default,\n"
 		"                            64KiB at most; 0: frame pointers only)\n"
+		"      --symbol-cache=BYTES  binaries and debug info kept cached for symbolization; the least\n"
+		"                            recently used are dropped beyond (default 128MiB, at least 1MiB)\n"
 		"      --max-stacks=N        distinct stacks kept per interval; more are dropped and counted\n"
 		"                            (default %u)\n"
 		"      --max-samples=N       samples kept per interval; more are dropped and counted\n"
@@ -391,6 +395,7 @@ static void options_init(struct options *opts)
 		.top = OPTIONS_DEFAULT_TOP,
 		.ringbuf_kib = OPTIONS_DEFAULT_RINGBUF_KIB,
 		.stack_copy = OPTIONS_DEFAULT_STACK_COPY,
+		.symbol_cache = OPTIONS_DEFAULT_SYMBOL_CACHE,
 		.max_stacks = OPTIONS_DEFAULT_MAX_STACKS,
 		.max_samples = OPTIONS_DEFAULT_MAX_SAMPLES,
 		.stats_interval_ns = OPTIONS_DEFAULT_STATS_INTERVAL_NS,
@@ -487,6 +492,16 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 			return -EINVAL;
 		}
 		opts->stack_copy = (unsigned)bytes;
+		break;
+	}
+	case OPT_SYMBOL_CACHE: {
+		size_t bytes;
+
+		if (parse_size(arg, &bytes) || bytes < (1u << 20)) {
+			fprintf(err, "otelprofd: --symbol-cache: '%s' is not a size of at least 1MiB\n", arg);
+			return -EINVAL;
+		}
+		opts->symbol_cache = bytes;
 		break;
 	}
 	case OPT_MAX_STACKS:

@@ -19,6 +19,8 @@
 #define OPTIONS_DEFAULT_TOP 20
 #define OPTIONS_DEFAULT_RINGBUF_KIB 4096
 #define OPTIONS_DEFAULT_STACK_COPY 16384
+/* Within the systemd unit's MemoryMax=256M with room for the aggregation and export queues. */
+#define OPTIONS_DEFAULT_SYMBOL_CACHE (128ULL << 20)
 #define OPTIONS_DEFAULT_MAX_STACKS 65536
 #define OPTIONS_DEFAULT_MAX_SAMPLES 1000000
 #define OPTIONS_DEFAULT_STATS_INTERVAL_NS (60ULL * 1000000000ULL)
@@ -58,6 +60,7 @@ struct options {
 	unsigned top;             /* rows of the top table */
 	unsigned ringbuf_kib;     /* BPF ring buffer size */
 	unsigned stack_copy;      /* bytes of user stack copied per sample (0: frame pointers only) */
+	uint64_t symbol_cache;    /* bytes of binaries and debug info the symbolizer keeps cached */
 	size_t max_stacks;        /* bound on distinct stacks aggregated per interval */
 	size_t max_samples;       /* bound on samples aggregated per interval */
 	bool verbose;

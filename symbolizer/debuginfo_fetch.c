@@ -130,9 +130,20 @@ static void remember_missing(struct debuginfo_fetch *f, const struct build_id *i
 
 /* ---- cache bound ---- */
 
+/* Date a cache file by its local use, from the fine clock: the kernel's own "now" for file times is
+ * a coarse clock that can give two uses 100 ms apart the same time (and their order away). */
+static void touch_now(int fd)
+{
+	struct timespec now[2];
+
+	clock_gettime(CLOCK_REALTIME, &now[0]);
+	now[1] = now[0];
+	futimens(fd, now);
+}
+
 struct cached_file {
 	char path[PATH_MAX];
-	time_t mtime;
+	uint64_t mtime_ns;  /* last local use (nanoseconds: two downloads often share a second) */
 	uint64_t bytes;
 };
 
@@ -140,7 +151,7 @@ static int by_mtime(const void *a, const void *b)
 {
 	const struct cached_file *x = a, *y = b;
 
-	return (x->mtime > y->mtime) - (x->mtime < y->mtime);
+	return (x->mtime_ns > y->mtime_ns) - (x->mtime_ns < y->mtime_ns);
 }
 
 /* Files of the cache's build-id directories (libdebuginfod's own settings files are left). */
@@ -171,7 +182,7 @@ static size_t scan_cache(const char *dir, struct cached_file *files, size_t max,
 			    snprintf(cf->path, sizeof(cf->path), "%s/%s", sub, fe->d_name) >= (int)sizeof(cf->path) ||
 			    lstat(cf->path, &st) || !S_ISREG(st.st_mode))
 				continue;
-			cf->mtime = st.st_mtime;
+			cf->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
 			cf->bytes = (uint64_t)st.st_blocks * 512 > (uint64_t)st.st_size ? (uint64_t)st.st_blocks * 512
 											 : (uint64_t)st.st_size;
 			*total += cf->bytes;
@@ -183,7 +194,8 @@ static size_t scan_cache(const char *dir, struct cached_file *files, size_t max,
 	return n;
 }
 
-/* Remove the oldest files until the cache fits its bound; refresh the counters. */
+/* Remove the files used least recently (downloaded or opened: see touch_now()) until the
+ * cache fits its bound; refresh the counters. */
 static void enforce_cache_bound(struct debuginfo_fetch *f)
 {
 	struct cached_file *files = malloc(MAX_SCAN_FILES * sizeof(*files));
@@ -243,8 +255,12 @@ static void fetch_one(struct debuginfo_fetch *f, debuginfod_client *client, cons
 	f->aborted = ABORT_NONE;
 	/* libdebuginfod reports a download its callback cut as -ENOENT: f->aborted tells. */
 	fd = debuginfod_find_debuginfo(client, id->bits, (int)id->len, &path);
-	if (fd >= 0)
+	if (fd >= 0) {
+		/* libdebuginfod dates the file by the server's Last-Modified: a fresh download of an old
+		 * package would look oldest and be evicted first. The cache is ordered by local use. */
+		touch_now(fd);
 		close(fd);
+	}
 	pthread_mutex_lock(&f->lock);
 	f->stats.requests++;
 	if (fd >= 0) {
@@ -394,8 +410,10 @@ int debuginfo_fetch_lookup(struct debuginfo_fetch *f, const unsigned char *bits,
 	 * negative cache; those are not ours to open). */
 	if (cached_path(f, &id, path, sizeof(path))) {
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+			touch_now(fd); /* used now: evicted last */
 			return fd;
+		}
 		if (fd >= 0)
 			close(fd);
 	}

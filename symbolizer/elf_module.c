@@ -37,6 +37,16 @@
 #define LINE_FINDS_OWN 32
 /* Most compile units and address ranges of them indexed per file. */
 #define MAX_CU_RANGES (1u << 20)
+/* What libdw/libdwfl allocate behind our back, estimated so the module cache's byte bound holds:
+ * a row of a CU's whole line table (Dwarf_Line, its slot in the sorted array, and the list entry
+ * it was read through, freed but kept by the heap: 104 matches RSS growth), a compile unit
+ * first read (Dwarf_CU with its abbreviation table), an entry of libdwfl's address-to-CU table,
+ * and a CIE/FDE parsed for CFI (at most one per LIBDW_FDE_MIN_SIZE bytes of the CFI sections). */
+#define LIBDW_LINE_BYTES 104
+#define LIBDW_CU_BYTES 4096
+#define LIBDW_ARANGE_BYTES 64
+#define LIBDW_FDE_BYTES 160
+#define LIBDW_FDE_MIN_SIZE 16
 
 struct load_segment {
 	uint64_t offset, vaddr, filesz;
@@ -77,6 +87,7 @@ struct cu_index {
 	size_t n;
 	struct dwarf_lines *lines; /* NULL: not opened yet, or libdw reads this CU's lines */
 	bool lines_tried;
+	bool libdw_lines_counted;  /* libdw's whole line table of this CU is in libdw_bytes */
 	unsigned line_finds;       /* rows looked up by running the program (see LINE_FINDS_OWN) */
 };
 
@@ -95,6 +106,11 @@ struct elf_module {
 	bool has_htlhash;
 	size_t file_bytes;        /* size of the ELF file plus a separate debug file */
 	size_t own_bytes;         /* our allocations: cache, lines, pool */
+	size_t libdw_bytes;       /* estimate of libdw's: decompressed sections, line tables, CUs */
+	size_t cfi_bytes_max;     /* most CFI entries libdw can parse here (by the sections' sizes) */
+	size_t cfi_bytes;         /* estimate of the CFI entries parsed so far */
+	bool aranges_counted;     /* libdwfl's address-to-CU table is in libdw_bytes */
+	uint64_t crc_bytes;       /* debuglink candidates CRC-checked while opening */
 
 	/* Used only while elf_module_open() runs (debug file search). */
 	const struct elf_module_options *opening;
@@ -121,7 +137,7 @@ static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
 /* ---- bounds on what libelf/libdw will read ---- */
 
 /* Reject files whose sections claim absurd sizes, before libdw decompresses or maps them. */
-static int check_sections(Elf *elf)
+static int check_sections(Elf *elf, size_t *inflated, size_t *cfi)
 {
 	size_t shnum, shstrndx;
 	Elf_Scn *scn = NULL;
@@ -145,8 +161,11 @@ static int check_sections(Elf *elf)
 
 			if (!gelf_getchdr(scn, &chdr) || chdr.ch_size > ELF_MODULE_MAX_SECTION_BYTES)
 				return -EFBIG;
+			*inflated += chdr.ch_size; /* libdw keeps the decompressed copy in memory */
 		}
 		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (name && shdr.sh_type != SHT_NOBITS && (!strcmp(name, ".eh_frame") || !strcmp(name, ".debug_frame")))
+			*cfi += shdr.sh_size;
 		if (name && !strncmp(name, ".zdebug", 7) && shdr.sh_type != SHT_NOBITS) {
 			/* GNU style: "ZLIB" and the uncompressed size, big endian. */
 			Elf_Data *d = elf_rawdata(scn, NULL);
@@ -158,13 +177,17 @@ static int check_sections(Elf *elf)
 				size = size << 8 | ((const unsigned char *)d->d_buf)[4 + i];
 			if (size > ELF_MODULE_MAX_SECTION_BYTES)
 				return -EFBIG;
+			*inflated += size;
 		}
 	}
 	return 0;
 }
 
-static int check_fd(int fd, size_t *size)
+/* A regular, sane ELF file: *bytes grows by what it will cost (file size plus decompressed
+ * sections), m->cfi_bytes_max by its CFI sections' share. */
+static int check_fd(struct elf_module *m, int fd, size_t *bytes)
 {
+	size_t inflated = 0, cfi = 0;
 	struct stat st;
 	Elf *elf;
 	int r;
@@ -177,11 +200,49 @@ static int check_fd(int fd, size_t *size)
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	r = check_sections(elf);
+	r = check_sections(elf, &inflated, &cfi);
 	elf_end(elf);
-	if (size)
-		*size = (size_t)st.st_size;
+	if (r == 0) {
+		*bytes += (size_t)st.st_size;
+		m->libdw_bytes += inflated;
+		m->cfi_bytes_max += cfi / LIBDW_FDE_MIN_SIZE * LIBDW_FDE_BYTES;
+	}
 	return r;
+}
+
+int elf_module_peek(int fd, struct elf_module_peek *peek)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	const void *bits;
+	size_t shstrndx;
+	ssize_t n;
+
+	memset(peek, 0, sizeof(*peek));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	n = dwelf_elf_gnu_build_id(elf, &bits);
+	if (n > 0 && (size_t)n <= sizeof(peek->build_id)) {
+		memcpy(peek->build_id, bits, (size_t)n);
+		peek->build_id_len = (size_t)n;
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		for (size_t i = 0; i < MAX_SECTIONS && (scn = elf_nextscn(elf, scn)) && !peek->has_dwarf; i++) {
+			GElf_Shdr shdr;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS || !shdr.sh_size)
+				continue;
+			name = elf_strptr(elf, shstrndx, shdr.sh_name);
+			peek->has_dwarf = name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"));
+		}
+	}
+	elf_end(elf);
+	return 0;
 }
 
 /* ---- separate debug files ---- */
@@ -201,32 +262,41 @@ static bool same_build_id(const struct elf_module *m, int fd)
 	return same;
 }
 
-static bool same_crc(int fd, GElf_Word crc)
+static bool same_crc(struct elf_module *m, int fd, GElf_Word crc)
 {
 	unsigned char buf[65536];
 	uLong c = crc32(0, NULL, 0);
+	struct stat st;
 	off_t off = 0;
 	ssize_t n;
 
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+	if (fstat(fd, &st) || (uint64_t)st.st_size > ELF_MODULE_MAX_CRC_BYTES ||
+	    m->crc_bytes + (uint64_t)st.st_size > ELF_MODULE_MAX_CRC_TOTAL) {
+		m->counters.debuglink_too_big++;
+		return false;
+	}
+	m->crc_bytes += (uint64_t)st.st_size;
+	while (off < st.st_size && (n = pread(fd, buf, sizeof(buf), off)) > 0) {
 		c = crc32(c, buf, (uInt)n);
 		off += n;
 	}
-	return n == 0 && (GElf_Word)c == crc;
+	return off == st.st_size && (GElf_Word)c == crc;
 }
 
 /* A candidate is used only when it is a regular, sane ELF that belongs to this binary. */
 static int accept_debug_fd(struct elf_module *m, int fd, GElf_Word crc, bool check_crc)
 {
-	size_t size;
+	size_t size = 0, libdw = m->libdw_bytes, cfi = m->cfi_bytes_max;
 
 	if (fd < 0)
 		return -1;
-	if (check_fd(fd, &size) == 0 &&
-	    (m->build_id_len ? same_build_id(m, fd) : check_crc && same_crc(fd, crc))) {
+	if (check_fd(m, fd, &size) == 0 &&
+	    (m->build_id_len ? same_build_id(m, fd) : check_crc && same_crc(m, fd, crc))) {
 		m->file_bytes += size;
 		return fd;
 	}
+	m->libdw_bytes = libdw;
+	m->cfi_bytes_max = cfi;
 	close(fd);
 	return -1;
 }
@@ -383,7 +453,7 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 		errno = ENOMEM;
 		return NULL;
 	}
-	r = check_fd(fd, &m->file_bytes);
+	r = check_fd(m, fd, &m->file_bytes);
 	if (r) {
 		close(fd);
 		err = -r;
@@ -664,6 +734,14 @@ static void pc_line(struct elf_module *m, struct cu_index *ix, Dwarf_Die *cu, Dw
 		return;
 	/* Not readable here, malformed on the way to pc, or a busy CU: libdw's whole table. */
 	line = dwarf_getsrc_die(cu, pc);
+	if (ix && !ix->libdw_lines_counted) {
+		Dwarf_Lines *all;
+		size_t nlines;
+
+		ix->libdw_lines_counted = true;
+		if (dwarf_getsrclines(cu, &all, &nlines) == 0)
+			m->libdw_bytes += nlines * LIBDW_LINE_BYTES;
+	}
 	if (line) {
 		int lineno = 0, col = 0;
 
@@ -835,6 +913,7 @@ static struct cu_index *cu_index_of(struct elf_module *m, Dwarf_Die *cu)
 	m->cus[lo] = (struct cu_index){ .cu = off, .ranges = b.r, .n = b.n };
 	m->ncus++;
 	m->own_bytes += sizeof(*m->cus) + b.cap * sizeof(*b.r);
+	m->libdw_bytes += LIBDW_CU_BYTES;
 	return &m->cus[lo];
 }
 
@@ -885,6 +964,16 @@ static Dwarf_Die *cu_of(struct elf_module *m, uint64_t vaddr, Dwarf_Addr *bias)
 {
 	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, vaddr, bias);
 	struct func_range *r;
+
+	if (!m->aranges_counted) {
+		Dwarf_Aranges *aranges;
+		size_t n;
+
+		/* libdwfl has read .debug_aranges (or walked every CU) to answer. */
+		m->aranges_counted = true;
+		if (dwarf_getaranges(m->dwarf, &aranges, &n) == 0)
+			m->libdw_bytes += n * LIBDW_ARANGE_BYTES;
+	}
 
 	if (cu)
 		return cu;
@@ -1045,6 +1134,10 @@ int elf_module_cfi_rule(struct elf_module *m, uint64_t vaddr, struct cfi_rule *r
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->mod, &bias);
 	int r = cfi ? cfi_compile(cfi, vaddr - bias, rule) : 0;
 
+	/* libdw keeps each CIE/FDE it parses; a lookup parses at most a few, never more than the
+	 * sections hold. */
+	if (m->cfi_bytes < m->cfi_bytes_max)
+		m->cfi_bytes += LIBDW_FDE_BYTES;
 	if (r || (cfi && rule->found))
 		return r;
 	cfi = dwfl_module_dwarf_cfi(m->mod, &bias);
@@ -1078,7 +1171,7 @@ bool elf_module_has_dwarf(const struct elf_module *m)
 
 size_t elf_module_bytes(const struct elf_module *m)
 {
-	return sizeof(*m) + m->file_bytes + m->own_bytes;
+	return sizeof(*m) + m->file_bytes + m->own_bytes + m->libdw_bytes + m->cfi_bytes;
 }
 
 const struct elf_module_counters *elf_module_counters(const struct elf_module *m)

@@ -23,6 +23,11 @@
 #define ELF_MODULE_MAX_SECTION_BYTES (1ULL << 30)
 /* Most nested DIEs followed when looking for the scopes of an address. */
 #define ELF_MODULE_MAX_DIE_DEPTH 64
+/* A .gnu_debuglink candidate of a binary without build id is checked by the CRC of its whole
+ * contents: bigger candidates are refused (a huge sparse file would stall the caller), and one open
+ * CRCs at most ELF_MODULE_MAX_CRC_TOTAL bytes over all candidates. */
+#define ELF_MODULE_MAX_CRC_BYTES (256ULL << 20)
+#define ELF_MODULE_MAX_CRC_TOTAL (512ULL << 20)
 /* Most DIEs looked at in one lookup (a malformed sibling chain cannot loop for ever). */
 #define ELF_MODULE_MAX_DIE_VISITS 200000
 
@@ -45,9 +50,20 @@ struct elf_module_counters {
 	uint64_t die_bound_hit;     /* lookups stopped by the DIE depth or visit bound */
 	uint64_t lines_by_libdw;    /* compile units whose line program our reader could not read
 				       (libdw then builds the CU's whole line table) */
+	uint64_t debuglink_too_big; /* debuglink candidates not CRC-checked (over the size bounds) */
 };
 
 struct elf_module;
+
+/* What the section headers alone say about a file, before the full (costly) open. */
+struct elf_module_peek {
+	unsigned char build_id[64]; /* raw GNU build id */
+	size_t build_id_len;        /* 0: none */
+	bool has_dwarf;             /* a .debug_info (or .zdebug_info) section with contents */
+};
+
+/* Peek at the ELF file fd (not consumed). 0, or -ENOEXEC for a file that is not ELF. */
+int elf_module_peek(int fd, struct elf_module_peek *peek);
 
 /* NULL with errno set: ENOEXEC for a file that is not a usable ELF, EFBIG for section bounds. */
 struct elf_module *elf_module_open(int fd, const struct elf_module_options *options);

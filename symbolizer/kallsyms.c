@@ -20,6 +20,12 @@ static int by_address(const void *a, const void *b)
 	return x->address < y->address ? -1 : x->address > y->address;
 }
 
+/* Markers of the end of the kernel's text: an address at or past one is not the marker's. */
+static bool is_end_marker(const char *name)
+{
+	return !strcmp(name, "_etext") || !strcmp(name, "_einittext");
+}
+
 static bool is_text(char type)
 {
 	return type == 't' || type == 'T' || type == 'w' || type == 'W';
@@ -83,7 +89,10 @@ struct kallsyms *kallsyms_parse(FILE *f)
 			memcpy(copy, name, nlen + 1);
 			memcpy(copy + nlen + 1, module ? module : "vmlinux", mlen + 1);
 			k->pool[k->npool++] = copy;
-			k->syms[k->count++] = (struct ksym){ address, copy, copy + nlen + 1 };
+			k->syms[k->count++] = (struct ksym){
+				.address = address, .name = copy, .module = copy + nlen + 1,
+				.end = !module && is_end_marker(copy) ? address : 0,
+			};
 		}
 	}
 	free(line);
@@ -109,6 +118,62 @@ struct kallsyms *kallsyms_load(const char *path)
 	k = kallsyms_parse(f);
 	fclose(f);
 	return k;
+}
+
+struct module_range {
+	char name[64];
+	uint64_t end;
+};
+
+int kallsyms_set_module_ranges(struct kallsyms *k, FILE *modules)
+{
+	struct module_range *ranges = NULL, *last = NULL;
+	size_t n = 0, cap = 0, linecap = 0;
+	char *line = NULL;
+	int r = 0;
+
+	if (!k)
+		return 0;
+	while (getline(&line, &linecap, modules) > 0) {
+		unsigned long long size, start;
+		char name[64];
+
+		if (sscanf(line, "%63s %llu %*s %*s %*s %llx", name, &size, &start) != 3 || !start ||
+		    start + size < start)
+			continue; /* hidden (kptr_restrict shows 0) or malformed */
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct module_range *nr = realloc(ranges, ncap * sizeof(*nr));
+
+			if (!nr) {
+				r = -ENOMEM;
+				goto out;
+			}
+			ranges = nr;
+			cap = ncap;
+		}
+		memcpy(ranges[n].name, name, sizeof(name));
+		ranges[n++].end = start + size;
+	}
+	/* A module's symbols are contiguous once sorted by address: the last match is tried first. */
+	for (size_t i = 0; i < k->count; i++) {
+		struct ksym *s = &k->syms[i];
+
+		if (!strcmp(s->module, "vmlinux") || !strcmp(s->module, "bpf"))
+			continue;
+		if (!last || strcmp(last->name, s->module)) {
+			last = NULL;
+			for (size_t j = 0; j < n && !last; j++)
+				if (!strcmp(ranges[j].name, s->module))
+					last = &ranges[j];
+		}
+		if (last)
+			s->end = last->end;
+	}
+out:
+	free(ranges);
+	free(line);
+	return r;
 }
 
 void kallsyms_free(struct kallsyms *k)
@@ -137,6 +202,8 @@ const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
 		else
 			hi = mid;
 	}
+	if (k->syms[lo].end && address >= k->syms[lo].end)
+		return NULL; /* past the end of the module or of the kernel's text */
 	return &k->syms[lo];
 }
 

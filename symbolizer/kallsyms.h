@@ -11,6 +11,8 @@ struct ksym {
 	uint64_t address;
 	const char *name;   /* points into the table's string pool */
 	const char *module; /* "vmlinux", a module name, or "bpf" */
+	uint64_t end;       /* no address at or past this is the symbol's (the end of its module's
+			       range, or the symbol itself for _etext/_einittext); 0: not known */
 };
 
 struct kallsyms;
@@ -21,7 +23,13 @@ struct kallsyms *kallsyms_parse(FILE *f);
 struct kallsyms *kallsyms_load(const char *path);
 void kallsyms_free(struct kallsyms *k);
 
-/* The symbol covering address (the last one at or below it), or NULL. */
+/*
+ * Bound each kernel module's symbols by the module's range from a /proc/modules-format stream
+ * (name size refcount deps state address): an address past a module's end is nobody's. 0, or
+ * -ENOMEM.
+ */
+int kallsyms_set_module_ranges(struct kallsyms *k, FILE *modules);
+/* The symbol covering address (the last one at or below it, within its bound), or NULL. */
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address);
 size_t kallsyms_count(const struct kallsyms *k);
 /* Every address was zero: kptr_restrict hides them from us. */

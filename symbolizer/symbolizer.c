@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "elf_module.h"
+#include "htlhash.h"
 #include "kallsyms.h"
 #include "perf_map.h"
 #include "proc_maps.h"
@@ -39,6 +40,7 @@
 
 struct file_id {
 	uint64_t dev, inode;
+	char htlhash[SYM_HTLHASH_HEX_LEN + 1]; /* of this file's bytes; "" when unreadable */
 };
 
 struct cached_module {
@@ -49,7 +51,7 @@ struct cached_module {
 	uint64_t last_used;      /* lookup tick, for LRU */
 	uint64_t generation;     /* maintain() generation of the last use */
 	unsigned refs;           /* mappings pointing here */
-	size_t bytes;            /* elf_module_bytes() when inserted */
+	size_t bytes;            /* elf_module_bytes() when last measured (after each use) */
 	uint64_t serial;         /* unique per module ever opened: the rule cache's key */
 };
 
@@ -142,6 +144,14 @@ static void load_kallsyms(struct symbolizer *s)
 
 	s->modules_hash = hash_file("/proc/modules");
 	k = kallsyms_load(s->config.kallsyms_path);
+	if (k && !strcmp(s->config.kallsyms_path, "/proc/kallsyms")) {
+		FILE *modules = fopen("/proc/modules", "re"); /* bounds each module's last symbol */
+
+		if (modules) {
+			kallsyms_set_module_ranges(k, modules);
+			fclose(modules);
+		}
+	}
 	s->kallsyms_loaded_ns = now_ns();
 	s->kernel_lookups_at_load = s->kernel_lookups;
 	if (!k && s->kallsyms)
@@ -490,10 +500,9 @@ static struct cached_module *find_module(struct symbolizer *s, uint64_t dev, uin
 	return NULL;
 }
 
-static struct cached_module *find_build_id(struct symbolizer *s, const struct elf_module *elf)
+static struct cached_module *find_build_id(struct symbolizer *s, const unsigned char *bits, size_t n)
 {
-	const unsigned char *bits, *other;
-	size_t n = elf_module_build_id_raw(elf, &bits);
+	const unsigned char *other;
 
 	if (!n)
 		return NULL;
@@ -549,16 +558,35 @@ static size_t lru_victim(const struct symbolizer *s, const struct cached_module 
 	return best;
 }
 
-/* Evict until the cache holds at most max_modules - room entries and fits the byte bound. */
+/* Evict until the cache holds at most max_modules - room entries and fits the byte bound. keep,
+ * the module a lookup is using, stays: when it alone is over the bound that is counted. */
 static void enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep)
 {
 	while (s->nmodules + room > s->config.max_modules || s->module_bytes > s->config.max_module_bytes) {
 		size_t victim = lru_victim(s, keep);
 
-		if (victim == SIZE_MAX)
+		if (victim == SIZE_MAX) {
+			if (s->module_bytes > s->config.max_module_bytes)
+				s->stats.module_bytes_over++;
 			break;
+		}
 		evict_at(s, victim);
 	}
+}
+
+/* A module grows as it is used (result cache, indexes, libdw's line tables and CFI): measure it
+ * again after each use and keep the byte bound then, not only when modules are inserted. */
+static void module_measure(struct symbolizer *s, struct cached_module *m)
+{
+	size_t bytes = sizeof(*m) + elf_module_bytes(m->elf);
+
+	if (bytes == m->bytes)
+		return;
+	s->module_bytes = s->module_bytes - m->bytes + bytes;
+	m->bytes = bytes;
+	s->stats.module_bytes = s->module_bytes;
+	if (s->module_bytes > s->config.max_module_bytes)
+		enforce_bounds(s, 0, m);
 }
 
 static struct cached_module *insert_module(struct symbolizer *s, struct cached_module *m)
@@ -578,6 +606,47 @@ static struct cached_module *insert_module(struct symbolizer *s, struct cached_m
 	return m;
 }
 
+/* Another file holding module m (a copy in another container, a hard link): remembered with its
+ * own htlhash, which hashes the file's bytes and so differs between a stripped and a full copy. */
+static void add_file_id(struct cached_module *m, const struct sym_map *map, const char *htlhash)
+{
+	unsigned slot = m->nids < MODULE_FILE_IDS ? m->nids++ : MODULE_FILE_IDS - 1;
+
+	m->ids[slot] = (struct file_id){ .dev = map->dev, .inode = map->inode };
+	if (htlhash)
+		snprintf(m->ids[slot].htlhash, sizeof(m->ids[slot].htlhash), "%s", htlhash);
+}
+
+/* The htlhash of the file the mapping maps, or NULL. */
+static const char *module_htlhash(const struct cached_module *m, const struct sym_map *map)
+{
+	for (unsigned i = 0; i < m->nids; i++)
+		if (m->ids[i].dev == map->dev && m->ids[i].inode == map->inode)
+			return m->ids[i].htlhash[0] ? m->ids[i].htlhash : NULL;
+	return NULL;
+}
+
+/*
+ * A cached module with the build id of the file fd, when sharing it loses nothing: sharing is
+ * decided from the section headers before the costly open, and a copy with DWARF is not folded
+ * into a cached copy without (that one is replaced once the full copy is open).
+ */
+static struct cached_module *share_by_build_id(struct symbolizer *s, int fd, const struct sym_map *map)
+{
+	struct elf_module_peek peek;
+	struct cached_module *same;
+	char htlhash[SYM_HTLHASH_HEX_LEN + 1];
+
+	if (elf_module_peek(fd, &peek))
+		return NULL;
+	same = find_build_id(s, peek.build_id, peek.build_id_len);
+	if (!same || (peek.has_dwarf && !elf_module_has_dwarf(same->elf)))
+		return NULL;
+	add_file_id(same, map, sym_htlhash_fd(fd, htlhash) == 0 ? htlhash : NULL);
+	s->stats.modules_shared_by_build_id++;
+	return same;
+}
+
 /*
  * Open and cache the file behind map. When the file cannot be opened for this process (it exited,
  * or its path now names another file: a FIFO, a symlink, a replaced binary) that is a fact about
@@ -594,12 +663,17 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	*per_process_failure = false;
 	if (!m)
 		return NULL;
-	m->ids[0] = (struct file_id){ map->dev, map->inode };
-	m->nids = 1;
 	m->serial = ++s->next_serial;
 	s->stats.module_cache_misses++;
 	root = open_root(pid);
 	fd = open_mapped_file(s, pid, map, root);
+	if (fd >= 0 && (same = share_by_build_id(s, fd, map))) {
+		close(fd);
+		if (root >= 0)
+			close(root);
+		module_free(m);
+		return same;
+	}
 	if (fd >= 0) {
 		m->elf = elf_module_open(fd, &(struct elf_module_options){
 			.root_fd = root, .path = map->path, .debug_dirs = s->config.debug_dirs,
@@ -620,6 +694,9 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	}
 	if (s->debuginfod)
 		debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
+	if (m->elf)
+		s->stats.debuglink_too_big += elf_module_counters(m->elf)->debuglink_too_big;
+	add_file_id(m, map, m->elf ? elf_module_htlhash(m->elf) : NULL);
 	if (!m->elf) {
 		s->stats.module_open_failed++;
 		s->stats.modules_bad++;
@@ -627,12 +704,24 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		m->bytes = sizeof(*m);
 		return insert_module(s, m);
 	}
-	same = find_build_id(s, m->elf);
-	if (same) {
-		/* Another copy of a cached build id (another container, a hard link): share it. */
-		unsigned slot = same->nids < MODULE_FILE_IDS ? same->nids++ : MODULE_FILE_IDS - 1;
+	{
+		const unsigned char *bits;
+		size_t n = elf_module_build_id_raw(m->elf, &bits);
 
-		same->ids[slot] = m->ids[0];
+		same = find_build_id(s, bits, n);
+	}
+	if (same) {
+		/* Another copy of a cached build id; this one has DWARF the cached one lacks (or its
+		 * debug file turned up since): its module serves both from now on. */
+		add_file_id(same, map, elf_module_htlhash(m->elf));
+		if (!elf_module_has_dwarf(same->elf) && elf_module_has_dwarf(m->elf)) {
+			struct elf_module *stripped = same->elf;
+
+			same->elf = m->elf;
+			same->serial = m->serial; /* rules compiled for the old module are not reused */
+			m->elf = stripped;
+			module_measure(s, same);
+		}
 		s->stats.modules_shared_by_build_id++;
 		module_free(m);
 		return same;
@@ -809,7 +898,7 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 	module->last_used = ++s->tick;
 	module->generation = s->generation;
 	frame->mapping.build_id = elf_module_build_id(module->elf);
-	frame->mapping.htlhash = elf_module_htlhash(module->elf);
+	frame->mapping.htlhash = module_htlhash(module, map);
 	if (!elf_module_offset_to_vaddr(module->elf, file_offset, &frame->file_address))
 		return 0;
 	{
@@ -822,6 +911,7 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 		s->stats.die_bound_hit += c->die_bound_hit - bound;
 		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;
 	}
+	module_measure(s, module);
 	return 0;
 }
 
@@ -893,6 +983,7 @@ static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 	}
 	slot->serial = module->serial;
 	slot->vaddr = vaddr;
+	module_measure(s, module);
 	return &slot->rule;
 }
 

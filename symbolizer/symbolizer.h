@@ -62,8 +62,9 @@ struct symbolizer_config {
 	const char *kallsyms_path; /* default "/proc/kallsyms" */
 	size_t max_modules;        /* cached ELF files; default 1024 */
 	size_t max_processes;      /* processes whose mappings are kept; default 16384 */
-	size_t max_module_bytes;   /* bytes of cached modules (files mapped plus our memory);
-				      default 2 GiB */
+	size_t max_module_bytes;   /* bytes of cached modules (files mapped, decompressed sections,
+				      our memory and libdw's estimated), held as modules grow;
+				      default 2 GiB (the daemon's --symbol-cache: 128 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
@@ -97,7 +98,9 @@ struct symbolizer_stats {
 	uint64_t modules_shared_by_build_id; /* a new file turned out to have a cached build id */
 	uint64_t modules_bad;      /* files marked bad (not ELF, corrupt, over bounds, not the mapped file) */
 	uint64_t modules_cached;   /* modules in the cache now */
-	uint64_t module_bytes;     /* bytes the cached modules account for now */
+	uint64_t module_bytes;     /* bytes the cached modules account for now (measured after each
+				      use: they grow as they are looked up) */
+	uint64_t module_bytes_over; /* the byte bound could not be kept: only the module in use was left */
 	uint64_t jit_symbolized;   /* lookups answered by a perf map */
 	uint64_t perf_map_loads;   /* perf map files (re)read */
 	uint64_t kallsyms_reloads; /* /proc/kallsyms read again (modules or BPF programs changed) */
@@ -111,6 +114,7 @@ struct symbolizer_stats {
 	uint64_t inline_truncated; /* inline chains longer than SYM_MAX_INLINE (cut) */
 	uint64_t die_bound_hit;    /* DWARF lookups stopped by the DIE depth or visit bound */
 	uint64_t lines_by_libdw;   /* compile units whose line program only libdw could read */
+	uint64_t debuglink_too_big; /* .gnu_debuglink candidates too big to CRC-check (not used) */
 	uint64_t debuginfod_reloaded; /* modules reopened because their debug file arrived */
 	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);
 				      refreshed by symbolizer_maintain() */

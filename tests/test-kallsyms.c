@@ -47,6 +47,41 @@ static void test_lookup(void **state)
 	kallsyms_free(k);
 }
 
+static void test_bounds(void **state)
+{
+	static const char modules[] =
+		"ext4 8192 1 - Live 0xffffffffc0001000\n"
+		"xfs 4096 0 - Live 0x0000000000000000\n"
+		"bad line\n";
+	struct kallsyms *k = parse(
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T do_last\n"
+		"ffffffff81000400 T _etext\n"
+		"ffffffff82000000 t init_fn\n"
+		"ffffffff82000100 T _einittext\n"
+		"ffffffffc0001000 t ext4_read\t[ext4]\n"
+		"ffffffffc0001800 t ext4_last\t[ext4]\n"
+		"ffffffffc0004000 t xfs_only\t[xfs]\n");
+	FILE *f = fmemopen((void *)modules, strlen(modules), "r");
+
+	assert_non_null(k);
+	/* The kernel's text ends at _etext / _einittext: past them is nobody's. */
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff810003ffULL)->name, "do_last");
+	assert_null(kallsyms_lookup(k, 0xffffffff81000400ULL));
+	assert_null(kallsyms_lookup(k, 0xffffffff81500000ULL));
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff82000010ULL)->name, "init_fn");
+	assert_null(kallsyms_lookup(k, 0xffffffff82000200ULL));
+	/* Without module ranges the last symbol of a module takes what follows; with them, not. */
+	assert_string_equal(kallsyms_lookup(k, 0xffffffffc0003000ULL)->name, "ext4_last");
+	assert_int_equal(kallsyms_set_module_ranges(k, f), 0);
+	fclose(f);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffffc0002fffULL)->name, "ext4_last");
+	assert_null(kallsyms_lookup(k, 0xffffffffc0003000ULL));
+	/* A module whose address is hidden keeps the unbounded lookup. */
+	assert_string_equal(kallsyms_lookup(k, 0xffffffffc0009000ULL)->name, "xfs_only");
+	kallsyms_free(k);
+}
+
 static void test_hidden(void **state)
 {
 	struct kallsyms *k = parse("0000000000000000 T _stext\n0000000000000000 t do_one\n");
@@ -69,6 +104,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lookup),
+		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_hidden),
 		cmocka_unit_test(test_real_file),
 	};

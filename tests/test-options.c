@@ -84,6 +84,12 @@ static void test_flags(void **state)
 	assert_int_equal(parse(&o, "--stack-copy=0"), OPTIONS_OK);
 	assert_int_equal(o.stack_copy, 0);
 	options_free(&o);
+	assert_int_equal(parse(&o, ""), OPTIONS_OK);
+	assert_int_equal(o.symbol_cache, 128ULL << 20);
+	options_free(&o);
+	assert_int_equal(parse(&o, "--symbol-cache 1GiB"), OPTIONS_OK);
+	assert_int_equal(o.symbol_cache, 1ULL << 30);
+	options_free(&o);
 
 	assert_int_equal(parse(&o, "--output=x.folded --duration=0"), OPTIONS_OK);
 	assert_int_equal(o.format, OUTPUT_FOLDED);
@@ -102,7 +108,7 @@ static void test_bad_input(void **state)
 		"--duration -1s", "--duration 5parsecs", "-o out.txt", "--follow-children",
 		"--ringbuf-size 100", "--top 0", "--no-such-flag", "stray", "-v -q", "--frequency",
 		"--kubernetes yes", "--kubernetes", "--stack-copy 65537", "--stack-copy 1MiB", "--stack-copy -1",
-		"--stack-copy lots",
+		"--stack-copy lots", "--symbol-cache 1000", "--symbol-cache big",
 	};
 	struct options o;
 

@@ -64,10 +64,12 @@ def start(binary):
 
 def warm(tmp):
     exe = os.path.join(tmp, "bench-warm")
-    sh("gcc", "-O2", "-I", os.path.join(ROOT, "symbolizer"), os.path.join(HERE, "bench-warm.c"),
+    # -g: the hot addresses are in bench-warm itself, which then has DWARF lines and inlines to find.
+    sh("gcc", "-O2", "-g", "-I", os.path.join(ROOT, "symbolizer"), os.path.join(HERE, "bench-warm.c"),
        os.path.join(BUILD, "symbolizer", "libotelprof-symbolizer.a"), "-o", exe,
        "-ldw", "-lelf", "-ldebuginfod", "-liberty", "-lz")
-    for distinct in (256, 4096):
+    # 32768: more hot addresses than a module's result cache holds (16384 slots at most).
+    for distinct in (256, 4096, 32768):
         sh("taskset", "-c", "0", exe, str(distinct), "5000000")
 
 
@@ -120,16 +122,16 @@ def cold(exe):
     p.wait()
 
 
-def churn(tmp, n):
+def churn(tmp, n, max_bytes):
     src = os.path.join(tmp, "tiny.c")
     open(src, "w").write('#include <stdio.h>\n#include <unistd.h>\n__attribute__((noinline)) int work(int x) '
                          '{ return x * 3; }\nint main(void) { printf("%p\\nready\\n", (void *)work); '
                          'fflush(stdout); pause(); return work(1); }\n')
     obj = os.path.join(tmp, "tiny.o")
     sh("gcc", "-O2", "-g", "-c", src, "-o", obj)
-    tool = Tool("--max-modules", "64")
+    tool = Tool("--max-modules", "64", "--max-bytes", str(max_bytes))
     t = time.time()
-    peak = 0
+    peak = peak_bytes = 0
     for i in range(n):
         exe = os.path.join(tmp, "tiny%d" % i)
         sh("gcc", obj, "-o", exe, "-Wl,--build-id=0x%032x" % (i + 1))
@@ -139,11 +141,14 @@ def churn(tmp, n):
         p.wait()
         tool.ask(["forget %d" % p.pid] + (["maintain"] if i % 10 == 9 else []))
         os.unlink(exe)
-        peak = max(peak, tool.stats()["modules_cached"])
+        st = tool.stats()
+        peak = max(peak, st["modules_cached"])
+        peak_bytes = max(peak_bytes, st["module_bytes"])
     st = tool.stats()
-    print("churn: %d distinct binaries in %.0f s; max 64 modules: peak %d cached, now %d (%d KB), %d evicted, "
-          "symtool VmHWM %d KB" % (n, time.time() - t, peak, st["modules_cached"], st["module_bytes"] // 1024,
-                                   st["modules_evicted"], tool.status("VmHWM")))
+    print("churn: %d distinct binaries in %.0f s; max 64 modules, %d KB: peak %d cached, %d KB; now %d (%d KB), "
+          "%d evicted, %d over the byte bound, symtool VmHWM %d KB" %
+          (n, time.time() - t, max_bytes // 1024, peak, peak_bytes // 1024, st["modules_cached"],
+           st["module_bytes"] // 1024, st["modules_evicted"], st["module_bytes_over"], tool.status("VmHWM")))
     tool.close()
 
 
@@ -154,6 +159,7 @@ def main():
     ap.add_argument("--cold-binary", action="append", default=[], help="also measure this program "
                     "(one that prints addresses, then 'ready', like gen-big/gen-many output)")
     ap.add_argument("--churn", type=int, default=1000)
+    ap.add_argument("--churn-bytes", type=int, default=1 << 20, help="the churn's module byte bound")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="otelprof-bench-") as tmp:
         warm(tmp)
@@ -164,7 +170,7 @@ def main():
         if a.big_functions:
             cold(build_single(tmp, a.big_functions))
         if a.churn:
-            churn(tmp, a.churn)
+            churn(tmp, a.churn, a.churn_bytes)
 
 
 if __name__ == "__main__":

@@ -41,20 +41,21 @@ static void print_stats(const struct symbolizer_stats *s)
 	       "\tmodules_loaded=%" PRIu64 "\tmodules_evicted=%" PRIu64 "\tmodule_cache_hits=%" PRIu64
 	       "\tmodule_cache_misses=%" PRIu64 "\tmodules_shared_by_build_id=%" PRIu64 "\tmodules_bad=%" PRIu64
 	       "\tmodules_cached=%" PRIu64 "\tmodule_bytes=%" PRIu64 "\tjit_symbolized=%" PRIu64
-	       "\tperf_map_loads=%" PRIu64 "\tkallsyms_reloads=%" PRIu64 "\tkallsyms_hidden=%d\tmodule_cache_full=%" PRIu64 "\n",
+	       "\tperf_map_loads=%" PRIu64 "\tkallsyms_reloads=%" PRIu64 "\tkallsyms_hidden=%d\tmodule_cache_full=%" PRIu64 "\tmodule_bytes_over=%" PRIu64 "\n",
 	       s->lookups, s->symbolized, s->no_mapping, s->module_open_failed, s->modules_loaded, s->modules_evicted,
 	       s->module_cache_hits, s->module_cache_misses, s->modules_shared_by_build_id, s->modules_bad,
 	       s->modules_cached, s->module_bytes, s->jit_symbolized, s->perf_map_loads, s->kallsyms_reloads,
-	       s->kallsyms_hidden, s->module_cache_full);
+	       s->kallsyms_hidden, s->module_cache_full, s->module_bytes_over);
 	printf("stats2\tinline_truncated=%" PRIu64 "\tdie_bound_hit=%" PRIu64 "\tlines_by_libdw=%" PRIu64
 	       "\tdebuginfod_reloaded=%" PRIu64 "\tdi_requests=%" PRIu64 "\tdi_found=%" PRIu64 "\tdi_not_found=%" PRIu64
 	       "\tdi_failed=%" PRIu64 "\tdi_timeouts=%" PRIu64 "\tdi_too_big=%" PRIu64 "\tdi_negative_hits=%" PRIu64
 	       "\tdi_queue_full=%" PRIu64 "\tdi_rejected=%" PRIu64 "\tdi_cache_evicted=%" PRIu64
-	       "\tdi_cache_bytes=%" PRIu64 "\tdi_cache_files=%" PRIu64 "\n",
+	       "\tdi_cache_bytes=%" PRIu64 "\tdi_cache_files=%" PRIu64 "\tdebuglink_too_big=%" PRIu64 "\n",
 	       s->inline_truncated, s->die_bound_hit, s->lines_by_libdw, s->debuginfod_reloaded, s->debuginfod.requests,
 	       s->debuginfod.found, s->debuginfod.not_found, s->debuginfod.failed, s->debuginfod.timeouts,
 	       s->debuginfod.too_big, s->debuginfod.negative_hits, s->debuginfod.queue_full, s->debuginfod.rejected,
-	       s->debuginfod.cache_evicted, s->debuginfod.cache_bytes, s->debuginfod.cache_files);
+	       s->debuginfod.cache_evicted, s->debuginfod.cache_bytes, s->debuginfod.cache_files,
+	       s->debuglink_too_big);
 }
 
 static void elf_command(const char *path, uint64_t vaddr, const char *const *dirs)
@@ -77,6 +78,8 @@ static void elf_command(const char *path, uint64_t vaddr, const char *const *dir
 	f.file_address = vaddr;
 	elf_module_symbolize(m, vaddr, &f);
 	print_frame(0, &f);
+	printf("counters\tdie_bound_hit=%" PRIu64 "\tinline_truncated=%" PRIu64 "\n", elf_module_counters(m)->die_bound_hit,
+	       elf_module_counters(m)->inline_truncated);
 	elf_module_free(m);
 }
 

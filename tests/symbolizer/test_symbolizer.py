@@ -2,12 +2,14 @@
 """Integration tests of the symbolizer library through symtool, on programs built by the suite:
 inline chains, PIE and non-PIE, dlopen, C++ templates, separate debug files (debuglink and
 build-id directory), a binary only visible in another mount namespace, planted FIFO/symlink,
-corrupt ELF files, perf maps, kernel symbols and the module cache bounds."""
+corrupt ELF files (mapped and marked bad, section and DIE-depth bounds), perf maps, kernel symbols,
+the module cache bounds (entries and bytes as modules grow) and copies of one build id."""
 import hashlib
 import http.server
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -84,10 +86,14 @@ class Program:
         self.p = subprocess.Popen((wrap or []) + argv, stdout=subprocess.PIPE, text=True)
         self.addr = {}
         deadline = time.time() + 10
+        self.lines = []
         while time.time() < deadline:
             line = self.p.stdout.readline()
             if not line or line.strip() == "ready":
                 break
+            self.lines.append(line)
+            if len(line.split()) != 2:
+                continue
             k, v = line.split()
             self.addr[k] = int(v, 16) if v.startswith("0x") else v
         self.pid = self.p.pid
@@ -161,6 +167,27 @@ def test_cxx():
     tool.close()
 
 
+def test_rust():
+    # Rust names in both manglings, demangled without the legacy hash; file:line of each function.
+    for kind, prefix in (("legacy", "_ZN2rs"), ("v0", "_RNv")):
+        binary = os.path.join(PROGRAMS, "rs-" + kind)
+        if not os.path.exists(binary):
+            print("SKIP: no rustc (scripts/install-deps.sh installs Debian's)")
+            return
+        tool = Tool()
+        prog = Program([binary])
+        # v0 names an inherent method by its type in angle brackets, as rustc-demangle does.
+        spin = "rs::shapes::Grid::spin" if kind == "legacy" else "<rs::shapes::Grid>::spin"
+        for key, want, mark in (("spin", spin, "RSPIN"), ("hot", "rs::hot", "RHOT")):
+            frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr[key]))
+            line = marker("rs.rs", mark)  # the entry's row may be the first statement's (-O)
+            check(len(lines) == 1 and lines[0]["function"] == want and lines[0]["system_name"].startswith(prefix)
+                  and lines[0]["file"].endswith("programs/rs.rs") and line <= int(lines[0]["line"]) <= line + 4,
+                  "rust %s: %s at rs.rs:%d (got %s)" % (kind, want, line, lines))
+        prog.close()
+        tool.close()
+
+
 def test_deep_inline():
     tool = Tool()
     prog = Program([os.path.join(PROGRAMS, "deep")])
@@ -212,6 +239,29 @@ def test_separate_debug(tmp):
     tool.close()
     tool = Tool("--debug-dir", os.path.join(tmp, "debugroot"))
     check_chain(tool, prog, "build-id dir", binary)
+    tool.close()
+    prog.close()
+
+
+def test_debuglink_huge(tmp):
+    # No build id: a .gnu_debuglink candidate is checked by the CRC of its contents; a huge (sparse)
+    # one is refused without reading it, counted, and the frame keeps its ELF symbols.
+    d = os.path.join(tmp, "nobid")
+    os.makedirs(d)
+    binary = os.path.join(d, "inl-nobid")
+    subprocess.run(["gcc", "-O2", "-g", "-Wl,--build-id=none", os.path.join(SOURCES, "inl.c"), "-o", binary],
+                   check=True)
+    subprocess.run(["objcopy", "--only-keep-debug", binary, binary + ".debug"], check=True)
+    subprocess.run(["strip", "--strip-debug", binary], check=True)
+    subprocess.run(["objcopy", "--add-gnu-debuglink=" + binary + ".debug", binary], cwd=d, check=True)
+    with open(binary + ".debug", "r+b") as f:
+        f.truncate(64 << 30)  # sparse: 64 GiB that would take minutes to CRC
+    prog = Program([binary])
+    tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"))
+    frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+    st = tool.stats()
+    check(frame["rc"] == "0" and [l["function"] for l in lines] == ["main"] and st["debuglink_too_big"] == 1,
+          "debuglink: a huge candidate is not CRC-checked, counted (%s, %s)" % (lines, st["debuglink_too_big"]))
     tool.close()
     prog.close()
 
@@ -281,6 +331,83 @@ def test_corrupt_files(tmp):
     tool.close()
 
 
+MAP_EXEC = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+fd = os.open(sys.argv[1], os.O_RDONLY)
+addr = libc.mmap(None, os.fstat(fd).st_size, 1 | 4, 2, fd, 0)  # PROT_READ|PROT_EXEC, MAP_PRIVATE
+print("map", hex(addr), flush=True)
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_bad_file(tmp):
+    # A corrupt ELF mapped executable by a process: marked bad (counted), not reopened before the
+    # retry time, reopened after it.
+    path = os.path.join(tmp, "corrupt-mapped")
+    src = open(os.path.join(PROGRAMS, "inl-pie"), "rb").read()
+    open(path, "wb").write(b"\x7fELF" + b"\xff" * 60 + src[64:8192])
+    helper = subprocess.Popen([sys.executable, "-c", MAP_EXEC, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    addr = int(helper.stdout.readline().split()[1], 16)
+    helper.stdout.readline()
+    tool = Tool("--bad-retry-ms", "600000")
+    for _ in range(3):
+        frame, lines = tool.frame("user %d %x" % (helper.pid, addr + 0x100))
+    st = tool.stats()
+    check(frame["rc"] == "0" and frame["mapping"] == "1" and not lines and st["modules_bad"] == 1 and
+          st["module_cache_misses"] == 1 and st["modules_cached"] == 1,
+          "bad file: corrupt mapped ELF marked bad once, not reopened before its retry time (%s)" %
+          {k: st[k] for k in ("modules_bad", "module_cache_misses", "modules_cached")})
+    tool.close()
+    tool = Tool("--bad-retry-ms", "1")
+    tool.frame("user %d %x" % (helper.pid, addr + 0x100))
+    time.sleep(0.05)
+    tool.frame("user %d %x" % (helper.pid, addr + 0x100))
+    st = tool.stats()
+    check(st["modules_bad"] == 2 and st["module_cache_misses"] == 2,
+          "bad file: reopened after its retry time (%s)" % {k: st[k] for k in ("modules_bad", "module_cache_misses")})
+    tool.close()
+    helper.stdin.close()
+    helper.wait()
+
+    # Section bounds: a section claiming 2 GiB is refused before libdw maps or inflates it.
+    data = bytearray(src)
+    shoff, shentsize, shnum = struct.unpack_from("<Q", data, 0x28)[0], data[0x3a], struct.unpack_from("<H", data, 0x3c)[0]
+    comment = None
+    strndx = struct.unpack_from("<H", data, 0x3e)[0]
+    stroff = struct.unpack_from("<Q", data, shoff + strndx * shentsize + 0x18)[0]
+    for i in range(shnum):
+        name = struct.unpack_from("<I", data, shoff + i * shentsize)[0]
+        if data[stroff + name:stroff + name + 9] == b".comment\0":
+            comment = shoff + i * shentsize
+    struct.pack_into("<Q", data, comment + 0x20, 2 << 30)
+    path = os.path.join(tmp, "huge-section")
+    open(path, "wb").write(bytes(data))
+    tool = Tool()
+    out = tool.ask("elf %s 1169" % path)
+    check(out == ["error\tFile too large"], "bad file: section over the size bound refused with EFBIG (%s)" % out)
+
+    # DIE depth: 80 nested lexical blocks; the search stops at the bound, counted, the function kept.
+    n = 80
+    code = ["volatile int sink;", "int main(int argc, char **argv) {", "volatile int v0 = argc;"]
+    code += ["{ volatile int v%d = v%d + 1;" % (i, i - 1) for i in range(1, n + 1)]
+    code += ['__asm__ volatile(".globl deepest_pc\\ndeepest_pc:");', "sink = v%d;" % n]
+    code += ["sink += v%d; }" % i for i in range(n, 0, -1)] + ["return 0;", "}"]
+    src = os.path.join(tmp, "blocks.c")
+    open(src, "w").write("\n".join(code) + "\n")
+    subprocess.run(["gcc", "-O0", "-g", src, "-o", src[:-2]], check=True)
+    nm = subprocess.run(["nm", src[:-2]], capture_output=True, text=True).stdout
+    pc = int(re.search(r"^([0-9a-f]+) T deepest_pc$", nm, re.M).group(1), 16)
+    out = tool.ask("elf %s %x" % (src[:-2], pc))
+    check("counters\tdie_bound_hit=1\tinline_truncated=0" in out and any("function=main\t" in l for l in out),
+          "bad file: DIE depth bound hit and counted, function still named (%s)" % out[1:])
+    tool.close()
+
+
 def test_perf_map(tmp):
     prog = subprocess.Popen(["sleep", "60"])
     path = "/tmp/perf-%d.map" % prog.pid
@@ -320,6 +447,15 @@ def test_kernel():
         frame, lines = tool.frame("kernel %x" % (want + 1))
         check(lines and lines[0]["function"] == "schedule" and frame["module"] == "vmlinux", "kernel: schedule")
     tool.close()
+    # kptr_restrict: every address reads as zero; reported from the start, lookups stay raw.
+    with tempfile.NamedTemporaryFile("w", suffix=".kallsyms") as f:
+        f.write("0000000000000000 T _stext\n0000000000000000 t schedule\n")
+        f.flush()
+        tool = Tool("--kallsyms", f.name)
+        frame, lines = tool.frame("kernel ffffffff81000010")
+        check(tool.stats()["kallsyms_hidden"] == 1 and not lines and frame["file_address"] == "0xffffffff81000010",
+              "kernel: hidden kallsyms reported at once, address kept raw")
+        tool.close()
 
 
 def test_cache(tmp):
@@ -348,12 +484,123 @@ def test_cache(tmp):
     tool.close()
 
 
+def test_shared_copies(tmp):
+    # Copies of one build id: a stripped copy seen first does not hide the DWARF of a full copy
+    # seen later, and each file keeps its own htlhash (it hashes the file's bytes).
+    stripped = copy_program(tmp, "copies", "stripped")
+    subprocess.run(["strip", "--strip-all", stripped], check=True)
+    full = copy_program(tmp, "copies", "full")
+    later = copy_program(tmp, "copies", "stripped-later")
+    subprocess.run(["strip", "--strip-debug", later], check=True)
+    tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"))
+    progs = {name: Program([path]) for name, path in (("stripped", stripped), ("full", full), ("later", later))}
+    frame, lines = tool.frame("user %d %x" % (progs["stripped"].pid, progs["stripped"].addr["ret"] - 1))
+    check(not lines and frame["htlhash"] == htlhash_of(stripped), "copies: stripped copy first, no lines, its htlhash")
+    check_chain(tool, progs["full"], "copies: full copy after a stripped one", full)
+    for name, path in (("stripped", stripped), ("later", later)):
+        frame, lines = tool.frame("user %d %x" % (progs[name].pid, progs[name].addr["ret"] - 1))
+        check(frame["htlhash"] == htlhash_of(path) and frame["build_id"] == build_id_of(full) and
+              [l["function"] for l in lines] == ["inner", "outer", "main"],
+              "copies: %s copy shares the DWARF module, keeps its own htlhash (%s)" % (name, frame))
+    st = tool.stats()
+    check(st["modules_shared_by_build_id"] == 2 and st["modules_cached"] == 1,
+          "copies: one module for three files (%s)" % {k: st[k] for k in ("modules_shared_by_build_id", "modules_cached")})
+    for p in progs.values():
+        p.close()
+    tool.close()
+
+
+def lookups(tool, pid, addresses):
+    """Symbolize many addresses in batches (symtool answers in order); returns the stats after."""
+    for i in range(0, len(addresses), 200):
+        batch = addresses[i:i + 200]
+        tool.p.stdin.write("".join("user %d %x\n" % (pid, a) for a in batch))
+        tool.p.stdin.flush()
+        for _ in batch:
+            while tool.p.stdout.readline() not in (".\n", ""):
+                pass
+    return tool.stats()
+
+
+def test_cache_bytes(tmp):
+    # Modules grow as they are used (result cache, libdw's line tables): the byte bound is kept
+    # then, by evicting the least recently used other module; a module alone over it is counted.
+    src = os.path.join(tmp, "big.c")
+    with open(src, "w") as f:
+        subprocess.run([sys.executable, os.environ["SYM_GEN_BIG"], "600"], stdout=f, check=True)
+    big = os.path.join(tmp, "big")
+    subprocess.run(["gcc", "-O2", "-g", src, "-o", big], check=True)
+    prog = Program([big])  # prints the addresses of 20 functions
+    funcs = sorted(int(line, 16) for line in prog.lines)
+    many = list(range(funcs[0], funcs[-1], 23))
+    other = Program([os.path.join(PROGRAMS, "inl-nopie")])
+    first = ["user %d %x" % (other.pid, other.addr["ret"] - 1), "user %d %x" % (prog.pid, funcs[0])]
+
+    tool = Tool()
+    tool.frame(first[0])
+    other_bytes = tool.stats()["module_bytes"]
+    tool.frame(first[1])
+    st0 = tool.stats()
+    st1 = lookups(tool, prog.pid, many)
+    tool.close()
+    check(st0["modules_cached"] == 2 and st1["module_bytes"] > st0["module_bytes"] + (1 << 20),
+          "cache bytes: module_bytes rises with lookups (%d -> %d)" % (st0["module_bytes"], st1["module_bytes"]))
+    # Room for the big module fully grown and half of the other: the other module must go.
+    bound = st1["module_bytes"] - other_bytes // 2
+    tool = Tool("--max-bytes", str(bound))
+    for cmd in first:
+        tool.frame(cmd)
+    seen = [tool.stats()]
+    for i in range(0, len(many), len(many) // 4):
+        seen.append(lookups(tool, prog.pid, many[i:i + len(many) // 4]))
+    st = seen[-1]
+    check(all(s["module_bytes"] <= bound for s in seen) and seen[0]["modules_cached"] == 2 and
+          st["module_bytes"] > seen[0]["module_bytes"] and st["modules_evicted"] >= 1 and
+          st["module_bytes_over"] == 0 and st["modules_cached"] == 1,
+          "cache bytes: bound %d held as the module grew, LRU module evicted (%s)" %
+          (bound, [(s["module_bytes"], s["modules_evicted"], s["modules_cached"]) for s in seen]))
+    frame, lines = tool.frame("user %d %x" % (prog.pid, funcs[0]))
+    check(lines and lines[-1]["function"] == "f0", "cache bytes: still symbolized under the bound")
+    tool.close()
+    # A bound the module in use alone exceeds: it stays (the lookup needs it), counted.
+    tool = Tool("--max-bytes", str(1 << 20))
+    st = lookups(tool, prog.pid, many[:500])
+    check(st["module_bytes_over"] >= 1, "cache bytes: a module alone over the bound is counted (%s)" % st["module_bytes_over"])
+    tool.close()
+    prog.close()
+    other.close()
+
+
+def test_cache_entries(tmp):
+    # 70 binaries with their own build ids through a cache of 64 entries (the churn of bench/).
+    d = os.path.join(tmp, "churn")
+    os.makedirs(d)
+    obj = os.path.join(d, "inl.o")
+    subprocess.run(["gcc", "-O2", "-g", "-c", os.path.join(SOURCES, "inl.c"), "-o", obj], check=True)
+    tool = Tool("--max-modules", "64")
+    peak, ok = 0, 0
+    for i in range(70):
+        binary = os.path.join(d, "b%d" % i)
+        subprocess.run(["gcc", obj, "-o", binary, "-Wl,--build-id=0x%040x" % (i + 1)], check=True)
+        prog = Program([binary])
+        frame, lines = tool.frame("user %d %x" % (prog.pid, prog.addr["ret"] - 1))
+        ok += [l["function"] for l in lines] == ["inner", "outer", "main"]
+        peak = max(peak, tool.stats()["modules_cached"])
+        prog.close()
+        tool.ask("forget %d" % prog.pid)
+    st = tool.stats()
+    check(ok == 70 and peak == 64 and st["modules_evicted"] >= 70 - 64,
+          "cache entries: 70 binaries through 64 entries (symbolized %d, peak %d, evicted %d)" %
+          (ok, peak, st["modules_evicted"]))
+    tool.close()
+
+
 class Debuginfod:
     """A debuginfod-protocol server on 127.0.0.1: GET /buildid/HEX/debuginfo answers from
     self.files; self.modes[HEX] = "garbage" (200 with junk) or "hang" (never answers)."""
 
     def __init__(self):
-        self.files, self.modes, self.asked = {}, {}, {}
+        self.files, self.modes, self.asked, self.last_modified = {}, {}, {}, {}
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -374,6 +621,8 @@ class Debuginfod:
                     return
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(body)))
+                if bid in outer.last_modified:
+                    self.send_header("Last-Modified", outer.last_modified[bid])
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -501,6 +750,48 @@ def test_debuginfod(tmp):
         p.close()
 
 
+def test_debuginfod_old_package(tmp):
+    # libdebuginfod dates a download by the server's Last-Modified; the cache is ordered by local
+    # use, so a fresh download of an old package is not the first evicted.
+    ids = {"recent": "c1" * 20, "old": "c2" * 20}
+    server = Debuginfod()
+    progs, debug = {}, {}
+    for k, bid in ids.items():
+        binary, debug[k] = stripped_program(tmp, "inl-lm-" + k, bid)
+        progs[k] = Program([binary])
+        server.files[bid] = debug[k]
+    server.last_modified[ids["old"]] = "Mon, 01 Jan 2001 00:00:00 GMT"
+    cache = os.path.join(tmp, "debuginfod-cache-lm")
+    bound = max(len(d) for d in debug.values()) * 3 // 2  # one file (by size or blocks), not two
+    saved = os.environ.copy()
+    os.environ.update(DEBUGINFOD_URLS="http://127.0.0.1:%d" % server.port, DEBUGINFOD_CACHE_PATH=cache)
+    try:
+        tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"), "--debuginfod-cache-bytes", str(bound))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    for k in ("recent", "old"):
+        deadline = time.time() + 15
+        while time.time() < deadline and names_of(tool, progs[k]) != ["inner", "outer", "main"]:
+            time.sleep(0.1)
+            tool.ask("maintain")
+        check(names_of(tool, progs[k]) == ["inner", "outer", "main"], "debuginfod Last-Modified: %s symbolized" % k)
+    # The cache is trimmed right after a download, while lookups may already use the file.
+    deadline = time.time() + 10
+    while time.time() < deadline and not tool.stats()["di_cache_evicted"]:
+        time.sleep(0.1)
+        tool.ask("maintain")
+    kept = {k: os.path.exists(os.path.join(cache, bid, "debuginfo")) for k, bid in ids.items()}
+    st = tool.stats()
+    check(kept == {"recent": False, "old": True} and st["di_cache_evicted"] >= 1 and server.asked[ids["old"]] == 1,
+          "debuginfod Last-Modified: the earlier download evicted, not the old-dated fresh one (%s, evicted %d, asked %s)"
+          % (kept, st["di_cache_evicted"], server.asked))
+    tool.close()
+    server.close()
+    for p in progs.values():
+        p.close()
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIP: needs root (map_files, mount namespaces)")
@@ -508,15 +799,22 @@ def main():
     with tempfile.TemporaryDirectory(prefix="otelprof-sym-") as tmp:
         test_pie_nopie_dlopen()
         test_cxx()
+        test_rust()
         test_deep_inline()
         test_separate_debug(tmp)
+        test_debuglink_huge(tmp)
         test_mount_namespace(tmp)
         test_planted_files(tmp)
         test_corrupt_files(tmp)
+        test_bad_file(tmp)
         test_perf_map(tmp)
         test_kernel()
         test_cache(tmp)
+        test_cache_bytes(tmp)
+        test_shared_copies(tmp)
+        test_cache_entries(tmp)
         test_debuginfod(tmp)
+        test_debuginfod_old_package(tmp)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
