@@ -40,6 +40,19 @@ struct {
 	__type(value, __u8); /* 1 */
 } target_cgroups SEC(".maps");
 
+/*
+ * Processes sampled since their exec. Their first sample wakes user space at once: it is taken in the
+ * program's own code, after the loader mapped its libraries, so /proc/PID/maps read then is whole
+ * while the process still lives (a short one may have exited by the next drain). LRU: a process
+ * pushed out only costs one more wakeup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);   /* pid (thread group id) */
+	__type(value, __u64); /* the process's start time (CLOCK_BOOTTIME ns): a reused pid is new */
+} sampled SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, OTELPROF_CNT_MAX);
@@ -76,14 +89,25 @@ static __always_inline void count(enum otelprof_counter which)
 
 /*
  * Samples, forks and exits do not wake user space, which drains the buffer on a timer: one wakeup per
- * record would cost a context switch per sample. A buffer filling up wakes it at once; so does an exec
- * (wake_now), because its /proc files must be read while the process is alive.
+ * record would cost a context switch per sample. A buffer filling up wakes it at once; so do an exec and
+ * a process's first sample (wake_now), because its /proc files must be read while the process is alive.
  */
 static __always_inline __u64 wakeup_flags(bool wake_now)
 {
 	if (!wakeup_bytes || wake_now || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
+}
+
+/* The first sample of this process since it started or exec'd (and records it as seen). */
+static __always_inline bool first_sample(__u32 pid, __u64 start_ns)
+{
+	__u64 *seen = bpf_map_lookup_elem(&sampled, &pid);
+
+	if (seen && *seen == start_ns)
+		return false;
+	bpf_map_update_elem(&sampled, &pid, &start_ns, BPF_ANY);
+	return true;
 }
 
 static __always_inline bool is_target(__u32 pid)
@@ -276,7 +300,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
 	s->hdr.size = sizeof(*s) + tail;
-	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, wakeup_flags(false)))
+	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, wakeup_flags(pid && first_sample(pid, s->process_start_ns))))
 		count(OTELPROF_CNT_RINGBUF_FULL);
 	return 0;
 }
@@ -337,6 +361,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
 
+	bpf_map_delete_elem(&sampled, &pid); /* a new program: its first sample wakes user space again */
 	if (is_target(pid) && in_target_cgroup())
 		send_proc_event(OTELPROF_RECORD_EXEC, task, NULL, bprm);
 	return 0;
