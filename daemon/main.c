@@ -111,7 +111,7 @@ static void on_process_event(struct daemon *d, const struct otelprof_proc_event 
 		pi = process_table_find(d->processes, e->pid, e->start_ns);
 		if (!pi)
 			break;
-		symbolizer_prepare_instance(d->sym, (pid_t)e->pid, pi->instance);
+		symbolizer_prepare_instance(d->sym, (pid_t)e->pid, pi->instance, e->start_ns);
 		if (d->nsettling < MAX_SETTLING)
 			d->settling[d->nsettling++] = (struct settling){
 				.pid = e->pid, .start_ns = e->start_ns, .instance = pi->instance,
@@ -171,7 +171,7 @@ static void on_record(void *ctx, const void *data, size_t size)
 							    s->cgroup_id) : NULL;
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
-			symbolizer_prepare_instance(d->sym, (pid_t)s->pid, instance);
+			symbolizer_prepare_instance(d->sym, (pid_t)s->pid, instance, s->process_start_ns);
 		s = unwind_sample(d->sym, (pid_t)s->pid, instance, data, size, &d->unwound, &d->unwind);
 		if (pi && pi->samples == 1)
 			open_modules(d, s, instance);
@@ -591,9 +591,9 @@ static void log_counters(const struct daemon *d, const struct profile *p)
 		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
 		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED]);
 	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
-		  " processes gone, %" PRIu64 " modules loaded, %" PRIu64 " failed to open",
-		  ss->lookups, ss->symbolized, ss->no_mapping, ss->process_gone, ss->modules_loaded,
-		  ss->module_open_failed);
+		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
+		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
+		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
 	if (ss->process_table_full || ss->processes_evicted)
 		log_info("%" PRIu64 " processes' mappings not kept (symbolizer process table full), %" PRIu64
 			 " ended processes' mappings evicted to make room, %" PRIu64 " lookups found no mappings",

@@ -81,6 +81,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_symbolized_total", "lookups that found a function", NULL, y->symbolized),
 		C("symbolizer_failures_total", symfail, "cause=\"no_mapping\"", y->no_mapping),
 		C("symbolizer_failures_total", NULL, "cause=\"process_gone\"", y->process_gone),
+		C("symbolizer_failures_total", NULL, "cause=\"process_changed\"", y->process_changed),
 		C("symbolizer_failures_total", NULL, "cause=\"module_open_failed\"", y->module_open_failed),
 		C("symbolizer_failures_total", NULL, "cause=\"module_cache_full\"", y->module_cache_full),
 		C("symbolizer_failures_total", NULL, "cause=\"process_maps_full\"", y->process_table_full),

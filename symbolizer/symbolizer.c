@@ -78,10 +78,24 @@ struct sym_map {
  * while the pid is that instance; once retired (its program or process ended) an entry is never
  * read from /proc again, and stays until forgotten or, when the table is full, evicted.
  */
+/*
+ * Which process and program a pid runs: its start time and its executable. Maps read again later (a
+ * lookup missed every mapping) are only taken when the identity is unchanged: a reader that falls
+ * behind must not give an exited process the mappings of the one that reused its pid, nor a program
+ * the mappings of the one it exec'd.
+ */
+struct process_identity {
+	uint64_t start_ticks; /* /proc/PID/stat field 22 */
+	dev_t exe_dev;        /* /proc/PID/exe; 0 when it has none (kernel thread, or unreadable) */
+	ino_t exe_ino;
+};
+
 struct sym_process {
 	pid_t pid;
 	uint64_t instance;          /* caller's key; 0: the pid's current process */
 	bool retired;               /* the pid no longer runs this instance: /proc is not read for it */
+	struct process_identity identity; /* what the pid ran when its maps were first read */
+	bool identity_known;        /* identity was read (maps were read once) */
 	uint64_t last_used;         /* lookup tick, to evict the least recently used retired entry */
 	struct sym_map *maps; /* file-backed mappings, sorted by start */
 	size_t nmaps;
@@ -286,8 +300,86 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Replace p's mappings with what /proc/PID/maps says now. */
-static int read_maps(struct sym_process *p)
+/* The identity of pid now. 0, or -ESRCH when it is gone. */
+static int read_identity(pid_t pid, struct process_identity *id)
+{
+	char path[64], buf[1024], *end;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	/* The name may hold spaces and parentheses: fields start after the last ')'. */
+	end = strrchr(buf, ')');
+	memset(id, 0, sizeof(*id));
+	for (unsigned field = 2; end && field < 22; field++)
+		end = strchr(end + 1, ' ');
+	if (!end)
+		return -ESRCH;
+	id->start_ticks = strtoull(end + 1, NULL, 10);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (stat(path, &st) == 0) {
+		id->exe_dev = st.st_dev;
+		id->exe_ino = st.st_ino;
+	}
+	return 0;
+}
+
+static bool same_identity(const struct process_identity *a, const struct process_identity *b)
+{
+	/* No executable on one side (its main thread exited, a zombie leader): the start time decides. */
+	return a->start_ticks == b->start_ticks &&
+	       (!a->exe_ino || !b->exe_ino || (a->exe_dev == b->exe_dev && a->exe_ino == b->exe_ino));
+}
+
+static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout);
+
+/*
+ * Replace p's mappings with what /proc/PID/maps says now, when the pid still runs what it ran at the
+ * first read (and did not change during this one). -ESRCH when it is gone; -ESTALE when it runs
+ * another process or program now (p is retired, its mappings kept).
+ */
+static int read_maps(struct sym_process *p, struct symbolizer_stats *stats)
+{
+	struct process_identity before, after;
+	struct sym_map *maps = NULL;
+	size_t n = 0;
+	int r = read_identity(p->pid, &before);
+
+	if (r)
+		return r;
+	if (p->identity_known && !same_identity(&before, &p->identity)) {
+		p->retired = true;
+		stats->process_changed++;
+		return -ESTALE;
+	}
+	r = read_maps_now(p, &maps, &n);
+	if (r)
+		return r;
+	if (read_identity(p->pid, &after) || !same_identity(&before, &after)) {
+		/* It exec'd or exited during the read: what was read may be the next program's. */
+		maps_free(maps, n);
+		return -ESRCH;
+	}
+	maps_free(p->maps, p->nmaps);
+	p->maps = maps;
+	p->nmaps = n;
+	p->refreshed_ns = now_ns();
+	p->identity = after;
+	p->identity_known = true;
+	return 0;
+}
+
+/* The file-backed executable mappings /proc/PID/maps lists now, sorted by start (caller frees). */
+static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout)
 {
 	char path[64], *line = NULL;
 	size_t linecap = 0, cap = 0, n = 0;
@@ -336,15 +428,14 @@ static int read_maps(struct sym_process *p)
 	}
 	if (n)
 		qsort(maps, n, sizeof(*maps), by_start);
-	maps_free(p->maps, p->nmaps);
-	p->maps = maps;
-	p->nmaps = n;
-	p->refreshed_ns = now_ns();
+	*out = maps;
+	*nout = n;
 	return 0;
 }
 
 /* The entry of (pid, instance); a missing one is read from /proc when create is set. */
-static int get_process(struct symbolizer *s, pid_t pid, uint64_t instance, bool create, struct sym_process **out)
+static int get_process(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns, bool create,
+		       struct sym_process **out)
 {
 	struct sym_process **slot = process_slot(s, pid, instance), *p;
 	int r;
@@ -368,11 +459,17 @@ static int get_process(struct symbolizer *s, pid_t pid, uint64_t instance, bool 
 	p->pid = pid;
 	p->instance = instance;
 	p->last_used = ++s->tick;
-	r = read_maps(p);
+	r = read_maps(p, &s->stats);
+	if (!r && start_ns && p->identity.start_ticks != start_ns / (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK))) {
+		/* The caller's process exited and another took its pid before we got here. */
+		maps_free(p->maps, p->nmaps);
+		s->stats.process_changed++;
+		r = -ESRCH;
+	} else if (r == -ESRCH) {
+		s->stats.process_gone++;
+	}
 	if (r) {
 		free(p);
-		if (r == -ESRCH)
-			s->stats.process_gone++;
 		return r;
 	}
 	/* slot may have moved: evict_retired() can unlink the entry before it in the chain. */
@@ -383,11 +480,11 @@ static int get_process(struct symbolizer *s, pid_t pid, uint64_t instance, bool 
 	return 0;
 }
 
-int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
+int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns)
 {
 	struct sym_process *p;
 
-	return get_process(s, pid, instance, true, &p);
+	return get_process(s, pid, instance, start_ns, true, &p);
 }
 
 int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
@@ -395,15 +492,15 @@ int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 	struct sym_process *p = *process_slot(s, pid, instance);
 
 	if (!p)
-		return symbolizer_prepare_instance(s, pid, instance);
+		return symbolizer_prepare_instance(s, pid, instance, 0);
 	if (p->retired)
 		return -ESRCH;
-	return read_maps(p); /* the mappings read before stay when the process is gone */
+	return read_maps(p, &s->stats); /* the mappings read before stay when the process is gone */
 }
 
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid)
 {
-	return symbolizer_prepare_instance(s, pid, 0);
+	return symbolizer_prepare_instance(s, pid, 0, 0);
 }
 
 static struct sym_map *find_map(struct sym_process *p, uint64_t address)
@@ -424,13 +521,13 @@ static struct sym_map *find_map(struct sym_process *p, uint64_t address)
 }
 
 /* The mapping of address, reading the maps again (rate-limited) when it misses every one. */
-static struct sym_map *find_map_refresh(struct sym_process *p, uint64_t address)
+static struct sym_map *find_map_refresh(struct sym_process *p, uint64_t address, struct symbolizer_stats *stats)
 {
 	struct sym_map *map = find_map(p, address);
 
 	if (!map && !p->retired && (p->refreshes < MAPS_QUICK_REFRESHES || now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
 		p->refreshes++;
-		if (read_maps(p) == 0)
+		if (read_maps(p, stats) == 0)
 			map = find_map(p, address);
 	}
 	return map;
@@ -874,10 +971,10 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 	frame->kind = SYM_FRAME_NATIVE;
 	frame->file_address = address;
 	s->stats.lookups++;
-	r = get_process(s, pid, instance, instance == 0, &p);
+	r = get_process(s, pid, instance, 0, instance == 0, &p);
 	if (r)
 		return r;
-	map = find_map_refresh(p, address);
+	map = find_map_refresh(p, address, &s->stats);
 	if (!map) {
 		if (symbolize_jit(s, p, address, frame))
 			return 0;
@@ -960,7 +1057,7 @@ static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 	struct symbolizer *s = u->s;
 	struct cached_module *module;
 	struct rule_slot *slot;
-	struct sym_map *map = find_map_refresh(u->p, pc);
+	struct sym_map *map = find_map_refresh(u->p, pc, &s->stats);
 	uint64_t vaddr;
 
 	if (!map)
@@ -1005,7 +1102,7 @@ size_t symbolizer_unwind_instance(struct symbolizer *s, pid_t pid, uint64_t inst
 		s->stats.unwind_ends[result->end]++;
 		return 0;
 	}
-	if (get_process(s, pid, instance, instance == 0, &u.p)) {
+	if (get_process(s, pid, instance, 0, instance == 0, &u.p)) {
 		result->end = UNWIND_END_NO_RULE;
 		s->stats.unwind_ends[result->end]++;
 		return 0;

@@ -84,6 +84,8 @@ struct symbolizer_stats {
 	uint64_t symbolized;       /* lookups that found at least a function name */
 	uint64_t no_mapping;       /* user address outside every file mapping */
 	uint64_t process_gone;     /* the process had exited before its maps were read */
+	uint64_t process_changed;  /* maps read again found another process or program at the pid: the
+				      earlier mappings were kept and the entry retired */
 	uint64_t module_open_failed; /* binary could not be opened, or was not the mapped file */
 	uint64_t module_cache_full;  /* module not loaded because the cache was full */
 	uint64_t modules_loaded;
@@ -138,7 +140,10 @@ void symbolizer_free(struct symbolizer *s);
  * execs. 0, -ESRCH (gone), -ENOSPC (max_processes instances kept and none retired; counted) or
  * another -errno. When full, the least recently used retired instance is dropped (counted).
  */
-int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance);
+/* start_ns: the process's start (CLOCK_BOOTTIME ns, as BPF records give it), checked against what
+ * /proc says so that a pid reused before this call is refused (-ESRCH, counted in process_changed);
+ * 0: unchecked. Maps read again later are only taken while the pid runs the same process and program. */
+int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns);
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid);
 /* Read the mappings of a live instance again (a program just exec'd has mapped its libraries since).
  * What was read before stays when the process is gone (-ESRCH) or the instance retired. */

@@ -61,7 +61,7 @@ static void on_record(void *arg, const void *data, size_t size)
 	pi = s->pid ? process_table_sample(c->processes, s->pid, s->process_start_ns, s->process_comm, s->cgroup_id)
 		    : NULL;
 	if (pi)
-		symbolizer_prepare_instance(c->sym, (pid_t)s->pid, pi->instance);
+		symbolizer_prepare_instance(c->sym, (pid_t)s->pid, pi->instance, s->process_start_ns);
 	aggregate_add_instance(c->agg, s, pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN, s->time_ns + c->to_unix);
 }
 

@@ -10,6 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -38,8 +41,8 @@ static void test_bound(void **state)
 
 	(void)state;
 	for (uint64_t i = 1; i <= 4; i++)
-		assert_int_equal(symbolizer_prepare_instance(s, getpid(), i), 0);
-	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 5), -ENOSPC);
+		assert_int_equal(symbolizer_prepare_instance(s, getpid(), i, 0), 0);
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 5, 0), -ENOSPC);
 	assert_int_equal(symbolizer_stats(s)->process_table_full, 1);
 	/* Never prepared: no mappings, and /proc is not read for it at lookup time. */
 	assert_int_equal(lookup(s, 5, marker, &f), -ESRCH);
@@ -51,7 +54,7 @@ static void test_bound(void **state)
 	assert_int_equal(lookup(s, 4, marker, &f), 0);
 	/* The pid ended: its instances stay for their samples but can make room. */
 	symbolizer_retire_process(s, getpid());
-	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 5), 0);
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 5, 0), 0);
 	assert_int_equal(symbolizer_stats(s)->processes_evicted, 1);
 	/* The least recently used one (2) went; the others still symbolize. */
 	assert_int_equal(lookup(s, 2, marker, &f), -ESRCH);
@@ -77,10 +80,10 @@ static void test_retired_not_reread(void **state)
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 7), 0);
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 7, 0), 0);
 	assert_int_equal(lookup(s, 7, marker, &f), 0);
 	symbolizer_retire_process(s, getpid());
-	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 8), 0);
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 8, 0), 0);
 	code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 	assert_true(code != MAP_FAILED);
 	assert_int_equal(lookup(s, 7, (uint64_t)(uintptr_t)code + 16, &f), -ENOENT);
@@ -96,11 +99,48 @@ static void test_retired_not_reread(void **state)
 	symbolizer_free(s);
 }
 
+/* This process's start in CLOCK_BOOTTIME ns at clock-tick precision, from /proc/self/stat. */
+static uint64_t own_start_ns(void)
+{
+	char buf[1024], *p;
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	assert_non_null(p);
+	return strtoull(p + 1, NULL, 10) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* An instance prepared with a start time that is not the pid's (the process exited and another took
+ * its pid before the caller got to it) is refused and counted; the right start time is accepted. */
+static void test_start_time_checked(void **state)
+{
+	struct symbolizer *s = symbolizer_new(NULL);
+	uint64_t start = own_start_ns();
+	struct sym_frame f;
+
+	assert_non_null(s);
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 11, start + 5000000000ULL), -ESRCH);
+	assert_int_equal(symbolizer_stats(s)->process_changed, 1);
+	assert_int_equal(lookup(s, 11, marker, &f), -ESRCH);
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 12, start), 0);
+	assert_int_equal(lookup(s, 12, marker, &f), 0);
+	assert_int_equal(symbolizer_stats(s)->process_changed, 1);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_retired_not_reread),
+		cmocka_unit_test(test_start_time_checked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
