@@ -626,6 +626,7 @@ int main(int argc, char **argv)
 	size_t ncgroup_ids;
 	const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
 	int r, loop_r, status = 1;
+	bool keep_bpf;
 
 	switch (options_parse(&opts, argc, argv, stdout, stderr)) {
 	case OPTIONS_OK:
@@ -682,7 +683,11 @@ int main(int argc, char **argv)
 	 * thread starts (the exporter's sender, gRPC's own threads, the Kubernetes watcher, the metrics
 	 * server, the debuginfod worker), so none of them keeps CAP_BPF or CAP_PERFMON. What those threads
 	 * read (CA and key files, debug files) needs at most CAP_DAC_READ_SEARCH, which is kept. */
-	r = privileges_drop_after_setup();
+	keep_bpf = privileges_bpf_needs_cap_here();
+	if (keep_bpf)
+		log_info("Keeping CAP_BPF: this kernel (before 5.19, kernel.unprivileged_bpf_disabled set) refuses "
+			 "the BPF counters' reads to a process without it");
+	r = privileges_drop_after_setup(keep_bpf);
 	if (r)
 		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
 	if (opts.export.enabled && !(d.export = export_loop_new(&opts.export))) {

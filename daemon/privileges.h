@@ -2,6 +2,7 @@
 #ifndef OTELPROFD_PRIVILEGES_H
 #define OTELPROFD_PRIVILEGES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -15,8 +16,18 @@
  */
 uint64_t privileges_kept_mask(void);
 
-/* Drop every capability but the kept ones from the effective, permitted, inheritable and ambient
- * sets of the calling process. 0 or -errno. */
-int privileges_drop_after_setup(void);
+/*
+ * Whether reading the BPF maps already held needs CAP_BPF on this kernel: before Linux 5.19,
+ * kernel.unprivileged_bpf_disabled refused every bpf() command to a process without it (the
+ * self-metrics read the BPF counters so). release: uname's ("5.15.0-91-generic");
+ * unprivileged_bpf_disabled: the sysctl's value, -1 when unreadable (taken as set).
+ */
+bool privileges_bpf_needs_cap(const char *release, int unprivileged_bpf_disabled);
+/* The same for the running kernel. */
+bool privileges_bpf_needs_cap_here(void);
+
+/* Drop every capability but the kept ones (and CAP_BPF when keep_bpf) from the effective, permitted,
+ * inheritable and ambient sets of the calling thread. 0 or -errno. */
+int privileges_drop_after_setup(bool keep_bpf);
 
 #endif
