@@ -318,6 +318,8 @@ static void collect_metrics(struct daemon *d, struct self_metrics *m)
 {
 	memset(m, 0, sizeof(*m));
 	sampler_counters(d->sampler, m->bpf);
+	m->bpf_load_ns = sampler_load_stats(d->sampler).load_ns;
+	m->bpf_verified_insns = sampler_load_stats(d->sampler).verified_insns;
 	m->malformed_records = d->malformed_records;
 	m->aggregate = *aggregate_counters(d->agg);
 	m->symbolizer = *symbolizer_stats(d->sym);

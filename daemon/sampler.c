@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpf_log.h"
@@ -38,6 +39,7 @@ struct sampler {
 	int ncpu_ids;
 	sampler_record_fn fn;
 	void *ctx;
+	struct sampler_load_stats load;
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -227,6 +229,32 @@ static int open_perf_events(struct sampler *s, const struct sampler_config *conf
 	return s->ncpus ? 0 : -ENODEV;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Instructions the verifier walked for the loaded programs (kernels from 5.16 say; 0 before). */
+static uint64_t count_verified_insns(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	uint64_t total = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			total += info.verified_insns;
+	}
+	return total;
+}
+
 struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err)
 {
 	struct sampler *s;
@@ -278,12 +306,17 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
 
+	s->load.load_ns = monotonic_ns();
 	r = profile_bpf__load(s->skel);
+	s->load.load_ns = monotonic_ns() - s->load.load_ns;
 	if (r) {
 		explain_load_failure(r);
 		*err = -ENOEXEC;
 		goto fail;
 	}
+	s->load.verified_insns = count_verified_insns(s->skel->obj);
+	log_debug("BPF programs loaded in %.1f ms, %llu instructions verified", s->load.load_ns / 1e6,
+		  (unsigned long long)s->load.verified_insns);
 	for (size_t i = 0; i < config->npids; i++) {
 		__u32 pid = (__u32)config->pids[i];
 		__u8 one = 1;
@@ -405,4 +438,9 @@ int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX
 unsigned sampler_cpu_count(const struct sampler *s)
 {
 	return s->ncpus;
+}
+
+struct sampler_load_stats sampler_load_stats(const struct sampler *s)
+{
+	return s->load;
 }

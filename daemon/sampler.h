@@ -55,6 +55,13 @@ int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 
+/* What loading the BPF programs cost, once at start: most of it is the kernel's verifier. */
+struct sampler_load_stats {
+	uint64_t load_ns;        /* wall time of the load (the verifier runs in this process) */
+	uint64_t verified_insns; /* instructions the verifier processed, all programs; 0 before 5.16 */
+};
+struct sampler_load_stats sampler_load_stats(const struct sampler *s);
+
 /* Capabilities missing for sampling, as a readable list ("CAP_BPF, CAP_PERFMON"), or "" when none. */
 const char *sampler_missing_privileges(void);
 

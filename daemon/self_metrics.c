@@ -113,6 +113,10 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("cgroup_by_id_total", "cgroups found by a record's cgroup id (/proc gone or the process moved), "
 		  "by outcome", "outcome=\"resolved\"", p->cgroup_resolved),
 		C("cgroup_by_id_total", NULL, "outcome=\"gone\"", p->cgroup_unresolved),
+		G("bpf_load_seconds", "time loading the BPF programs took at start, mostly the kernel's verifier", NULL,
+		  m->bpf_load_ns / 1e9),
+		G("bpf_verified_instructions", "instructions the kernel's verifier processed to load the BPF programs",
+		  NULL, m->bpf_verified_insns),
 		C("cpu_seconds_total", "otelprofd's own user and system CPU time", NULL, m->cpu_seconds),
 		G("resident_memory_bytes", "otelprofd's resident memory", NULL, m->rss_bytes),
 		G("resident_memory_peak_bytes", "otelprofd's peak resident memory", NULL, m->peak_rss_bytes),

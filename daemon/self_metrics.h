@@ -30,6 +30,8 @@ struct self_metrics {
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	bool k8s_enabled;
 	struct k8s_counters k8s;
+	uint64_t bpf_load_ns;             /* loading the BPF programs at start (the verifier, mostly) */
+	uint64_t bpf_verified_insns;      /* instructions the verifier processed then (0 before 5.16) */
 	double cpu_seconds;               /* the daemon's own user + system CPU */
 	uint64_t rss_bytes;               /* the daemon's resident memory now */
 	uint64_t peak_rss_bytes;
