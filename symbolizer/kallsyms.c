@@ -8,9 +8,14 @@
 struct kallsyms {
 	struct ksym *syms;
 	size_t count;
-	char **pool;     /* one allocation per line kept: names and module names */
-	size_t npool;
+	char *strings;   /* every name and module name, NUL-terminated, back to back */
 	bool hidden;
+};
+
+/* Growing string pool; offsets stay valid across growth, pointers are made once it is final. */
+struct pool {
+	char *data;
+	size_t len, cap;
 };
 
 static int by_address(const void *a, const void *b)
@@ -31,17 +36,47 @@ static bool is_text(char type)
 	return type == 't' || type == 'T' || type == 'w' || type == 'W';
 }
 
+/* Offset of a copy of text in the pool, or SIZE_MAX when out of memory. */
+static size_t pool_add(struct pool *p, const char *text)
+{
+	size_t n = strlen(text) + 1, at = p->len;
+
+	if (p->cap - p->len < n) {
+		size_t ncap = p->cap ? p->cap * 2 : 1 << 20;
+		char *nd;
+
+		while (ncap - p->len < n)
+			ncap *= 2;
+		nd = realloc(p->data, ncap);
+		if (!nd)
+			return SIZE_MAX;
+		p->data = nd;
+		p->cap = ncap;
+	}
+	memcpy(p->data + at, text, n);
+	p->len += n;
+	return at;
+}
+
+const char kallsyms_vmlinux[] = "vmlinux";
+
+/*
+ * One allocation for all the names rather than one per symbol: a kernel has over 100,000 of them, and
+ * per-symbol mallocs cost more time and memory (allocator headers) than the names.
+ */
 struct kallsyms *kallsyms_parse(FILE *f)
 {
 	struct kallsyms *k = calloc(1, sizeof(*k));
-	size_t cap = 0, seen = 0, zero = 0;
+	struct pool pool = { 0 };
+	size_t cap = 0, seen = 0, zero = 0, last_module = SIZE_MAX;
 	char *line = NULL;
 	size_t linecap = 0;
 
 	if (!k)
 		return NULL;
 	while (getline(&line, &linecap, f) > 0) {
-		char type, *name, *module, *end, *copy;
+		char type, *name, *module, *end;
+		size_t name_at, module_at = SIZE_MAX;
 		uint64_t address;
 
 		address = strtoull(line, &end, 16);
@@ -69,33 +104,37 @@ struct kallsyms *kallsyms_parse(FILE *f)
 		if (k->count == cap) {
 			size_t ncap = cap ? cap * 2 : 4096;
 			struct ksym *ns = realloc(k->syms, ncap * sizeof(*ns));
-			char **np = realloc(k->pool, ncap * sizeof(*np));
 
-			if (ns)
-				k->syms = ns;
-			if (np)
-				k->pool = np;
-			if (!ns || !np)
+			if (!ns)
 				goto fail;
+			k->syms = ns;
 			cap = ncap;
 		}
-		/* name and module share one allocation: "name\0module\0" */
-		{
-			size_t nlen = strlen(name), mlen = module ? strlen(module) : strlen("vmlinux");
-
-			copy = malloc(nlen + mlen + 2);
-			if (!copy)
+		name_at = pool_add(&pool, name);
+		if (name_at == SIZE_MAX)
+			goto fail;
+		if (module) {
+			/* A module's symbols come together: its name is kept once per run of them. */
+			if (last_module != SIZE_MAX && !strcmp(pool.data + last_module, module))
+				module_at = last_module;
+			else if ((module_at = last_module = pool_add(&pool, module)) == SIZE_MAX)
 				goto fail;
-			memcpy(copy, name, nlen + 1);
-			memcpy(copy + nlen + 1, module ? module : "vmlinux", mlen + 1);
-			k->pool[k->npool++] = copy;
-			k->syms[k->count++] = (struct ksym){
-				.address = address, .name = copy, .module = copy + nlen + 1,
-				.end = !module && is_end_marker(copy) ? address : 0,
-			};
 		}
+		/* Offsets for now: the pool may still move. */
+		k->syms[k->count++] = (struct ksym){
+			.address = address, .name = (const char *)(uintptr_t)name_at,
+			.module = module ? (const char *)(uintptr_t)module_at : NULL,
+			.end = !module && is_end_marker(name) ? address : 0,
+		};
 	}
 	free(line);
+	k->strings = pool.data;
+	for (size_t i = 0; i < k->count; i++) {
+		struct ksym *sym = &k->syms[i];
+
+		sym->name = k->strings + (uintptr_t)sym->name;
+		sym->module = sym->module ? k->strings + (uintptr_t)sym->module : kallsyms_vmlinux;
+	}
 	k->hidden = seen > 0 && zero == seen;
 	if (k->count)
 		qsort(k->syms, k->count, sizeof(*k->syms), by_address);
@@ -103,6 +142,7 @@ struct kallsyms *kallsyms_parse(FILE *f)
 
 fail:
 	free(line);
+	free(pool.data);
 	kallsyms_free(k);
 	errno = ENOMEM;
 	return NULL;
@@ -115,6 +155,7 @@ struct kallsyms *kallsyms_load(const char *path)
 
 	if (!f)
 		return NULL;
+	setvbuf(f, NULL, _IOFBF, 64 << 10); /* /proc/kallsyms is megabytes: fewer, larger reads */
 	k = kallsyms_parse(f);
 	fclose(f);
 	return k;
@@ -180,9 +221,7 @@ void kallsyms_free(struct kallsyms *k)
 {
 	if (!k)
 		return;
-	for (size_t i = 0; i < k->npool; i++)
-		free(k->pool[i]);
-	free(k->pool);
+	free(k->strings);
 	free(k->syms);
 	free(k);
 }

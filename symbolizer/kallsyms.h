@@ -7,10 +7,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The module of the kernel's own symbols: a ksym's module is this pointer for them. */
+extern const char kallsyms_vmlinux[];
+
 struct ksym {
 	uint64_t address;
 	const char *name;   /* points into the table's string pool */
-	const char *module; /* "vmlinux", a module name, or "bpf" */
+	const char *module; /* kallsyms_vmlinux, a module name, "bpf", "__builtin__ftrace"... */
 	uint64_t end;       /* no address at or past this is the symbol's (the end of its module's
 			       range, or the symbol itself for _etext/_einittext); 0: not known */
 };

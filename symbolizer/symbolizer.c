@@ -31,8 +31,6 @@
 #define PERF_MAP_MAX_BYTES (256u << 20)
 /* Unreferenced modules unused for this many maintain() calls are dropped. */
 #define MODULE_IDLE_GENERATIONS 8
-/* Kallsyms is read again at most this often when only BPF programs may have changed. */
-#define KALLSYMS_REFRESH_NS (60ULL * 1000000000ULL)
 /* Compiled CFI rules remembered (direct-mapped by module and address). */
 #define RULE_CACHE_SLOTS 8192
 /* File identities (device, inode) remembered per module: copies of one build id. */
@@ -113,15 +111,15 @@ struct symbolizer {
 	struct debuginfo_fetch *debuginfod; /* NULL without DEBUGINFOD_URLS */
 	struct kallsyms *kallsyms;
 	uint64_t modules_hash;      /* of /proc/modules when kallsyms was read */
-	uint64_t kallsyms_loaded_ns;
-	uint64_t kernel_lookups_at_load;
+	uint64_t kallsyms_loaded_ns; /* 0: not read yet (it is read at the first kernel lookup) */
+	uint64_t changeable_lookups_at_load;
 	struct sym_process *buckets[PROCESS_BUCKETS];
 	size_t nprocesses;
 	struct cached_module **modules;
 	size_t nmodules;
 	size_t module_bytes;
 	uint64_t tick;
-	uint64_t kernel_lookups;
+	uint64_t changeable_lookups; /* kernel lookups in BPF or ftrace code, or that missed */
 	uint64_t generation;
 	uint64_t next_serial;
 	struct rule_slot *rules;    /* RULE_CACHE_SLOTS, allocated at the first unwind */
@@ -167,7 +165,7 @@ static void load_kallsyms(struct symbolizer *s)
 		}
 	}
 	s->kallsyms_loaded_ns = now_ns();
-	s->kernel_lookups_at_load = s->kernel_lookups;
+	s->changeable_lookups_at_load = s->changeable_lookups;
 	if (!k && s->kallsyms)
 		return; /* keep the old table rather than none */
 	kallsyms_free(s->kallsyms);
@@ -185,6 +183,8 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		s->config = *config;
 	if (!s->config.kallsyms_path)
 		s->config.kallsyms_path = "/proc/kallsyms";
+	if (!s->config.kallsyms_refresh_ns)
+		s->config.kallsyms_refresh_ns = 60ULL * 1000000000ULL;
 	if (!s->config.max_modules)
 		s->config.max_modules = 1024;
 	if (!s->config.max_processes)
@@ -198,7 +198,6 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		free(s);
 		return NULL;
 	}
-	load_kallsyms(s);
 	if (!s->config.no_debuginfod)
 		s->debuginfod = debuginfo_fetch_new(&(struct debuginfo_fetch_config){
 			.max_cache_bytes = s->config.debuginfod_cache_bytes,
@@ -1025,8 +1024,15 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *
 	frame->kind = SYM_FRAME_KERNEL;
 	frame->file_address = address;
 	s->stats.lookups++;
-	s->kernel_lookups++;
+	/* Read at the first kernel frame rather than at start: megabytes of text the kernel formats,
+	 * 40 ms of CPU, that a run with no kernel frames never needs. */
+	if (!s->kallsyms_loaded_ns)
+		load_kallsyms(s);
 	sym = kallsyms_lookup(s->kallsyms, address);
+	/* Code that comes and goes without /proc/modules changing: BPF programs, ftrace and kprobe
+	 * trampolines (module names in brackets, with no known end), and addresses no symbol covers. */
+	if (!sym || (sym->module != kallsyms_vmlinux && !sym->end))
+		s->changeable_lookups++;
 	if (!sym)
 		return -ENOENT;
 	frame->module = sym->module;
@@ -1193,9 +1199,12 @@ void symbolizer_maintain(struct symbolizer *s)
 	s->generation++;
 
 	/* Kernel modules loaded or removed: read kallsyms again. BPF programs come and go without
-	 * touching /proc/modules, so while kernel frames are looked up it is also re-read now and then. */
-	if (hash_file("/proc/modules") != s->modules_hash ||
-	    (s->kernel_lookups != s->kernel_lookups_at_load && now_ns() - s->kallsyms_loaded_ns > KALLSYMS_REFRESH_NS)) {
+	 * touching /proc/modules, so while frames are looked up in such code (or miss) it is also re-read
+	 * now and then; the kernel's own text never moves, and frames in it alone cost no re-read. */
+	if (s->kallsyms_loaded_ns &&
+	    (hash_file("/proc/modules") != s->modules_hash ||
+	     (s->changeable_lookups != s->changeable_lookups_at_load &&
+	      now_ns() - s->kallsyms_loaded_ns >= s->config.kallsyms_refresh_ns))) {
 		load_kallsyms(s);
 		s->stats.kallsyms_reloads++;
 	}

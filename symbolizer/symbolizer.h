@@ -59,7 +59,9 @@ struct sym_frame {
 };
 
 struct symbolizer_config {
-	const char *kallsyms_path; /* default "/proc/kallsyms" */
+	const char *kallsyms_path; /* default "/proc/kallsyms"; read at the first kernel lookup */
+	uint64_t kallsyms_refresh_ns; /* kallsyms read again at most this often while frames land in
+				      code that may change (BPF, ftrace; or miss); default 60 s */
 	size_t max_modules;        /* cached ELF files; default 1024 */
 	size_t max_processes;      /* processes whose mappings are kept; default 16384 */
 	size_t max_module_bytes;   /* bytes of cached modules (files mapped, decompressed sections,
@@ -152,7 +154,8 @@ int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
 			     struct sym_frame *frame);
 int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame);
-/* Symbolize a kernel address. 0, or -ENOENT when no symbol covers it (frame still filled). */
+/* Symbolize a kernel address (the first call reads kallsyms). 0, or -ENOENT when no symbol covers
+ * it (frame still filled). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *frame);
 
 /*
@@ -190,7 +193,7 @@ void symbolizer_forget_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 /* Drop what is kept for pid, every instance. */
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid);
 /* Housekeeping between batches: drop modules unused for a while, reload kallsyms when kernel
- * modules changed (or every minute while kernel frames are looked up, for BPF programs). */
+ * modules changed (or every kallsyms_refresh_ns while frames land in BPF or ftrace code, or miss). */
 void symbolizer_maintain(struct symbolizer *s);
 
 const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s);

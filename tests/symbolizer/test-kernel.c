@@ -1,0 +1,115 @@
+/*
+ * The symbolizer's kernel symbols: kallsyms is read at the first kernel lookup, not at start, and read
+ * again only while frames land in code that can change without /proc/modules changing (BPF programs,
+ * ftrace trampolines) or miss every symbol; frames in the kernel's own text never cause a re-read.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolizer.h"
+
+static char path[] = "/tmp/test-sym-kernel-XXXXXX";
+
+static void write_kallsyms(const char *bpf_name)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "ffffffff81000000 T _stext\n"
+		   "ffffffff81000100 t schedule\n"
+		   "ffffffff81000300 T _etext\n"
+		   "ffffffffa0001000 t %s\t[bpf]\n",
+		bpf_name);
+	fclose(f);
+}
+
+static const char *kernel_name(struct symbolizer *s, uint64_t address, struct sym_frame *f)
+{
+	if (symbolizer_kernel(s, address, f) || !f->nlines)
+		return "";
+	return f->lines[0].function;
+}
+
+static void test_lazy_and_refresh(void **state)
+{
+	struct symbolizer *s;
+	struct sym_frame f;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	write_kallsyms("bpf_prog_1111_old");
+	s = symbolizer_new(&(struct symbolizer_config){
+		.kallsyms_path = path, .kallsyms_refresh_ns = 1, .no_debuginfod = true });
+	assert_non_null(s);
+
+	/* Not read at start: a file changed before the first kernel lookup is the one seen. */
+	write_kallsyms("bpf_prog_2222_first");
+	assert_string_equal(kernel_name(s, 0xffffffffa0001010ULL, &f), "bpf_prog_2222_first");
+	assert_string_equal(f.module, "bpf");
+
+	/* The kernel's own text never moves: frames there alone cost no re-read. */
+	write_kallsyms("bpf_prog_3333_second");
+	symbolizer_maintain(s); /* counts the BPF lookup above: one re-read */
+	assert_int_equal(symbolizer_stats(s)->kallsyms_reloads, 1);
+	assert_string_equal(kernel_name(s, 0xffffffff81000150ULL, &f), "schedule");
+	assert_string_equal(f.module, "vmlinux");
+	usleep(1000);
+	symbolizer_maintain(s);
+	assert_int_equal(symbolizer_stats(s)->kallsyms_reloads, 1);
+
+	/* A BPF frame: read again (here at once, refresh 1 ns), so a replaced program gets its name. */
+	write_kallsyms("bpf_prog_4444_third");
+	assert_string_equal(kernel_name(s, 0xffffffffa0001010ULL, &f), "bpf_prog_3333_second");
+	usleep(1000);
+	symbolizer_maintain(s);
+	assert_int_equal(symbolizer_stats(s)->kallsyms_reloads, 2);
+	assert_string_equal(kernel_name(s, 0xffffffffa0001010ULL, &f), "bpf_prog_4444_third");
+
+	/* An address no symbol covers (past _etext, before any module) is a reason to look again. */
+	usleep(1000);
+	symbolizer_maintain(s); /* the BPF lookup just above */
+	assert_int_equal(symbolizer_stats(s)->kallsyms_reloads, 3);
+	assert_int_equal(symbolizer_kernel(s, 0xffffffff81000400ULL, &f), -ENOENT);
+	usleep(1000);
+	symbolizer_maintain(s);
+	assert_int_equal(symbolizer_stats(s)->kallsyms_reloads, 4);
+	usleep(1000);
+	symbolizer_maintain(s); /* no lookup since */
+	assert_int_equal(symbolizer_stats(s)->kallsyms_reloads, 4);
+
+	symbolizer_free(s);
+	unlink(path);
+}
+
+/* A symbolizer that never sees a kernel frame never reads kallsyms, nor re-reads it. */
+static void test_never_read_without_kernel_frames(void **state)
+{
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_config){
+		.kallsyms_path = "/nonexistent/kallsyms", .kallsyms_refresh_ns = 1, .no_debuginfod = true });
+
+	(void)state;
+	assert_non_null(s);
+	symbolizer_maintain(s);
+	assert_int_equal(symbolizer_stats(s)->kallsyms_reloads, 0);
+	symbolizer_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lazy_and_refresh),
+		cmocka_unit_test(test_never_read_without_kernel_frames),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
