@@ -10,6 +10,7 @@
 
 #include "cgroup_ids.h"
 #include "metadata.h"
+#include "proc_stat.h"
 
 /* Bytes read of /proc/PID/environ and /proc/PID/cmdline: enough for any sane environment. */
 #define ENVIRON_MAX (256u << 10)
@@ -179,21 +180,9 @@ static struct entry *add(struct process_table *t, uint32_t pid, uint64_t start_n
 	return e;
 }
 
-static uint64_t tick_ns(void)
-{
-	static uint64_t ns;
-
-	if (!ns) {
-		long hz = sysconf(_SC_CLK_TCK);
-
-		ns = 1000000000ULL / (uint64_t)(hz > 0 ? hz : 100);
-	}
-	return ns;
-}
-
 bool process_same_start(uint64_t start_ns, uint64_t proc_start_ns)
 {
-	return start_ns / tick_ns() == proc_start_ns / tick_ns();
+	return start_ns / proc_stat_tick_ns() == proc_start_ns / proc_stat_tick_ns();
 }
 
 /* At most max - 1 bytes of path into a malloc'ed, NUL-terminated buffer; its length in *len. */
@@ -226,31 +215,13 @@ static int read_file(const char *path, size_t max, char **out, size_t *len)
 
 int process_start_ns(const char *proc_root, uint32_t pid, uint64_t *start_ns)
 {
-	char path[PATH_MAX + 32], *buf, *p;
-	unsigned long long ticks;
-	size_t len;
-	int r;
+	uint64_t ticks;
+	int r = proc_stat_start_ticks(proc_root, (pid_t)pid, &ticks);
 
-	snprintf(path, sizeof(path), "%s/%u/stat", proc_root, pid);
-	r = read_file(path, 4096, &buf, &len);
 	if (r)
 		return r;
-	/* The name in parentheses may hold anything: fields count from the last ')'. starttime is field 22. */
-	p = strrchr(buf, ')');
-	r = -EINVAL;
-	if (p) {
-		int field = 2;
-
-		for (; *p && field < 22; p++)
-			if (*p == ' ')
-				field++;
-		if (field == 22 && sscanf(p, "%llu", &ticks) == 1) {
-			*start_ns = (uint64_t)ticks * tick_ns();
-			r = 0;
-		}
-	}
-	free(buf);
-	return r;
+	*start_ns = ticks * proc_stat_tick_ns();
+	return 0;
 }
 
 /* Pull OTEL_SERVICE_NAME, else service.name of OTEL_RESOURCE_ATTRIBUTES, from NUL-separated environ. */

@@ -17,6 +17,7 @@
 #include "kallsyms.h"
 #include "perf_map.h"
 #include "proc_maps.h"
+#include "proc_stat.h"
 
 #define PROCESS_BUCKETS 4096
 /* A process whose address misses every mapping re-reads its maps at most this often, after its first
@@ -302,28 +303,14 @@ static int by_start(const void *a, const void *b)
 /* The identity of pid now. 0, or -ESRCH when it is gone. */
 static int read_identity(pid_t pid, struct process_identity *id)
 {
-	char path[64], buf[1024], *end;
+	char path[64];
 	struct stat st;
-	ssize_t n;
-	int fd;
+	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = 0;
-	/* The name may hold spaces and parentheses: fields start after the last ')'. */
-	end = strrchr(buf, ')');
 	memset(id, 0, sizeof(*id));
-	for (unsigned field = 2; end && field < 22; field++)
-		end = strchr(end + 1, ' ');
-	if (!end)
+	r = proc_stat_start_ticks("/proc", pid, &id->start_ticks);
+	if (r)
 		return -ESRCH;
-	id->start_ticks = strtoull(end + 1, NULL, 10);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	if (stat(path, &st) == 0) {
 		id->exe_dev = st.st_dev;
@@ -459,7 +446,7 @@ static int get_process(struct symbolizer *s, pid_t pid, uint64_t instance, uint6
 	p->instance = instance;
 	p->last_used = ++s->tick;
 	r = read_maps(p, &s->stats);
-	if (!r && start_ns && p->identity.start_ticks != start_ns / (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK))) {
+	if (!r && start_ns && p->identity.start_ticks != start_ns / proc_stat_tick_ns()) {
 		/* The caller's process exited and another took its pid before we got here. */
 		maps_free(p->maps, p->nmaps);
 		s->stats.process_changed++;

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "proc_stat.h"
 #include "symbolizer.h"
 
 int marker_function(int x);
@@ -102,19 +103,33 @@ static void test_retired_not_reread(void **state)
 /* This process's start in CLOCK_BOOTTIME ns at clock-tick precision, from /proc/self/stat. */
 static uint64_t own_start_ns(void)
 {
-	char buf[1024], *p;
-	FILE *f = fopen("/proc/self/stat", "re");
-	size_t n;
+	uint64_t ticks;
 
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	assert_non_null(p);
-	return strtoull(p + 1, NULL, 10) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+	assert_int_equal(proc_stat_start_ticks("/proc", getpid(), &ticks), 0);
+	return ticks * proc_stat_tick_ns();
+}
+
+/* Field 22 counts from the last ')': a name may hold spaces and parentheses. */
+static void test_stat_parse(void **state)
+{
+	static const char tail[] = " S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 19 20\n";
+	char text[256];
+	uint64_t ticks = 0;
+
+	(void)state;
+	snprintf(text, sizeof(text), "77 (a) b) 7 8 9 (x)%s", tail);
+	assert_int_equal(proc_stat_parse_start_ticks(text, &ticks), 0);
+	assert_int_equal(ticks, 424242);
+	snprintf(text, sizeof(text), "77 (plain)%s", tail);
+	assert_int_equal(proc_stat_parse_start_ticks(text, &ticks), 0);
+	assert_int_equal(ticks, 424242);
+	/* Truncated, no ')', or not a number where the start time should be. */
+	assert_int_equal(proc_stat_parse_start_ticks("77 (cut) S 1 2 3", &ticks), -EINVAL);
+	assert_int_equal(proc_stat_parse_start_ticks("77 no name S 1 2 3", &ticks), -EINVAL);
+	assert_int_equal(proc_stat_parse_start_ticks("77 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x9", &ticks),
+			 -EINVAL);
+	assert_int_equal(proc_stat_parse_start_ticks("", &ticks), -EINVAL);
+	assert_int_equal(proc_stat_start_ticks("/nonexistent", 1, &ticks), -ESRCH);
 }
 
 /* An instance prepared with a start time that is not the pid's (the process exited and another took
@@ -141,6 +156,7 @@ int main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_retired_not_reread),
 		cmocka_unit_test(test_start_time_checked),
+		cmocka_unit_test(test_stat_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
