@@ -18,25 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "burn.h"
+
 static volatile uint64_t sink;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t __attribute__((noinline)) storm_burn(uint64_t ms)
-{
-	uint64_t end = now_ns() + ms * 1000000ULL, x = 1;
-
-	while (now_ns() < end)
-		for (int i = 0; i < 20000; i++)
-			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-	return x;
-}
+DEFINE_BURN(storm_burn)
 
 static pid_t last_reaped;
 
@@ -88,8 +74,8 @@ int main(int argc, char **argv)
 		return 2;
 	self[n] = 0;
 	period = 1000000000ULL / rate;
-	start = next = now_ns();
-	while (now_ns() < start + seconds * 1000000000ULL && started < sizeof(pids) / sizeof(pids[0])) {
+	start = next = burn_now_ns();
+	while (burn_now_ns() < start + seconds * 1000000000ULL && started < sizeof(pids) / sizeof(pids[0])) {
 		pid_t reuse = reuse_every && started % reuse_every == reuse_every - 1 ? last_reaped : 0, pid;
 
 		if (reuse)
@@ -114,7 +100,7 @@ int main(int argc, char **argv)
 		}
 		reap();
 		next += period;
-		while (now_ns() < next) {
+		while (burn_now_ns() < next) {
 			struct timespec ts = { 0, 200000 };
 
 			nanosleep(&ts, NULL);
