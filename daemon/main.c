@@ -42,7 +42,10 @@
  * A program's mappings are read at its exec record, which wakes the daemon at once: before the
  * dynamic loader mapped the libraries. They are read again this long after, while the process
  * most likely still runs: its samples (drained up to SAMPLER_DRAIN_MS later) may come after it
- * exited, and a 100 ms process would then be unwound without libc.
+ * exited, and a 100 ms process would then be unwound without libc. The wakeup at a process's first
+ * sample does not replace this: that sample is mostly taken in the loader, before libc is mapped.
+ * Measured without the re-read (gzip -9 in a loop, 499 Hz, two CPU hogs): samples reaching main fell
+ * from 99.6% to 95.3% (8 MB input), and from 96.9% to 79.3% (1 MB input, 20 ms processes).
  */
 #define EXEC_SETTLE_MS 10
 #define MAX_SETTLING 1024
