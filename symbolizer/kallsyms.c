@@ -60,90 +60,148 @@ static size_t pool_add(struct pool *p, const char *text)
 
 const char kallsyms_vmlinux[] = "vmlinux";
 
+/* Hex digits at *p (advanced past them); false when there are none or too many. */
+static bool parse_hex(const char **p, const char *end, uint64_t *value)
+{
+	const char *q = *p;
+	uint64_t v = 0;
+
+	for (; q < end && q - *p <= 16; q++) {
+		unsigned d;
+
+		if (*q >= '0' && *q <= '9')
+			d = (unsigned)(*q - '0');
+		else if ((*q | 0x20) >= 'a' && (*q | 0x20) <= 'f')
+			d = (unsigned)((*q | 0x20) - 'a' + 10);
+		else
+			break;
+		v = v << 4 | d;
+	}
+	if (q == *p || q - *p > 16)
+		return false;
+	*p = q;
+	*value = v;
+	return true;
+}
+
+struct parse_state {
+	struct kallsyms *k;
+	struct pool pool;
+	size_t cap, seen, zero, last_module;
+	bool sorted;
+};
+
+/* One line, [line, end) without its newline (modified in place). 0, or -ENOMEM. */
+static int parse_line(struct parse_state *st, char *line, char *end)
+{
+	const char *p = line;
+	char type, *name, *module;
+	size_t name_at, module_at = SIZE_MAX;
+	uint64_t address;
+
+	if (!parse_hex(&p, end, &address) || end - p < 3 || p[0] != ' ' || p[2] != ' ')
+		return 0;
+	type = p[1];
+	st->seen++;
+	if (address == 0)
+		st->zero++;
+	if (!is_text(type))
+		return 0;
+	name = line + (p + 3 - line);
+	*end = 0;
+	module = memchr(name, '\t', (size_t)(end - name));
+	if (module) {
+		*module++ = 0;
+		if (*module == '[')
+			module++;
+		module[strcspn(module, "]")] = 0;
+	}
+	if (!*name)
+		return 0;
+	if (st->k->count == st->cap) {
+		size_t ncap = st->cap ? st->cap * 2 : 4096;
+		struct ksym *ns = realloc(st->k->syms, ncap * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		st->k->syms = ns;
+		st->cap = ncap;
+	}
+	name_at = pool_add(&st->pool, name);
+	if (name_at == SIZE_MAX)
+		return -ENOMEM;
+	if (module) {
+		/* A module's symbols come together: its name is kept once per run of them. */
+		if (st->last_module != SIZE_MAX && !strcmp(st->pool.data + st->last_module, module))
+			module_at = st->last_module;
+		else if ((module_at = st->last_module = pool_add(&st->pool, module)) == SIZE_MAX)
+			return -ENOMEM;
+	}
+	if (st->k->count && address < st->k->syms[st->k->count - 1].address)
+		st->sorted = false;
+	/* Offsets for now: the pool may still move. */
+	st->k->syms[st->k->count++] = (struct ksym){
+		.address = address, .name = (const char *)(uintptr_t)name_at,
+		.module = module ? (const char *)(uintptr_t)module_at : NULL,
+		.end = !module && is_end_marker(name) ? address : 0,
+	};
+	return 0;
+}
+
 /*
  * One allocation for all the names rather than one per symbol: a kernel has over 100,000 of them, and
- * per-symbol mallocs cost more time and memory (allocator headers) than the names.
+ * per-symbol mallocs cost more time and memory (allocator headers) than the names. The text is read in
+ * large blocks and parsed in place; a line longer than the block is skipped.
  */
 struct kallsyms *kallsyms_parse(FILE *f)
 {
-	struct kallsyms *k = calloc(1, sizeof(*k));
-	struct pool pool = { 0 };
-	size_t cap = 0, seen = 0, zero = 0, last_module = SIZE_MAX;
-	char *line = NULL;
-	size_t linecap = 0;
+	enum { BLOCK = 64 << 10 };
+	struct parse_state st = { .last_module = SIZE_MAX, .sorted = true };
+	char *buf = malloc(BLOCK + 1);
+	size_t have = 0, n;
+	bool skipping = false; /* inside a line too long for the block */
 
-	if (!k)
-		return NULL;
-	while (getline(&line, &linecap, f) > 0) {
-		char type, *name, *module, *end;
-		size_t name_at, module_at = SIZE_MAX;
-		uint64_t address;
+	st.k = calloc(1, sizeof(*st.k));
+	if (!st.k || !buf)
+		goto fail;
+	while ((n = fread(buf + have, 1, BLOCK - have, f)) > 0 || have) {
+		char *p = buf, *end = buf + have + n, *nl;
+		bool eof = n == 0;
 
-		address = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
-			continue;
-		type = end[1];
-		if (!type || end[2] != ' ')
-			continue;
-		seen++;
-		if (address == 0)
-			zero++;
-		if (!is_text(type))
-			continue;
-		name = end + 3;
-		name[strcspn(name, "\n")] = 0;
-		module = strchr(name, '\t');
-		if (module) {
-			*module++ = 0;
-			if (*module == '[')
-				module++;
-			module[strcspn(module, "]")] = 0;
-		}
-		if (!*name)
-			continue;
-		if (k->count == cap) {
-			size_t ncap = cap ? cap * 2 : 4096;
-			struct ksym *ns = realloc(k->syms, ncap * sizeof(*ns));
-
-			if (!ns)
+		while ((nl = memchr(p, '\n', (size_t)(end - p))) || (eof && p < end)) {
+			if (!nl)
+				nl = end;
+			if (!skipping && parse_line(&st, p, nl))
 				goto fail;
-			k->syms = ns;
-			cap = ncap;
+			skipping = false;
+			p = nl + (nl < end);
 		}
-		name_at = pool_add(&pool, name);
-		if (name_at == SIZE_MAX)
-			goto fail;
-		if (module) {
-			/* A module's symbols come together: its name is kept once per run of them. */
-			if (last_module != SIZE_MAX && !strcmp(pool.data + last_module, module))
-				module_at = last_module;
-			else if ((module_at = last_module = pool_add(&pool, module)) == SIZE_MAX)
-				goto fail;
+		have = (size_t)(end - p);
+		if (have == BLOCK) { /* no newline in a whole block: drop it up to the next newline */
+			have = 0;
+			skipping = true;
 		}
-		/* Offsets for now: the pool may still move. */
-		k->syms[k->count++] = (struct ksym){
-			.address = address, .name = (const char *)(uintptr_t)name_at,
-			.module = module ? (const char *)(uintptr_t)module_at : NULL,
-			.end = !module && is_end_marker(name) ? address : 0,
-		};
+		memmove(buf, p, have);
+		if (eof)
+			break;
 	}
-	free(line);
-	k->strings = pool.data;
-	for (size_t i = 0; i < k->count; i++) {
-		struct ksym *sym = &k->syms[i];
+	free(buf);
+	st.k->strings = st.pool.data;
+	for (size_t i = 0; i < st.k->count; i++) {
+		struct ksym *sym = &st.k->syms[i];
 
-		sym->name = k->strings + (uintptr_t)sym->name;
-		sym->module = sym->module ? k->strings + (uintptr_t)sym->module : kallsyms_vmlinux;
+		sym->name = st.k->strings + (uintptr_t)sym->name;
+		sym->module = sym->module ? st.k->strings + (uintptr_t)sym->module : kallsyms_vmlinux;
 	}
-	k->hidden = seen > 0 && zero == seen;
-	if (k->count)
-		qsort(k->syms, k->count, sizeof(*k->syms), by_address);
-	return k;
+	st.k->hidden = st.seen > 0 && st.zero == st.seen;
+	if (!st.sorted) /* the kernel's own symbols come sorted; modules and BPF may not */
+		qsort(st.k->syms, st.k->count, sizeof(*st.k->syms), by_address);
+	return st.k;
 
 fail:
-	free(line);
-	free(pool.data);
-	kallsyms_free(k);
+	free(buf);
+	free(st.pool.data);
+	kallsyms_free(st.k);
 	errno = ENOMEM;
 	return NULL;
 }

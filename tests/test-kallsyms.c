@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kallsyms.h"
@@ -92,6 +93,40 @@ static void test_hidden(void **state)
 	kallsyms_free(k);
 }
 
+/* Read in blocks: a line longer than a block is skipped whole, lines around it and a last line
+ * without a newline are kept, and unsorted input (modules before the kernel) is sorted. */
+static void test_blocks(void **state)
+{
+	size_t long_len = 200000, len = 0;
+	char *text = malloc(long_len + 4096);
+	const struct ksym *s;
+	struct kallsyms *k;
+
+	(void)state;
+	assert_non_null(text);
+	len += (size_t)sprintf(text + len, "ffffffffc0001000 t ext4_read\t[ext4]\n");
+	len += (size_t)sprintf(text + len, "ffffffff81000100 t before_long\n");
+	len += (size_t)sprintf(text + len, "ffffffff81000200 t ");
+	memset(text + len, 'x', long_len);
+	len += long_len;
+	len += (size_t)sprintf(text + len, "\nffffffff81000300 t after_long\n");
+	len += (size_t)sprintf(text + len, "ffffffff81000400 t no_newline");
+	k = parse(text);
+	assert_non_null(k);
+	assert_int_equal(kallsyms_count(k), 4);
+	s = kallsyms_lookup(k, 0xffffffff81000250ULL);
+	assert_string_equal(s->name, "before_long");
+	s = kallsyms_lookup(k, 0xffffffff81000350ULL);
+	assert_string_equal(s->name, "after_long");
+	s = kallsyms_lookup(k, 0xffffffff81000450ULL);
+	assert_string_equal(s->name, "no_newline");
+	s = kallsyms_lookup(k, 0xffffffffc0001010ULL);
+	assert_string_equal(s->name, "ext4_read");
+	assert_string_equal(s->module, "ext4");
+	kallsyms_free(k);
+	free(text);
+}
+
 static void test_real_file(void **state)
 {
 	struct kallsyms *k = kallsyms_load("/proc/kallsyms");
@@ -107,6 +142,7 @@ int main(void)
 		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_hidden),
+		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_real_file),
 	};
 
