@@ -398,6 +398,58 @@ def self_profile(folded, rows=15):
         [(f, 100.0 * c / n) for f, c in user[:rows]]
 
 
+def startup(build, tmp, runs=5):
+    """otelprofd's start-up on the quiet machine, before any workload: the CPU of whole runs of
+    `otelprofd -v -d 300ms -o FILE` (wait4, median), and what it logs of the BPF load."""
+    cpu, load_ms, insns = [], [], []
+    for _ in range(runs):
+        p = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "-v", "-d", "300ms", "-o",
+                              os.path.join(tmp, "startup.folded")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+        err = p.stderr.read()
+        _, _, usage = os.wait4(p.pid, 0)
+        cpu.append(usage.ru_utime + usage.ru_stime)
+        m = re.search(r"BPF programs loaded in ([0-9.]+) ms, (\d+) instructions verified", err)
+        if m:
+            load_ms.append(float(m.group(1)))
+            insns.append(int(m.group(2)))
+    res = dict(cpu_ms=1000 * statistics.median(cpu), bpf_load_ms=statistics.median(load_ms) if load_ms else None,
+               verified_insns=statistics.median(insns) if insns else None)
+    # What a first kernel frame costs: reading /proc/kallsyms (the kernel formats every symbol).
+    before = time.process_time()
+    for _ in range(runs):
+        with open("/proc/kallsyms", "rb") as f:
+            while f.read(1 << 20):
+                pass
+    res["kallsyms_read_ms"] = 1000 * (time.process_time() - before) / runs
+    log(f"  start-up: {res}")
+    return res
+
+
+def overhead_self_profile(build, freq, units, tmp):
+    """Where otelprofd's time goes while the workload runs at freq (exporting, as in the overhead
+    rounds): a second otelprofd samples the first at 999 Hz for the workload's length."""
+    bench = [os.path.join(build, "bench", "cpu_bench"), str(os.cpu_count()), str(units)]
+    collector = Collector(build, tmp)
+    Otelprofd.collector_port = collector.port
+    try:
+        prof = Otelprofd(build, freq, tmp)
+        prof.start()
+        folded = os.path.join(tmp, "overhead-self.folded")
+        observer = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--pid", str(prof.proc.pid),
+                                     "-F", "999", "--duration", "0", "-o", folded],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.5)  # the observer's own start-up
+        run_workload(bench)
+        observer.send_signal(signal.SIGINT)
+        observer.wait(timeout=60)
+        steady, _, _ = prof.stop()
+    finally:
+        Otelprofd.collector_port = None
+        collector.stop()
+    return dict(steady_ms=1000 * steady, profile=self_profile(folded))
+
+
 def machine():
     kernel = platform.release()
     cpu = "unknown"
@@ -411,7 +463,7 @@ def machine():
     return kernel, cpu, mem, tools
 
 
-def write_results(path, args, ov, fid, sc):
+def write_results(path, args, ov, fid, sc, st):
     kernel, cpu, mem, tools = machine()
     L = []
     L.append("# otelprofd benchmark results\n")
@@ -459,6 +511,25 @@ def write_results(path, args, ov, fid, sc):
             L.append(f"| {name} | {t:.3f} s | {slowdown(times, name):+.2f}% | {taken} | {n:.0f} | {live:.1f} | {end:.0f} "
                      f"| {bpf} | {rss:.1f} |")
         L.append("")
+    if st:
+        L.append("## otelprofd's fixed costs\n")
+        L.append("Paid once per run (or once per new program), whatever the run's length, so they weigh on "
+                 "short runs like the ones above:\n")
+        if "cpu_ms" in st:
+            load = (f"; the BPF load took {st['bpf_load_ms']:.1f} ms, the verifier processing "
+                    f"{st['verified_insns']:.0f} instructions" if st.get("bpf_load_ms") is not None else "")
+            L.append(f"- Start-up: {st['cpu_ms']:.0f} ms of CPU for a whole `otelprofd -v -d 300ms -o FILE` run on "
+                     f"the quiet machine (median of 5, wait4){load}.")
+            L.append(f"- The first kernel frame: /proc/kallsyms is read, {st['kallsyms_read_ms']:.0f} ms of CPU "
+                     "(the kernel formatting every symbol; measured by reading the file alone). perf report and "
+                     "bpftrace read it too.")
+            L.append("- A new program's first frames: its ELF and debug information are opened (for libc here, "
+                     "Debian's libc6-dbg, whose compressed .debug_* sections libdw inflates at once).")
+        if "self" in st:
+            L.append(f"- otelprofd's CPU during one more {min(ov)} Hz run of the workload: "
+                     f"{st['self']['steady_ms']:.0f} ms. Where it went:\n")
+            profile_tables(L, f"the workload at {min(ov)} Hz, exporting", st["self"]["profile"])
+        L.append("")
     if fid:
         L.append(f"## Fidelity at {args.fidelity_hz} Hz\n")
         L.append("Known split (tests/workloads/split, frame pointers): hot_a 60%, hot_b 30%, hot_c 10% of the "
@@ -480,32 +551,37 @@ def write_results(path, args, ov, fid, sc):
         b = sc["churn_200"]
         L.append(f"| {b[4]:.0f} new processes per second (5 ms each) | {100 * b[0]:.2f}% | {b[1]:.2f} | {b[2]:.1f} | {b[3]} | |")
         L.append("")
-        n, top, by_total = sc["self_profile"]
-        L.append(f"### Where otelprofd's own time goes (1000 live processes; {n} samples of otelprofd at 999 Hz, "
-                 "taken by a second otelprofd)\n")
-        L.append("| function | self | total |")
-        L.append("|---|---|---|")
-        for f, self_pct, total_pct in top:
-            L.append(f"| `{f}` | {self_pct:.1f}% | {total_pct:.1f}% |")
-        L.append("")
-        L.append("User-space functions by total (the code paths the time above is spent under):\n")
-        L.append("| function | total |")
-        L.append("|---|---|")
-        for f, total_pct in by_total:
-            L.append(f"| `{f}` | {total_pct:.1f}% |")
-        L.append("")
+        profile_tables(L, "1000 live processes", sc["self_profile"])
     L.append("## Targets\n")
     L.append(TARGETS_PLACEHOLDER)
     text = "\n".join(L) + "\n"
-    text = text.replace(TARGETS_PLACEHOLDER, targets(ov, sc))
+    text = text.replace(TARGETS_PLACEHOLDER, targets(ov, sc, st))
     open(path, "w").write(text)
     log(f"wrote {path}")
+
+
+def profile_tables(L, what, profile):
+    """The self profile of otelprofd (self_profile()'s result) as two tables."""
+    n, top, by_total = profile
+    L.append(f"### Where otelprofd's own time goes ({what}; {n} samples of otelprofd at 999 Hz, "
+             "taken by a second otelprofd)\n")
+    L.append("| function | self | total |")
+    L.append("|---|---|---|")
+    for f, self_pct, total_pct in top:
+        L.append(f"| `{f}` | {self_pct:.1f}% | {total_pct:.1f}% |")
+    L.append("")
+    L.append("User-space functions by total (the code paths the time above is spent under):\n")
+    L.append("| function | total |")
+    L.append("|---|---|")
+    for f, total_pct in by_total:
+        L.append(f"| `{f}` | {total_pct:.1f}% |")
+    L.append("")
 
 
 TARGETS_PLACEHOLDER = "@TARGETS@"
 
 
-def targets(ov, sc):
+def targets(ov, sc, st):
     lines = []
     if 19 in ov:
         times, cost = ov[19]
@@ -526,10 +602,10 @@ def targets(ov, sc):
                      f"symbolized profile, ms per 1000 samples at 19 Hz, start-up included): "
                      f"{'met' if ok else 'MISSED'} (otelprofd {end['otelprofd']:.0f}, " +
                      ", ".join(f"{k} {end[k]:.0f}" for k in others) + ").")
-        lines.append("  Start-up is a fixed cost a continuous profiler pays once, and it dominates these 6 s runs: "
-                     "otelprofd's is about 0.19 s of CPU (`/usr/bin/time otelprofd -d 1s -o x.folded`; "
-                     "`perf record -g` of it: the BPF verifier checking the stack-copy loop about half, reading "
-                     "/proc/kallsyms about a fifth).")
+        if st.get("cpu_ms") is not None:
+            lines.append(f"  The fixed costs above (start-up {st['cpu_ms']:.0f} ms, the first kernel frame's "
+                         f"kallsyms read {st['kallsyms_read_ms']:.0f} ms, each new program's debug information) "
+                         "are part of every whole-run figure; see \"otelprofd's fixed costs\".")
         lines.append(f"- While sampling, perf and bpftrace do almost nothing in their own processes (they "
                      f"symbolize and unwind afterwards, in `perf report` or at exit), otelprofd unwinds and "
                      f"symbolizes as samples arrive: live CPU ms per 1000 samples otelprofd "
@@ -546,7 +622,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--units", type=int, default=2000, help="work units per thread of cpu_bench")
+    ap.add_argument("--units", type=int, default=5200,
+                    help="work units per thread of cpu_bench (5200: about 15 s here; longer runs weigh fixed costs less)")
     ap.add_argument("--freqs", default="19,99")
     ap.add_argument("--fidelity-hz", type=int, default=499)
     ap.add_argument("--scale-hz", type=int, default=99)
@@ -559,7 +636,7 @@ def main():
         data = json.load(open(args.from_json))
         sys.argv[1:] = data.get("command", sys.argv[1:])
         write_results(args.out, args, {int(k): v for k, v in data["overhead"].items()}, data["fidelity"],
-                      data["scale"])
+                      data["scale"], data.get("startup", {}))
         return
     if os.geteuid() != 0:
         sys.exit("bench: run as root (the profilers need it)")
@@ -576,15 +653,18 @@ def main():
 
 
 def run_all(args, skip, tmp):
+    st = startup(args.build, tmp) if "overhead" not in skip else {}
     ov = overhead(args.build, [int(f) for f in args.freqs.split(",")], args.runs, args.units, tmp) \
         if "overhead" not in skip else {}
+    if ov:
+        st["self"] = overhead_self_profile(args.build, min(ov), args.units, tmp)
     fid = shares_and_completeness(args.build, args.fidelity_hz, tmp) if "fidelity" not in skip else {}
     sc = scale(args.build, args.scale_hz, tmp, args.scale_seconds) if "scale" not in skip else {}
     # The measurements themselves, so the report can be written again (--from-json) without a rerun.
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump({"command": sys.argv[1:], "overhead": {str(k): v for k, v in ov.items()}, "fidelity": fid,
-                   "scale": sc}, f, indent=1)
-    write_results(args.out, args, ov, fid, sc)
+        json.dump({"command": sys.argv[1:], "startup": st, "overhead": {str(k): v for k, v in ov.items()},
+                   "fidelity": fid, "scale": sc}, f, indent=1)
+    write_results(args.out, args, ov, fid, sc, st)
 
 
 if __name__ == "__main__":
