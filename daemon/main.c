@@ -654,8 +654,12 @@ int main(int argc, char **argv)
 	d.sym = symbolizer_new(&(struct symbolizer_config){
 		.debug_dirs = debug_dirs, .max_module_bytes = opts.symbol_cache,
 	});
-	if (d.sym)
+	/* Kernel symbols now, not at the first kernel frame: reading them costs ~40 ms, a stall the
+	 * sampling path (and the ring buffer filling meanwhile) is better without. */
+	if (d.sym) {
+		symbolizer_load_kallsyms(d.sym);
 		warn_kallsyms_hidden(&d);
+	}
 	d.processes = process_table_new(&(struct process_table_config){
 		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = d.sym,
 	});

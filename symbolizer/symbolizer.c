@@ -174,6 +174,12 @@ static void load_kallsyms(struct symbolizer *s)
 	s->stats.kallsyms_hidden = kallsyms_hidden(k);
 }
 
+void symbolizer_load_kallsyms(struct symbolizer *s)
+{
+	if (!s->kallsyms_loaded_ns)
+		load_kallsyms(s);
+}
+
 struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
@@ -1011,10 +1017,9 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *
 	frame->kind = SYM_FRAME_KERNEL;
 	frame->file_address = address;
 	s->stats.lookups++;
-	/* Read at the first kernel frame rather than at start: megabytes of text the kernel formats,
-	 * 40 ms of CPU, that a run with no kernel frames never needs. */
-	if (!s->kallsyms_loaded_ns)
-		load_kallsyms(s);
+	/* Read at the first kernel frame unless loaded before: megabytes of text the kernel formats,
+	 * 40 ms of CPU, that a user with no kernel frames never needs. */
+	symbolizer_load_kallsyms(s);
 	sym = kallsyms_lookup(s->kallsyms, address);
 	/* Code that comes and goes without /proc/modules changing: BPF programs, ftrace and kprobe
 	 * trampolines (module names in brackets, with no known end), and addresses no symbol covers. */

@@ -154,7 +154,10 @@ int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
 			     struct sym_frame *frame);
 int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame);
-/* Symbolize a kernel address (the first call reads kallsyms). 0, or -ENOENT when no symbol covers
+/* Read kallsyms now rather than at the first kernel lookup (a process that will see kernel frames
+ * pays it at start, off its sampling path). Idempotent. */
+void symbolizer_load_kallsyms(struct symbolizer *s);
+/* Symbolize a kernel address (the first call reads kallsyms unless it was loaded). 0, or -ENOENT when no symbol covers
  * it (frame still filled). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *frame);
 

@@ -91,6 +91,30 @@ static void test_lazy_and_refresh(void **state)
 	unlink(path);
 }
 
+/* Loaded ahead (as the daemon does at start): the file as it was then is the one used. */
+static void test_load_ahead(void **state)
+{
+	struct symbolizer *s;
+	struct sym_frame f;
+	int fd;
+
+	(void)state;
+	strcpy(path, "/tmp/test-sym-kernel-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_kallsyms("bpf_prog_5555_at_start");
+	s = symbolizer_new(&(struct symbolizer_config){ .kallsyms_path = path, .no_debuginfod = true });
+	assert_non_null(s);
+	symbolizer_load_kallsyms(s);
+	symbolizer_load_kallsyms(s); /* idempotent */
+	write_kallsyms("bpf_prog_6666_later");
+	assert_string_equal(kernel_name(s, 0xffffffffa0001010ULL, &f), "bpf_prog_5555_at_start");
+	assert_int_equal(symbolizer_stats(s)->kallsyms_reloads, 0);
+	symbolizer_free(s);
+	unlink(path);
+}
+
 /* A symbolizer that never sees a kernel frame never reads kallsyms, nor re-reads it. */
 static void test_never_read_without_kernel_frames(void **state)
 {
@@ -108,6 +132,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lazy_and_refresh),
+		cmocka_unit_test(test_load_ahead),
 		cmocka_unit_test(test_never_read_without_kernel_frames),
 	};
 
