@@ -428,7 +428,8 @@ def startup(build, tmp, runs=5):
 
 def overhead_self_profile(build, freq, units, tmp):
     """Where otelprofd's time goes while the workload runs at freq (exporting, as in the overhead
-    rounds): a second otelprofd samples the first at 999 Hz for the workload's length."""
+    rounds): a second otelprofd samples the first at 4999 Hz (it runs a few ms a second) for the
+    workload's length."""
     bench = [os.path.join(build, "bench", "cpu_bench"), str(os.cpu_count()), str(units)]
     collector = Collector(build, tmp)
     Otelprofd.collector_port = collector.port
@@ -437,7 +438,7 @@ def overhead_self_profile(build, freq, units, tmp):
         prof.start()
         folded = os.path.join(tmp, "overhead-self.folded")
         observer = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--pid", str(prof.proc.pid),
-                                     "-F", "999", "--duration", "0", "-o", folded],
+                                     "-F", "4999", "--duration", "0", "-o", folded],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.5)  # the observer's own start-up
         run_workload(bench)
@@ -447,7 +448,7 @@ def overhead_self_profile(build, freq, units, tmp):
     finally:
         Otelprofd.collector_port = None
         collector.stop()
-    return dict(steady_ms=1000 * steady, profile=self_profile(folded))
+    return dict(steady_ms=1000 * steady, profile=self_profile(folded), hz=4999)
 
 
 def machine():
@@ -528,7 +529,8 @@ def write_results(path, args, ov, fid, sc, st):
         if "self" in st:
             L.append(f"- otelprofd's CPU during one more {min(ov)} Hz run of the workload: "
                      f"{st['self']['steady_ms']:.0f} ms. Where it went:\n")
-            profile_tables(L, f"the workload at {min(ov)} Hz, exporting", st["self"]["profile"])
+            profile_tables(L, f"the workload at {min(ov)} Hz, exporting", st["self"]["profile"],
+                           st["self"].get("hz", 999))
         L.append("")
     if fid:
         L.append(f"## Fidelity at {args.fidelity_hz} Hz\n")
@@ -560,10 +562,10 @@ def write_results(path, args, ov, fid, sc, st):
     log(f"wrote {path}")
 
 
-def profile_tables(L, what, profile):
+def profile_tables(L, what, profile, hz=999):
     """The self profile of otelprofd (self_profile()'s result) as two tables."""
     n, top, by_total = profile
-    L.append(f"### Where otelprofd's own time goes ({what}; {n} samples of otelprofd at 999 Hz, "
+    L.append(f"### Where otelprofd's own time goes ({what}; {n} samples of otelprofd at {hz} Hz, "
              "taken by a second otelprofd)\n")
     L.append("| function | self | total |")
     L.append("|---|---|---|")
