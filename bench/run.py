@@ -527,7 +527,8 @@ def write_results(path, args, ov, fid, sc, st):
             L.append("- A new program's first frames: its ELF and debug information are opened (for libc here, "
                      "Debian's libc6-dbg, whose compressed .debug_* sections libdw inflates at once).")
         if "self" in st:
-            L.append(f"- otelprofd's CPU during one more {min(ov)} Hz run of the workload: "
+            note = f" ({st['self_note']})" if st.get("self_note") else ""
+            L.append(f"- otelprofd's CPU during one more {min(ov)} Hz run of the workload{note}: "
                      f"{st['self']['steady_ms']:.0f} ms. Where it went:\n")
             profile_tables(L, f"the workload at {min(ov)} Hz, exporting", st["self"]["profile"],
                            st["self"].get("hz", 999))
