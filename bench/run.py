@@ -451,6 +451,10 @@ def overhead_self_profile(build, freq, units, tmp):
     return dict(steady_ms=1000 * steady, profile=self_profile(folded), hz=4999)
 
 
+def measured_now():
+    return f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+
+
 def machine():
     kernel = platform.release()
     cpu = "unknown"
@@ -464,11 +468,11 @@ def machine():
     return kernel, cpu, mem, tools
 
 
-def write_results(path, args, ov, fid, sc, st):
+def write_results(path, args, ov, fid, sc, st, date=None):
     kernel, cpu, mem, tools = machine()
     L = []
     L.append("# otelprofd benchmark results\n")
-    L.append(f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    L.append(f"- Date: {date or measured_now()}")
     L.append(f"- Machine: {os.cpu_count()} CPUs ({cpu}), {mem} GiB, Linux {kernel}; "
              "a shared VM: only cpu-clock events, no hardware counters")
     L.append(f"- Tools: otelprofd (this tree, release build), {tools['perf']}, {tools['bpftrace']}")
@@ -639,7 +643,7 @@ def main():
         data = json.load(open(args.from_json))
         sys.argv[1:] = data.get("command", sys.argv[1:])
         write_results(args.out, args, {int(k): v for k, v in data["overhead"].items()}, data["fidelity"],
-                      data["scale"], data.get("startup", {}))
+                      data["scale"], data.get("startup", {}), data.get("date"))
         return
     if os.geteuid() != 0:
         sys.exit("bench: run as root (the profilers need it)")
@@ -665,7 +669,7 @@ def run_all(args, skip, tmp):
     sc = scale(args.build, args.scale_hz, tmp, args.scale_seconds) if "scale" not in skip else {}
     # The measurements themselves, so the report can be written again (--from-json) without a rerun.
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump({"command": sys.argv[1:], "startup": st, "overhead": {str(k): v for k, v in ov.items()},
+        json.dump({"command": sys.argv[1:], "date": measured_now(), "startup": st, "overhead": {str(k): v for k, v in ov.items()},
                    "fidelity": fid, "scale": sc}, f, indent=1)
     write_results(args.out, args, ov, fid, sc, st)
 
