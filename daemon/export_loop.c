@@ -9,6 +9,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "clock.h"
 #include "export_sender.h"
 #include "export_transport.h"
 #include "log.h"
@@ -20,14 +21,6 @@ struct export_loop {
 	uint64_t intervals;
 	uint64_t dropped_too_large; /* samples of processes larger than max_message_size alone */
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 struct export_loop *export_loop_new(const struct export_config *cfg)
 {
@@ -79,7 +72,7 @@ uint64_t export_loop_next_interval_ns(struct export_loop *l)
 	uint64_t r = 0, tenth = l->cfg->interval_ns / 10;
 
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = monotonic_ns();
+		r = clock_ns(CLOCK_MONOTONIC);
 	return l->cfg->interval_ns - tenth + (tenth ? r % (2 * tenth + 1) : 0);
 }
 
@@ -122,7 +115,7 @@ int export_loop_finish(struct export_loop *l, uint64_t timeout_ns)
 
 	if (!l)
 		return 0;
-	r = exporter_shutdown(l->exporter, monotonic_ns() + timeout_ns);
+	r = exporter_shutdown(l->exporter, clock_ns(CLOCK_MONOTONIC) + timeout_ns);
 	exporter_report(l->exporter);
 	exporter_get_stats(l->exporter, &st);
 	log_info("Export: %" PRIu64 " requests sent (%" PRIu64 " samples, %" PRIu64 " bytes), %" PRIu64

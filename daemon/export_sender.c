@@ -9,6 +9,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "clock.h"
 #include "export_queue.h"
 #include "log.h"
 
@@ -33,14 +34,6 @@ struct exporter {
 	struct failure_log permanent, partial, retrying, gave_up;
 	uint64_t rng;                 /* jitter */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* xorshift64*: jitter only, no need for quality. */
 static uint64_t next_random(uint64_t *s)
@@ -68,11 +61,11 @@ static void wait_until(struct exporter *e, uint64_t abs_ns)
 /* Send one request until it is accepted, refused or out of time. Called without the lock. */
 static void deliver(struct exporter *e, struct export_item *item)
 {
-	uint64_t first = now_ns(), backoff = e->cfg.initial_backoff_ns;
+	uint64_t first = clock_ns(CLOCK_MONOTONIC), backoff = e->cfg.initial_backoff_ns;
 	struct export_result res;
 
 	for (unsigned attempt = 0;; attempt++) {
-		uint64_t timeout = e->cfg.timeout_ns, t = now_ns(), delay, wake_at;
+		uint64_t timeout = e->cfg.timeout_ns, t = clock_ns(CLOCK_MONOTONIC), delay, wake_at;
 		bool stopping;
 
 		pthread_mutex_lock(&e->lock);
@@ -117,7 +110,7 @@ static void deliver(struct exporter *e, struct export_item *item)
 		if (res.retry_after_ns > delay)
 			delay = res.retry_after_ns;
 		backoff = backoff * 2 > e->cfg.max_backoff_ns ? e->cfg.max_backoff_ns : backoff * 2;
-		t = now_ns();
+		t = clock_ns(CLOCK_MONOTONIC);
 		wake_at = t + delay;
 		if (wake_at - first > e->cfg.max_elapsed_ns || (e->stopping && wake_at >= e->deadline_ns)) {
 			if (e->stopping && wake_at >= e->deadline_ns) {
@@ -131,7 +124,7 @@ static void deliver(struct exporter *e, struct export_item *item)
 			return;
 		}
 		/* Sleep, but wake for a shutdown so its deadline is honoured. */
-		while (now_ns() < wake_at) {
+		while (clock_ns(CLOCK_MONOTONIC) < wake_at) {
 			bool was_stopping = e->stopping;
 
 			wait_until(e, wake_at);
@@ -184,7 +177,7 @@ struct exporter *exporter_new(struct export_transport *transport, const struct e
 	if (!e->cfg.max_elapsed_ns)
 		e->cfg.max_elapsed_ns = 60000000000ULL;
 	if (getrandom(&e->rng, sizeof(e->rng), GRND_NONBLOCK) != sizeof(e->rng) || !e->rng)
-		e->rng = now_ns() | 1;
+		e->rng = clock_ns(CLOCK_MONOTONIC) | 1;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -238,7 +231,7 @@ int exporter_shutdown(struct exporter *e, uint64_t deadline_ns)
 	/* The sender leaves when the queue is empty; every wait it makes ends by the deadline. */
 	for (;;) {
 		pthread_mutex_lock(&e->lock);
-		if (now_ns() >= deadline_ns && e->queue.count) {
+		if (clock_ns(CLOCK_MONOTONIC) >= deadline_ns && e->queue.count) {
 			uint64_t before = e->queue.dropped_samples;
 			size_t n = e->queue.count;
 
@@ -266,7 +259,7 @@ void exporter_free(struct exporter *e)
 	if (!e)
 		return;
 	if (e->thread_started)
-		exporter_shutdown(e, now_ns());
+		exporter_shutdown(e, clock_ns(CLOCK_MONOTONIC));
 	export_queue_destroy(&e->queue);
 	pthread_cond_destroy(&e->wake);
 	pthread_mutex_destroy(&e->lock);

@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "clock.h"
 #include "log.h"
 
 #define MAX_LIST_BYTES (256u << 20) /* a PodList larger than this is refused (a node holds hundreds of pods) */
@@ -65,14 +66,6 @@ static void count(uint64_t *c)
 	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static bool stopping(struct k8s *k)
 {
 	return __atomic_load_n(&k->stop, __ATOMIC_RELAXED);
@@ -117,7 +110,7 @@ static bool on_event(struct k8s *k, const char *line, size_t len)
 		len--;
 	if (!len)
 		return true;
-	kind = k8s_pods_apply_event(k->pods, line, len, now_ns(), k->rv, sizeof(k->rv), &code);
+	kind = k8s_pods_apply_event(k->pods, line, len, clock_ns(CLOCK_MONOTONIC), k->rv, sizeof(k->rv), &code);
 	if (kind < 0) /* malformed: counted by the cache, skipped */
 		return true;
 	if (kind == K8S_EVENT_ERROR) {
@@ -312,7 +305,7 @@ static int list_pods(struct k8s *k, bool from_cache, char *why, size_t why_size)
 	free(url);
 	if (r)
 		return r;
-	r = k8s_pods_apply_list(k->pods, k->body.data ? k->body.data : "", k->body.len, now_ns(), k->rv,
+	r = k8s_pods_apply_list(k->pods, k->body.data ? k->body.data : "", k->body.len, clock_ns(CLOCK_MONOTONIC), k->rv,
 				sizeof(k->rv));
 	if (r == -EBADMSG)
 		snprintf(why, why_size, "the answer is not a PodList");
@@ -382,7 +375,7 @@ static void answered(struct k8s *k)
 static void *watcher(void *arg)
 {
 	struct k8s *k = arg;
-	unsigned backoff = k->backoff_min_ms, seed = (unsigned)now_ns();
+	unsigned backoff = k->backoff_min_ms, seed = (unsigned)clock_ns(CLOCK_MONOTONIC);
 	bool need_list = true, from_cache = true;
 
 	while (!stopping(k)) {
@@ -404,7 +397,7 @@ static void *watcher(void *arg)
 			need_list = false;
 			backoff = k->backoff_min_ms;
 		}
-		started = now_ns();
+		started = clock_ns(CLOCK_MONOTONIC);
 		r = watch_pods(k, why, sizeof(why));
 		if (r == -ECANCELED)
 			break;
@@ -424,7 +417,7 @@ static void *watcher(void *arg)
 		/* The server ended the watch (timeoutSeconds): resume at once, unless it ends them right away. */
 		if (k->failing)
 			answered(k);
-		if (k->stream_events || now_ns() - started > 1000000000ULL) {
+		if (k->stream_events || clock_ns(CLOCK_MONOTONIC) - started > 1000000000ULL) {
 			backoff = k->backoff_min_ms;
 			continue;
 		}

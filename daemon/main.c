@@ -18,6 +18,7 @@
 
 #include "aggregate.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "export_loop.h"
 #include "host_view.h"
 #include "k8s.h"
@@ -77,14 +78,6 @@ struct daemon {
 	uint64_t settle_dropped;           /* execs not read again: the list was full */
 	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
 };
-
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* Said once, when the symbolizer first finds kallsyms hidden (at start, or after a reload). */
 static void warn_kallsyms_hidden(struct daemon *d)

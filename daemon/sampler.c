@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bpf_log.h"
+#include "clock.h"
 #include "log.h"
 #include "profile.skel.h"
 
@@ -229,14 +230,6 @@ static int open_perf_events(struct sampler *s, const struct sampler_config *conf
 	return s->ncpus ? 0 : -ENODEV;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Instructions the verifier walked for the loaded programs (kernels from 5.16 say; 0 before). */
 static uint64_t count_verified_insns(struct bpf_object *obj)
 {
@@ -306,9 +299,9 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
 
-	s->load.load_ns = monotonic_ns();
+	s->load.load_ns = clock_ns(CLOCK_MONOTONIC);
 	r = profile_bpf__load(s->skel);
-	s->load.load_ns = monotonic_ns() - s->load.load_ns;
+	s->load.load_ns = clock_ns(CLOCK_MONOTONIC) - s->load.load_ns;
 	if (r) {
 		explain_load_failure(r);
 		*err = -ENOEXEC;

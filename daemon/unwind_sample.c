@@ -5,15 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The frame-pointer chain goes further than the unwound frames and begins with exactly them: the
@@ -44,12 +37,12 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, u
 		return s;
 	}
 	counters->window_bytes += w->size;
-	start = thread_cpu_ns();
+	start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	n = symbolizer_unwind_instance(sym, pid, instance, &(struct sym_unwind_input){
 		.ip = w->ip, .sp = w->sp, .bp = w->bp, .stack = w + 1, .stack_size = w->size,
 		.stack_complete = w->size < w->requested,
 	}, ips, OTELPROF_MAX_STACK_DEPTH, &result);
-	start = thread_cpu_ns() - start;
+	start = clock_ns(CLOCK_THREAD_CPUTIME_ID) - start;
 	counters->ns += start;
 	counters->us_histogram[start / 1000 < UNWIND_SAMPLE_HISTOGRAM ? start / 1000 : UNWIND_SAMPLE_HISTOGRAM - 1]++;
 

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "collector.h"
 #include "export_queue.h"
 #include "export_sender.h"
@@ -24,14 +25,6 @@
 #include "log.h"
 #include "otlp_encode.h"
 #include "profile.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static uint8_t *bytes(size_t n)
 {
@@ -89,7 +82,7 @@ static int fake_send(struct export_transport *t, const uint8_t *data, size_t len
 	pthread_mutex_lock(&f->lock);
 	i = f->calls < f->nscript ? f->calls : f->nscript - 1;
 	if (f->calls < 64)
-		f->call_ns[f->calls] = now_ns();
+		f->call_ns[f->calls] = clock_ns(CLOCK_MONOTONIC);
 	f->calls++;
 	*res = f->script[i];
 	pthread_mutex_unlock(&f->lock);
@@ -126,7 +119,7 @@ static struct exporter_stats run(struct fake *f, const struct exporter_config *c
 	assert_non_null(e);
 	for (unsigned i = 0; i < requests; i++)
 		exporter_enqueue(e, bytes(100), 100, 10);
-	exporter_shutdown(e, now_ns() + shutdown_after_ns);
+	exporter_shutdown(e, clock_ns(CLOCK_MONOTONIC) + shutdown_after_ns);
 	exporter_report(e);
 	exporter_get_stats(e, &st);
 	exporter_free(e);
@@ -214,14 +207,14 @@ static void test_shutdown_deadline(void **state)
 {
 	struct fake *f = fake_new(1, (struct export_result[]){ { .outcome = EXPORT_RETRYABLE } });
 	struct exporter_config cfg = fast;
-	uint64_t start = now_ns();
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
 	struct exporter_stats st;
 
 	(void)state;
 	cfg.initial_backoff_ns = cfg.max_backoff_ns = 1000000000ULL; /* sleeps longer than the deadline */
 	cfg.max_elapsed_ns = 60000000000ULL;
 	st = run(f, &cfg, 3, 300000000ULL);
-	assert_true(now_ns() - start < 2000000000ULL);
+	assert_true(clock_ns(CLOCK_MONOTONIC) - start < 2000000000ULL);
 	assert_int_equal(st.sent, 0);
 	assert_int_equal(st.dropped_shutdown, 3);
 	assert_int_equal(st.dropped_samples, 30);
