@@ -182,7 +182,7 @@ static struct entry *add(struct process_table *t, uint32_t pid, uint64_t start_n
 
 bool process_same_start(uint64_t start_ns, uint64_t proc_start_ns)
 {
-	return start_ns / proc_stat_tick_ns() == proc_start_ns / proc_stat_tick_ns();
+	return proc_stat_same_start(start_ns, proc_start_ns / proc_stat_tick_ns());
 }
 
 /* At most max - 1 bytes of path into a malloc'ed, NUL-terminated buffer; its length in *len. */

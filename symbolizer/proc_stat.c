@@ -55,3 +55,8 @@ uint64_t proc_stat_tick_ns(void)
 	}
 	return ns;
 }
+
+bool proc_stat_same_start(uint64_t start_ns, uint64_t start_ticks)
+{
+	return start_ns / proc_stat_tick_ns() == start_ticks;
+}

@@ -452,7 +452,7 @@ static int get_process(struct symbolizer *s, pid_t pid, uint64_t instance, uint6
 	p->instance = instance;
 	p->last_used = ++s->tick;
 	r = read_maps(p, &s->stats);
-	if (!r && start_ns && p->identity.start_ticks != start_ns / proc_stat_tick_ns()) {
+	if (!r && start_ns && !proc_stat_same_start(start_ns, p->identity.start_ticks)) {
 		/* The caller's process exited and another took its pid before we got here. */
 		maps_free(p->maps, p->nmaps);
 		s->stats.process_changed++;

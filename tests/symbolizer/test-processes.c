@@ -130,6 +130,10 @@ static void test_stat_parse(void **state)
 			 -EINVAL);
 	assert_int_equal(proc_stat_parse_start_ticks("", &ticks), -EINVAL);
 	assert_int_equal(proc_stat_start_ticks("/nonexistent", 1, &ticks), -ESRCH);
+	/* An exact start in ns matches the tick it falls in, and no other. */
+	assert_true(proc_stat_same_start(424242 * proc_stat_tick_ns(), 424242));
+	assert_true(proc_stat_same_start(424243 * proc_stat_tick_ns() - 1, 424242));
+	assert_false(proc_stat_same_start(424243 * proc_stat_tick_ns(), 424242));
 }
 
 /* An instance prepared with a start time that is not the pid's (the process exited and another took
