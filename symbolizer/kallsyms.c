@@ -213,7 +213,6 @@ struct kallsyms *kallsyms_load(const char *path)
 
 	if (!f)
 		return NULL;
-	setvbuf(f, NULL, _IOFBF, 64 << 10); /* /proc/kallsyms is megabytes: fewer, larger reads */
 	k = kallsyms_parse(f);
 	fclose(f);
 	return k;
@@ -258,7 +257,7 @@ int kallsyms_set_module_ranges(struct kallsyms *k, FILE *modules)
 	for (size_t i = 0; i < k->count; i++) {
 		struct ksym *s = &k->syms[i];
 
-		if (!strcmp(s->module, "vmlinux") || !strcmp(s->module, "bpf"))
+		if (s->module == kallsyms_vmlinux || !strcmp(s->module, "bpf"))
 			continue;
 		if (!last || strcmp(last->name, s->module)) {
 			last = NULL;
