@@ -91,11 +91,10 @@ static void warn_kallsyms_hidden(struct daemon *d)
 static void on_process_event(struct daemon *d, const struct otelprof_proc_event *e)
 {
 	char comm[OTELPROF_COMM_LEN + 1], filename[OTELPROF_PATH_LEN + 1];
+	const struct process_info *pi;
 
 	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, e->comm);
 	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
-	const struct process_info *pi;
-
 	switch (e->hdr.kind) {
 	case OTELPROF_RECORD_EXEC:
 		/* A new program, a new instance: the old program's mappings stay (retired) for its samples
@@ -312,10 +311,13 @@ static int arm_timer(int fd, uint64_t ns)
 /* Every counter the daemon keeps, now. */
 static void collect_metrics(struct daemon *d, struct self_metrics *m)
 {
+	struct sampler_load_stats load;
+
 	memset(m, 0, sizeof(*m));
 	sampler_counters(d->sampler, m->bpf);
-	m->bpf_load_ns = sampler_load_stats(d->sampler).load_ns;
-	m->bpf_verified_insns = sampler_load_stats(d->sampler).verified_insns;
+	load = sampler_load_stats(d->sampler);
+	m->bpf_load_ns = load.load_ns;
+	m->bpf_verified_insns = load.verified_insns;
 	m->malformed_records = d->malformed_records;
 	m->aggregate = *aggregate_counters(d->agg);
 	m->symbolizer = *symbolizer_stats(d->sym);

@@ -70,14 +70,6 @@ struct sym_map {
 };
 
 /*
- * The mappings of one process instance. An instance is (pid, a caller's key: the daemon's process
- * table gives one per process and per exec): a pid reused, or a process that exec'd, never reads
- * or shows another instance's mappings. Key 0 is the pid's current process (callers without
- * instances). Only symbolizer_prepare_instance() creates an entry for a non-zero key, and only
- * while the pid is that instance; once retired (its program or process ended) an entry is never
- * read from /proc again, and stays until forgotten or, when the table is full, evicted.
- */
-/*
  * Which process and program a pid runs: its start time and its executable. Maps read again later (a
  * lookup missed every mapping) are only taken when the identity is unchanged: a reader that falls
  * behind must not give an exited process the mappings of the one that reused its pid, nor a program
@@ -89,6 +81,14 @@ struct process_identity {
 	ino_t exe_ino;
 };
 
+/*
+ * The mappings of one process instance. An instance is (pid, a caller's key: the daemon's process
+ * table gives one per process and per exec): a pid reused, or a process that exec'd, never reads
+ * or shows another instance's mappings. Key 0 is the pid's current process (callers without
+ * instances). Only symbolizer_prepare_instance() creates an entry for a non-zero key, and only
+ * while the pid is that instance; once retired (its program or process ended) an entry is never
+ * read from /proc again, and stays until forgotten or, when the table is full, evicted.
+ */
 struct sym_process {
 	pid_t pid;
 	uint64_t instance;          /* caller's key; 0: the pid's current process */

@@ -141,10 +141,10 @@ void symbolizer_free(struct symbolizer *s);
  * Read the mappings of (pid, instance) now, so that its samples can be symbolized after it exits or
  * execs. 0, -ESRCH (gone), -ENOSPC (max_processes instances kept and none retired; counted) or
  * another -errno. When full, the least recently used retired instance is dropped (counted).
- */
-/* start_ns: the process's start (CLOCK_BOOTTIME ns, as BPF records give it), checked against what
+ * start_ns: the process's start (CLOCK_BOOTTIME ns, as BPF records give it), checked against what
  * /proc says so that a pid reused before this call is refused (-ESRCH, counted in process_changed);
- * 0: unchecked. Maps read again later are only taken while the pid runs the same process and program. */
+ * 0: unchecked. Maps read again later are only taken while the pid runs the same process and program.
+ */
 int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns);
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid);
 /* Read the mappings of a live instance again (a program just exec'd has mapped its libraries since).
@@ -157,8 +157,8 @@ int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sy
 /* Read kallsyms now rather than at the first kernel lookup (a process that will see kernel frames
  * pays it at start, off its sampling path). Idempotent. */
 void symbolizer_load_kallsyms(struct symbolizer *s);
-/* Symbolize a kernel address (the first call reads kallsyms unless it was loaded). 0, or -ENOENT when no symbol covers
- * it (frame still filled). */
+/* Symbolize a kernel address (the first call reads kallsyms unless it was loaded). 0, or -ENOENT
+ * when no symbol covers it (frame still filled). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *frame);
 
 /*
