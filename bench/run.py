@@ -356,9 +356,7 @@ def scale(build, freq, tmp, seconds):
         prof.start()
         # A second otelprofd profiles the first, at a high rate, to show where its time goes.
         self_folded = os.path.join(tmp, "self.folded")
-        observer = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--pid", str(prof.proc.pid),
-                                     "-F", "999", "--duration", f"{seconds - 1}s", "-o", self_folded],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        observer = start_observer(build, prof.proc.pid, 999, self_folded, f"{seconds - 1}s")
         time.sleep(seconds)
         observer.wait(timeout=60)
         steady, total, rss = prof.stop()
@@ -437,9 +435,7 @@ def overhead_self_profile(build, freq, units, tmp):
         prof = Otelprofd(build, freq, tmp)
         prof.start()
         folded = os.path.join(tmp, "overhead-self.folded")
-        observer = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--pid", str(prof.proc.pid),
-                                     "-F", "4999", "--duration", "0", "-o", folded],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        observer = start_observer(build, prof.proc.pid, 4999, folded)
         time.sleep(1.5)  # the observer's own start-up
         run_workload(bench)
         observer.send_signal(signal.SIGINT)
@@ -449,6 +445,13 @@ def overhead_self_profile(build, freq, units, tmp):
         Otelprofd.collector_port = None
         collector.stop()
     return dict(steady_ms=1000 * steady, profile=self_profile(folded), hz=4999)
+
+
+def start_observer(build, pid, hz, folded, duration="0"):
+    """A second otelprofd sampling otelprofd (pid) alone at hz into folded stacks, for self_profile()."""
+    return subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--pid", str(pid), "-F", str(hz),
+                             "--duration", duration, "-o", folded],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def measured_now():
