@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "aggregate.h"
+#include "profile/aggregate.h"
 
 static struct otelprof_sample make_sample(uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t leaf)
 {

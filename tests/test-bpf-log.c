@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf_log.h"
+#include "sampling/bpf_log.h"
 
 /* What libbpf prints when the verifier rejects a program: the whole verifier log arrives in ONE
  * message between BEGIN/END markers, then libbpf's own lines follow, one message each. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_file.h"
+#include "config/config_file.h"
 
 static int parse(const char *text, struct config_file **c, char *err)
 {

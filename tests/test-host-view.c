@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "host_view.h"
+#include "process/host_view.h"
 
 /* Runs a shell command made of fmt, every %s of which is the fake /proc's path. */
 static void sh(const char *fmt, const char *dir)

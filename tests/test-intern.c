@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "intern.h"
+#include "profile/intern.h"
 
 static void test_intern(void **state)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "options.h"
+#include "config/options.h"
 
 /* Parse "otelprofd LINE", keeping the first line options_parse() wrote on stderr in msg. */
 static enum options_result parse_message(struct options *o, const char *line, char *msg, size_t size)

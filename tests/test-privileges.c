@@ -7,7 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "privileges.h"
+#include "sampling/privileges.h"
 
 static void test_bpf_needs_cap(void **state)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "self_metrics.h"
+#include "ops/self_metrics.h"
 
 static char *render(const struct self_metrics *m)
 {

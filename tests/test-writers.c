@@ -14,8 +14,8 @@
 #include <zlib.h>
 
 #include "pprof_profile.pb-c.h"
-#include "profile.h"
-#include "writers.h"
+#include "profile/profile.h"
+#include "output/writers.h"
 
 void leaf_fn(void);
 void mid_fn(void);

@@ -15,13 +15,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "aggregate.h"
+#include "profile/aggregate.h"
 #include "log.h"
-#include "metadata.h"
-#include "otlp_encode.h"
-#include "process_table.h"
-#include "profile.h"
-#include "sampler.h"
+#include "process/metadata.h"
+#include "output/otlp_encode.h"
+#include "process/process_table.h"
+#include "profile/profile.h"
+#include "sampling/sampler.h"
 #include "symbolizer.h"
 
 struct ctx {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Every option of the daemon (the long_options table of daemon/options.c) is in --help, in the man
+"""Every option of the daemon (the long_options table of daemon/config/options.c) is in --help, in the man
 page and in the shipped configuration file, and that file passes --check-config: a flag added or
 renamed in the code without its documentation breaks this test."""
 import os
@@ -16,12 +16,12 @@ def fail(msg):
     sys.exit(1)
 
 
-source = open(os.path.join(root, "daemon", "options.c")).read()
+source = open(os.path.join(root, "daemon", "config", "options.c")).read()
 table = source[source.index("long_options[] = {"):]
 table = table[:table.index("};")]
 names = re.findall(r'\{ "([a-z-]+)",', table)
 if len(names) < 20:
-    fail(f"found only {len(names)} options in daemon/options.c: {names}")
+    fail(f"found only {len(names)} options in daemon/config/options.c: {names}")
 help_text = subprocess.run([exe, "--help"], capture_output=True, text=True).stdout
 man = open(os.path.join(root, "docs", "otelprofd.8")).read().replace("\\-", "-")
 conf = open(os.path.join(root, "systemd", "otelprofd.conf")).read()

@@ -33,7 +33,7 @@ caps = unit_values("AmbientCapabilities")[0].split()
 CAP_NUMBERS = {"CAP_DAC_READ_SEARCH": 2, "CAP_SYS_PTRACE": 19, "CAP_SYS_RESOURCE": 24, "CAP_SYSLOG": 34,
                "CAP_PERFMON": 38, "CAP_BPF": 39, "CAP_CHECKPOINT_RESTORE": 40}
 # The kept set as privileges.h documents it ("CAP_X  why" lines of its comment).
-header = open(os.path.join(os.environ["SOURCE_ROOT"], "daemon", "privileges.h")).read()
+header = open(os.path.join(os.environ["SOURCE_ROOT"], "daemon", "sampling", "privileges.h")).read()
 documented = re.findall(r"^ \*   (CAP_[A-Z_]+)\s", header, re.M)
 if not documented or any(c not in caps for c in documented):
     bpftest.fail(f"privileges.h documents kept capabilities {documented}, the unit grants {caps}")

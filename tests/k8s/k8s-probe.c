@@ -1,5 +1,5 @@
 /*
- * Drives the Kubernetes watcher (daemon/k8s.c) for test_k8s_api.py: starts it against the API named by
+ * Drives the Kubernetes watcher (daemon/process/k8s.c) for test_k8s_api.py: starts it against the API named by
  * OTELPROFD_K8S_API_URL / OTELPROFD_K8S_SECRETS_DIR, waits until its counters reach the given values
  * (or the timeout), then prints the counters, the given lookups and how long stopping took.
  *
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "k8s.h"
+#include "process/k8s.h"
 #include "log.h"
 
 static uint64_t ms_now(void)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "k8s_pods.h"
+#include "process/k8s_pods.h"
 
 #define SEC 1000000000ULL
 #define UID1 "0b5e8f3a-1c2d-4e5f-8a9b-0c1d2e3f4a5b"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "process/cgroup.h"
 
 #define ID "3f1e5a7c9b2d4e6f8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f"
 #define UID "1b2c3d4e-5f60-4a1b-8c2d-3e4f5a6b7c8d"

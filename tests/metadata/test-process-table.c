@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup_ids.h"
-#include "metadata.h"
-#include "process_table.h"
+#include "process/cgroup_ids.h"
+#include "process/metadata.h"
+#include "process/process_table.h"
 
 static uint64_t self_start(void)
 {

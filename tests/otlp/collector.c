@@ -21,7 +21,7 @@
 #include <grpc/slice.h>
 #include <grpc/support/time.h>
 
-#include "export_transport.h" /* export_read_file */
+#include "export/export_transport.h" /* export_read_file */
 #include "otlp_check.h"
 #include "otlp_profiles_service.pb-c.h"
 #include "otlp_rpc_status.pb-c.h"

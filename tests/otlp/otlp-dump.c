@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "export_transport.h"
+#include "export/export_transport.h"
 #include "otlp_check.h"
 
 int main(int argc, char **argv)

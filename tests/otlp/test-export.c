@@ -19,12 +19,12 @@
 
 #include "clock.h"
 #include "collector.h"
-#include "export_queue.h"
-#include "export_sender.h"
-#include "export_transport.h"
+#include "export/export_queue.h"
+#include "export/export_sender.h"
+#include "export/export_transport.h"
 #include "log.h"
-#include "otlp_encode.h"
-#include "profile.h"
+#include "output/otlp_encode.h"
+#include "profile/profile.h"
 
 static uint8_t *bytes(size_t n)
 {

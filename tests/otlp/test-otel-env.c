@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
-#include "otel_env.h"
-#include "otlp_encode.h"
+#include "config/options.h"
+#include "export/otel_env.h"
+#include "output/otlp_encode.h"
 
 /* A fake environment: NULL-terminated name/value pairs. */
 static const char *const *fake_env;

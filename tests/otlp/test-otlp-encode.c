@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "otlp_check.h"
-#include "otlp_encode.h"
-#include "profile.h"
+#include "output/otlp_encode.h"
+#include "profile/profile.h"
 
 void leaf_fn(void);
 void mid_fn(void);

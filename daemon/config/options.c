@@ -1,0 +1,837 @@
+#include "config/options.h"
+
+#include "config/config_file.h"
+#include "records.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	OPT_FOLLOW_CHILDREN = 0x100,
+	OPT_INCLUDE_IDLE,
+	OPT_TOP,
+	OPT_RINGBUF_SIZE,
+	OPT_MAX_STACKS,
+	OPT_MAX_SAMPLES,
+	OPT_CGROUP,
+	OPT_CONTAINER,
+	OPT_COMMAND_LINE,
+	OPT_ENDPOINT,
+	OPT_PROTOCOL,
+	OPT_HEADERS,
+	OPT_INSECURE,
+	OPT_CA_FILE,
+	OPT_CLIENT_CERT,
+	OPT_CLIENT_KEY,
+	OPT_COMPRESSION,
+	OPT_TIMEOUT,
+	OPT_EXPORT_INTERVAL,
+	OPT_MAX_MESSAGE_SIZE,
+	OPT_QUEUE_SIZE,
+	OPT_QUEUE_BYTES,
+	OPT_KUBERNETES,
+	OPT_METRICS_ADDRESS,
+	OPT_STATS_INTERVAL,
+	OPT_CONFIG,
+	OPT_CHECK_CONFIG,
+	OPT_STACK_COPY,
+	OPT_SYMBOL_CACHE,
+	OPT_LAST,
+};
+
+static const struct option long_options[] = {
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "follow-children", no_argument, NULL, OPT_FOLLOW_CHILDREN },
+	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "container", required_argument, NULL, OPT_CONTAINER },
+	{ "command-line", no_argument, NULL, OPT_COMMAND_LINE },
+	{ "kubernetes", required_argument, NULL, OPT_KUBERNETES },
+	{ "output", required_argument, NULL, 'o' },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
+	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
+	{ "symbol-cache", required_argument, NULL, OPT_SYMBOL_CACHE },
+	{ "endpoint", required_argument, NULL, OPT_ENDPOINT },
+	{ "protocol", required_argument, NULL, OPT_PROTOCOL },
+	{ "headers", required_argument, NULL, OPT_HEADERS },
+	{ "insecure", no_argument, NULL, OPT_INSECURE },
+	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
+	{ "client-cert", required_argument, NULL, OPT_CLIENT_CERT },
+	{ "client-key", required_argument, NULL, OPT_CLIENT_KEY },
+	{ "compression", required_argument, NULL, OPT_COMPRESSION },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "export-interval", required_argument, NULL, OPT_EXPORT_INTERVAL },
+	{ "max-message-size", required_argument, NULL, OPT_MAX_MESSAGE_SIZE },
+	{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
+	{ "queue-bytes", required_argument, NULL, OPT_QUEUE_BYTES },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "metrics-address", required_argument, NULL, OPT_METRICS_ADDRESS },
+	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ 0 },
+};
+
+static void print_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: otelprofd [OPTION]...\n"
+		"Sample the on-CPU stacks of every process on this host (or of the given pids) with eBPF\n"
+		"and write a profile.\n"
+		"\n"
+		"Sampling:\n"
+		"  -F, --frequency=HZ        samples per second on each CPU (1-%u; default %u)\n"
+		"  -d, --duration=TIME       stop after TIME (30s, 500ms, 2m, 1h; 0 = until SIGINT/SIGTERM;\n"
+		"                            default 10s)\n"
+		"  -p, --pid=PID[,PID...]    profile only these processes (filtered in the kernel; repeatable)\n"
+		"      --follow-children     with --pid, also profile processes the targets start later\n"
+		"      --include-idle        keep samples of idle CPUs (the idle task, pid 0)\n"
+		"      --cgroup=PATH         profile only this cgroup v2 and those below it (filtered in the\n"
+		"                            kernel); PATH as in /proc/PID/cgroup or under /sys/fs/cgroup\n"
+		"      --container=ID        profile only this container (full id or a prefix of 12 or more)\n"
+		"\n"
+		"Metadata:\n"
+		"      --command-line        add process.command_line to each process (it can hold secrets)\n"
+		"      --kubernetes=MODE     auto, on or off: name pods, namespaces and containers from the\n"
+		"                            Kubernetes API (in-cluster service account; default auto: on\n"
+		"                            when KUBERNETES_SERVICE_HOST is set)\n"
+		"\n"
+		"Output:\n"
+		"  -o, --output=FILE         FILE.pb.gz: gzipped pprof profile; FILE.folded: folded stacks for\n"
+		"                            flame graphs; FILE.otlp: an OTLP ExportProfilesServiceRequest;\n"
+		"                            '-': top functions table on stdout (default)\n"
+		"      --top=N               rows of the top table (default %u)\n"
+		"\n"
+		"OTLP export (runs until SIGTERM unless -d is given; flags win over OTEL_EXPORTER_OTLP_*):\n"
+		"      --endpoint=URL        collector: host:port, http://host:port or https://host:port\n"
+		"                            (default port 4317 for gRPC, 4318 for HTTP; HTTP posts to\n"
+		"                            /v1development/profiles)\n"
+		"      --protocol=P          grpc (default) or http/protobuf\n"
+		"      --headers=K=V[,K=V]   request headers / gRPC metadata (values %%-encoded)\n"
+		"      --insecure            plain text when the endpoint has no scheme (default: TLS)\n"
+		"      --ca-file=PEM         CA certificates to verify the collector with\n"
+		"      --client-cert=PEM, --client-key=PEM   client certificate and key (mutual TLS)\n"
+		"      --compression=C       gzip (default) or none\n"
+		"      --timeout=TIME        per-request timeout (default 10s)\n"
+		"      --export-interval=TIME  send a profile every TIME, +-10%% jitter (default 10s)\n"
+		"      --max-message-size=N  bytes per request, split by process beyond (default 16MiB)\n"
+		"      --queue-size=N        requests waiting to be sent; the oldest is dropped beyond (default %u)\n"
+		"      --queue-bytes=N       bytes waiting to be sent (default 64MiB; at least --max-message-size)\n"
+		"\n"
+		"Limits:\n"
+		"      --ringbuf-size=KIB    BPF ring buffer size in KiB, a power of two (default %u)\n"
+		"      --stack-copy=BYTES    user stack copied per sample for DWARF unwinding (16KiB default,\n"
+		"                            64KiB at most; 0: frame pointers only)\n"
+		"      --symbol-cache=BYTES  binaries and debug info kept cached for symbolization; the least\n"
+		"                            recently used are dropped beyond (default 128MiB, at least 1MiB)\n"
+		"      --max-stacks=N        distinct stacks kept per interval; more are dropped and counted\n"
+		"                            (default %u)\n"
+		"      --max-samples=N       samples kept per interval; more are dropped and counted\n"
+		"                            (default %u)\n"
+		"\n"
+		"Self-monitoring:\n"
+		"      --metrics-address=HOST:PORT  serve otelprofd's own counters in the Prometheus format on\n"
+		"                            http://HOST:PORT/metrics and readiness on /ready (keep it on loopback)\n"
+		"      --stats-interval=TIME  log a one-line summary of the counters this often (default 1m;\n"
+		"                            0 = never)\n"
+		"\n"
+		"Other:\n"
+		"      --config=FILE         read settings from FILE: one 'key = value' per line, keys are the\n"
+		"                            long option names; flags win over OTEL_* variables, which win over\n"
+		"                            the file\n"
+		"      --check-config        check the configuration (--config, or " OTELPROFD_DEFAULT_CONFIG ")\n"
+		"                            and exit: 0 when valid, 2 with the first error's line\n"
+		"  -v, --verbose             log more (debug messages, counters)\n"
+		"  -q, --quiet               log only errors\n"
+		"  -h, --help                show this help and exit\n"
+		"  -V, --version             show the version and exit\n"
+		"\n"
+		"Needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE (memlock on older kernels) and read\n"
+		"access to other processes' /proc entries (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH).\n"
+		"Exit status: 0 on success, 1 on a runtime failure, 2 on a usage or setup error.\n",
+		OPTIONS_MAX_FREQUENCY, OPTIONS_DEFAULT_FREQUENCY, OPTIONS_DEFAULT_TOP,
+		EXPORT_DEFAULT_QUEUE_SIZE, OPTIONS_DEFAULT_RINGBUF_KIB, OPTIONS_DEFAULT_MAX_STACKS,
+		OPTIONS_DEFAULT_MAX_SAMPLES);
+}
+
+int parse_uint(const char *text, unsigned long long min, unsigned long long max,
+	       unsigned long long *value)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!text || !*text || *text == '-' || *text == '+' || *text == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*value = v;
+	return 0;
+}
+
+int parse_duration(const char *text, uint64_t *ns)
+{
+	static const struct {
+		const char *suffix;
+		double scale;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "m", 60e9 }, { "h", 3600e9 }, { "", 1e9 },
+	};
+	double v, total;
+	char *end;
+
+	if (!text || !*text || *text == '-' || *text == '+' || *text == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || !isfinite(v) || v < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		total = v * units[i].scale;
+		if (total >= 1e19) /* past what a uint64 of nanoseconds holds (584 years) */
+			return -EINVAL;
+		*ns = (uint64_t)total;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static bool process_exists(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static int add_pids(struct options *opts, const char *list, FILE *err)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long long v;
+		pid_t *grown;
+
+		if (parse_uint(tok, 1, INT_MAX, &v)) {
+			fprintf(err, "otelprofd: --pid: '%s' is not a process id\n", tok);
+			r = -EINVAL;
+			break;
+		}
+		if (!process_exists((pid_t)v)) {
+			fprintf(err, "otelprofd: --pid: no process with id %llu\n", v);
+			r = -ESRCH;
+			break;
+		}
+		grown = realloc(opts->pids, (opts->npids + 1) * sizeof(*grown));
+		if (!grown) {
+			r = -ENOMEM;
+			break;
+		}
+		opts->pids = grown;
+		opts->pids[opts->npids++] = (pid_t)v;
+	}
+	if (!r && !opts->npids) {
+		fprintf(err, "otelprofd: --pid: no process id given\n");
+		r = -EINVAL;
+	}
+	free(copy);
+	return r;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && !strcmp(s + n - m, suffix);
+}
+
+static int set_output(struct options *opts, const char *path, FILE *err)
+{
+	opts->output = path;
+	if (!strcmp(path, "-"))
+		opts->format = OUTPUT_TOP;
+	else if (has_suffix(path, ".pb.gz"))
+		opts->format = OUTPUT_PPROF;
+	else if (has_suffix(path, ".folded"))
+		opts->format = OUTPUT_FOLDED;
+	else if (has_suffix(path, ".otlp"))
+		opts->format = OUTPUT_OTLP;
+	else {
+		fprintf(err, "otelprofd: --output: cannot tell the format of '%s' "
+			"(use FILE.pb.gz, FILE.folded, FILE.otlp or -)\n", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int number_option(const char *name, const char *arg, unsigned long long min,
+			 unsigned long long max, unsigned long long *value, FILE *err)
+{
+	int r = parse_uint(arg, min, max, value);
+
+	if (r == -ERANGE)
+		fprintf(err, "otelprofd: --%s: %s is out of range (%llu-%llu)\n", name, arg, min, max);
+	else if (r)
+		fprintf(err, "otelprofd: --%s: '%s' is not a number\n", name, arg);
+	return r;
+}
+
+static const char *plain_getenv(const char *name)
+{
+	return getenv(name);
+}
+
+static int size_option(const char *name, const char *arg, size_t min, size_t *value, FILE *err)
+{
+	if (parse_size(arg, value) || *value < min) {
+		fprintf(err, "otelprofd: --%s: '%s' is not a size of at least %zu (examples: 4096, 512KiB, 16MiB)\n",
+			name, arg, min);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int duration_option(const char *name, const char *arg, uint64_t min_ns, uint64_t *ns, FILE *err)
+{
+	if (parse_duration(arg, ns) || *ns < min_ns) {
+		fprintf(err, "otelprofd: --%s: '%s' is not a duration of at least %llums (examples: 10s, 500ms)\n",
+			name, arg, (unsigned long long)(min_ns / 1000000));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The export flags; false when c is not one of them. *bad tells a usage error. */
+static bool export_option(struct export_config *e, int c, const char *arg, FILE *err, bool *bad)
+{
+	unsigned long long v;
+
+	switch (c) {
+	case OPT_ENDPOINT:
+		e->endpoint = arg;
+		break;
+	case OPT_PROTOCOL:
+		if (!strcmp(arg, "grpc"))
+			e->protocol = EXPORT_PROTOCOL_GRPC;
+		else if (!strcmp(arg, "http/protobuf") || !strcmp(arg, "http"))
+			e->protocol = EXPORT_PROTOCOL_HTTP;
+		else {
+			fprintf(err, "otelprofd: --protocol: '%s' is not supported (grpc or http/protobuf)\n", arg);
+			*bad = true;
+		}
+		break;
+	case OPT_HEADERS:
+		e->headers_text = arg;
+		break;
+	case OPT_INSECURE:
+		e->insecure = EXPORT_YES;
+		break;
+	case OPT_CA_FILE:
+		e->ca_file = arg;
+		break;
+	case OPT_CLIENT_CERT:
+		e->client_cert = arg;
+		break;
+	case OPT_CLIENT_KEY:
+		e->client_key = arg;
+		break;
+	case OPT_COMPRESSION:
+		if (!strcmp(arg, "gzip"))
+			e->compression = EXPORT_COMPRESSION_GZIP;
+		else if (!strcmp(arg, "none"))
+			e->compression = EXPORT_COMPRESSION_NONE;
+		else {
+			fprintf(err, "otelprofd: --compression: '%s' is not supported (gzip or none)\n", arg);
+			*bad = true;
+		}
+		break;
+	case OPT_TIMEOUT:
+		*bad = duration_option("timeout", arg, 1000000, &e->timeout_ns, err);
+		break;
+	case OPT_EXPORT_INTERVAL:
+		*bad = duration_option("export-interval", arg, 100000000, &e->interval_ns, err);
+		break;
+	case OPT_MAX_MESSAGE_SIZE:
+		*bad = size_option("max-message-size", arg, 4096, &e->max_message_size, err);
+		break;
+	case OPT_QUEUE_SIZE:
+		*bad = number_option("queue-size", arg, 1, 100000, &v, err);
+		e->queue_size = (size_t)v;
+		break;
+	case OPT_QUEUE_BYTES:
+		*bad = size_option("queue-bytes", arg, 4096, &e->queue_bytes, err);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+static void options_init(struct options *opts)
+{
+	*opts = (struct options){
+		.frequency = OPTIONS_DEFAULT_FREQUENCY,
+		.duration_ns = OPTIONS_DEFAULT_DURATION_NS,
+		.format = OUTPUT_TOP,
+		.top = OPTIONS_DEFAULT_TOP,
+		.ringbuf_kib = OPTIONS_DEFAULT_RINGBUF_KIB,
+		.stack_copy = OPTIONS_DEFAULT_STACK_COPY,
+		.symbol_cache = OPTIONS_DEFAULT_SYMBOL_CACHE,
+		.max_stacks = OPTIONS_DEFAULT_MAX_STACKS,
+		.max_samples = OPTIONS_DEFAULT_MAX_SAMPLES,
+		.stats_interval_ns = OPTIONS_DEFAULT_STATS_INTERVAL_NS,
+	};
+}
+
+/*
+ * Set one option from a flag or a configuration file entry (arg is NULL for options without a
+ * value). 0, -EINVAL after a message on err, or -ENOENT when c is not a settable option.
+ */
+static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
+{
+	unsigned long long v;
+	bool bad = false;
+
+	if (export_option(&opts->export, c, arg, err, &bad))
+		return bad ? -EINVAL : 0;
+	switch (c) {
+	case 'F':
+		if (number_option("frequency", arg, 1, OPTIONS_MAX_FREQUENCY, &v, err))
+			return -EINVAL;
+		opts->frequency = (unsigned)v;
+		break;
+	case 'd':
+		if (parse_duration(arg, &opts->duration_ns)) {
+			fprintf(err, "otelprofd: --duration: '%s' is not a duration "
+				"(examples: 30s, 500ms, 2m)\n", arg);
+			return -EINVAL;
+		}
+		opts->duration_set = true;
+		break;
+	case 'p':
+		if (add_pids(opts, arg, err))
+			return -EINVAL;
+		break;
+	case OPT_FOLLOW_CHILDREN:
+		opts->follow_children = true;
+		break;
+	case OPT_INCLUDE_IDLE:
+		opts->include_idle = true;
+		break;
+	case OPT_CGROUP:
+		if (!arg[0]) {
+			fprintf(err, "otelprofd: --cgroup: empty path\n");
+			return -EINVAL;
+		}
+		opts->cgroup = arg;
+		break;
+	case OPT_CONTAINER:
+		if (strlen(arg) < 12 || strlen(arg) > 64 || strspn(arg, "0123456789abcdefABCDEF") != strlen(arg)) {
+			fprintf(err, "otelprofd: --container: '%s' is not a container id (12 to 64 hex digits)\n", arg);
+			return -EINVAL;
+		}
+		opts->container = arg;
+		break;
+	case OPT_COMMAND_LINE:
+		opts->command_line = true;
+		break;
+	case OPT_KUBERNETES:
+		if (!strcmp(arg, "auto"))
+			opts->kubernetes = KUBERNETES_AUTO;
+		else if (!strcmp(arg, "on"))
+			opts->kubernetes = KUBERNETES_ON;
+		else if (!strcmp(arg, "off"))
+			opts->kubernetes = KUBERNETES_OFF;
+		else {
+			fprintf(err, "otelprofd: --kubernetes: '%s' is not auto, on or off\n", arg);
+			return -EINVAL;
+		}
+		break;
+	case 'o':
+		if (set_output(opts, arg, err))
+			return -EINVAL;
+		break;
+	case OPT_TOP:
+		if (number_option("top", arg, 1, 100000, &v, err))
+			return -EINVAL;
+		opts->top = (unsigned)v;
+		break;
+	case OPT_RINGBUF_SIZE:
+		if (number_option("ringbuf-size", arg, 64, 1 << 20, &v, err))
+			return -EINVAL;
+		if (v & (v - 1)) {
+			fprintf(err, "otelprofd: --ringbuf-size: %llu is not a power of two\n", v);
+			return -EINVAL;
+		}
+		opts->ringbuf_kib = (unsigned)v;
+		break;
+	case OPT_STACK_COPY: {
+		size_t bytes;
+
+		if (parse_size(arg, &bytes) || bytes > OTELPROF_MAX_STACK_COPY) {
+			fprintf(err, "otelprofd: --stack-copy: '%s' is not a size from 0 to 64KiB\n", arg);
+			return -EINVAL;
+		}
+		opts->stack_copy = (unsigned)bytes;
+		break;
+	}
+	case OPT_SYMBOL_CACHE: {
+		size_t bytes;
+
+		if (parse_size(arg, &bytes) || bytes < (1u << 20)) {
+			fprintf(err, "otelprofd: --symbol-cache: '%s' is not a size of at least 1MiB\n", arg);
+			return -EINVAL;
+		}
+		opts->symbol_cache = bytes;
+		break;
+	}
+	case OPT_MAX_STACKS:
+		if (number_option("max-stacks", arg, 1, 1 << 24, &v, err))
+			return -EINVAL;
+		opts->max_stacks = v;
+		break;
+	case OPT_MAX_SAMPLES:
+		if (number_option("max-samples", arg, 1, 1ULL << 32, &v, err))
+			return -EINVAL;
+		opts->max_samples = v;
+		break;
+	case 'v':
+		opts->verbose = true;
+		break;
+	case 'q':
+		opts->quiet = true;
+		break;
+	case OPT_METRICS_ADDRESS:
+		if (!strchr(arg, ':')) {
+			fprintf(err, "otelprofd: --metrics-address: '%s' is not HOST:PORT (example: 127.0.0.1:9464)\n", arg);
+			return -EINVAL;
+		}
+		opts->metrics_address = arg;
+		break;
+	case OPT_STATS_INTERVAL:
+		if (parse_duration(arg, &opts->stats_interval_ns) ||
+		    (opts->stats_interval_ns && opts->stats_interval_ns < 1000000000ULL)) {
+			fprintf(err, "otelprofd: --stats-interval: '%s' is not a duration of 1s or more (or 0)\n", arg);
+			return -EINVAL;
+		}
+		break;
+	default:
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The OTEL_EXPORTER_OTLP_* variable of an export setting, so a file entry yields to it. */
+static bool environment_sets(int c)
+{
+	static const struct {
+		int option;
+		const char *name;
+	} vars[] = {
+		{ OPT_ENDPOINT, "ENDPOINT" }, { OPT_PROTOCOL, "PROTOCOL" }, { OPT_HEADERS, "HEADERS" },
+		{ OPT_INSECURE, "INSECURE" }, { OPT_CA_FILE, "CERTIFICATE" },
+		{ OPT_CLIENT_CERT, "CLIENT_CERTIFICATE" }, { OPT_CLIENT_KEY, "CLIENT_KEY" },
+		{ OPT_COMPRESSION, "COMPRESSION" }, { OPT_TIMEOUT, "TIMEOUT" },
+	};
+	char name[96];
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *prefixes[] = { "OTEL_EXPORTER_OTLP_PROFILES_", "OTEL_EXPORTER_OTLP_" };
+
+		if (vars[i].option != c)
+			continue;
+		for (size_t j = 0; j < 2; j++) {
+			const char *v;
+
+			snprintf(name, sizeof(name), "%s%s", prefixes[j], vars[i].name);
+			v = getenv(name);
+			if (v && *v)
+				return true;
+		}
+	}
+	return false;
+}
+
+static const struct option *find_long_option(const char *name)
+{
+	for (const struct option *o = long_options; o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
+/* Options that only make sense on the command line. */
+static bool command_line_only(int c)
+{
+	return c == 'h' || c == 'V' || c == OPT_CONFIG || c == OPT_CHECK_CONFIG;
+}
+
+/* "yes"/"no" for options without a value. 1, 0, or -EINVAL. */
+static int parse_bool(const char *v)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1"))
+		return 1;
+	if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "0"))
+		return 0;
+	return -EINVAL;
+}
+
+/*
+ * Check one entry by applying it to a scratch copy, so a bad value is reported with its file and
+ * line. 0 when valid (value_out says what to apply: NULL for a flag, or nothing when *skip).
+ */
+static int check_entry(const struct config_file *cf, const struct config_entry *e, const struct option **out,
+		       const char **value_out, bool *skip, FILE *err)
+{
+	const struct option *o = find_long_option(e->key);
+	struct options scratch;
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int r;
+
+	*skip = false;
+	*value_out = e->value;
+	if (!o || command_line_only(o->val)) {
+		fprintf(err, "otelprofd: %s:%u: unknown key '%s'\n", cf->name, e->line, e->key);
+		return -EINVAL;
+	}
+	if (o->has_arg == no_argument) {
+		r = parse_bool(e->value);
+		if (r < 0) {
+			fprintf(err, "otelprofd: %s:%u: %s: '%s' is not yes or no\n", cf->name, e->line, e->key, e->value);
+			return -EINVAL;
+		}
+		*skip = r == 0;
+		*value_out = NULL;
+	} else if (!e->value[0]) {
+		fprintf(err, "otelprofd: %s:%u: %s needs a value\n", cf->name, e->line, e->key);
+		return -EINVAL;
+	}
+	mem = open_memstream(&msg, &len);
+	if (!mem)
+		return -ENOMEM;
+	options_init(&scratch);
+	r = *skip ? 0 : apply_option(&scratch, o->val, *value_out, mem);
+	options_free(&scratch);
+	fclose(mem);
+	if (r) {
+		const char *text = msg && !strncmp(msg, "otelprofd: ", 11) ? msg + 11 : msg ? msg : "invalid value\n";
+
+		fprintf(err, "otelprofd: %s:%u: %s", cf->name, e->line, text);
+	}
+	free(msg);
+	*out = o;
+	return r ? -EINVAL : 0;
+}
+
+/* Apply the configuration file under what the flags (set[]) and the environment already said;
+ * line[c] is the file's line of each option it set, for errors about two options. */
+static int apply_config_file(struct options *opts, const char *path, const bool *set, unsigned *line, FILE *err)
+{
+	char msg[512];
+	int r = config_file_load(path, &opts->config, msg, sizeof(msg));
+
+	if (r) {
+		fprintf(err, "otelprofd: %s\n", msg);
+		return r;
+	}
+	for (size_t i = 0; i < opts->config->nentries; i++) {
+		const struct config_entry *e = &opts->config->entries[i];
+		const struct option *o;
+		const char *value;
+		bool skip;
+
+		r = check_entry(opts->config, e, &o, &value, &skip, err);
+		if (r)
+			return r;
+		if (skip || set[o->val] || environment_sets(o->val))
+			continue;
+		r = apply_option(opts, o->val, value, err);
+		if (r)
+			return r;
+		line[o->val] = e->line;
+	}
+	return 0;
+}
+
+static const char *option_name(int c)
+{
+	for (const struct option *o = long_options; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
+}
+
+/*
+ * An error about two options: a needs b (which nothing set), or a and b exclude each other. It is
+ * located at the configuration file's line of a (else of b) when the file set either:
+ * "FILE:3: follow-children needs pid", "FILE:2: output and endpoint exclude each other (endpoint:
+ * line 5)"; options given as flags keep their "--".
+ */
+static void report_pair(FILE *err, const struct options *opts, const unsigned *line, int a, int b, bool needs)
+{
+	unsigned at = line[a] ? line[a] : line[b];
+	/* The missing option of "needs" is named the way a was given. */
+	bool b_plain = needs ? line[a] : line[b];
+
+	if (at)
+		fprintf(err, "otelprofd: %s:%u: ", opts->config->name, at);
+	else
+		fprintf(err, "otelprofd: ");
+	fprintf(err, "%s%s %s %s%s%s", line[a] ? "" : "--", option_name(a), needs ? "needs" : "and",
+		b_plain ? "" : "--", option_name(b), needs ? "" : " exclude each other");
+	if (line[a] && line[b] && line[a] != line[b])
+		fprintf(err, " (%s: line %u)", option_name(b), line[b]);
+	fputc('\n', err);
+}
+
+/* otel_env_apply()'s errors about options the file may have set, to locate them at its lines. */
+static const struct {
+	const char *prefix;
+	int options[2];
+} export_errors[] = {
+	{ "otelprofd: endpoint: ", { OPT_ENDPOINT, OPT_ENDPOINT } },
+	{ "otelprofd: headers: ", { OPT_HEADERS, OPT_HEADERS } },
+	{ "otelprofd: a client certificate needs its key", { OPT_CLIENT_CERT, OPT_CLIENT_KEY } },
+};
+
+/* otel_env_apply() with its error at the file's line when it is about an option from the file. */
+static int apply_export_env(struct options *opts, const unsigned *line, FILE *err)
+{
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&msg, &len);
+	unsigned at = 0;
+	int r;
+
+	if (!mem)
+		return -ENOMEM;
+	r = otel_env_apply(&opts->export, plain_getenv, mem);
+	fclose(mem);
+	for (size_t i = 0; r && msg && i < sizeof(export_errors) / sizeof(export_errors[0]); i++) {
+		unsigned a = line[export_errors[i].options[0]], b = line[export_errors[i].options[1]];
+
+		if (!strncmp(msg, export_errors[i].prefix, strlen(export_errors[i].prefix)))
+			at = a ? a : b;
+	}
+	if (msg && at)
+		fprintf(err, "otelprofd: %s:%u: %s", opts->config->name, at, msg + strlen("otelprofd: "));
+	else if (msg)
+		fputs(msg, err);
+	free(msg);
+	return r;
+}
+
+enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err)
+{
+	bool set[OPT_LAST] = { false }; /* options given as flags: the file does not override them */
+	unsigned line[OPT_LAST] = { 0 }; /* the configuration file's line of the options it set */
+	const char *config_path;
+	int c;
+
+	options_init(opts);
+	optind = 0; /* GNU getopt: full reinitialisation, so parsing can run more than once */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:d:p:o:vqhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			print_usage(out);
+			return OPTIONS_EXIT;
+		case 'V':
+			fprintf(out, "otelprofd %s\n", OTELPROFD_VERSION);
+			return OPTIONS_EXIT;
+		case OPT_CONFIG:
+			opts->config_path = optarg;
+			break;
+		case OPT_CHECK_CONFIG:
+			opts->check_config = true;
+			break;
+		case ':':
+			fprintf(err, "otelprofd: option '%s' needs a value\n", argv[optind - 1]);
+			goto usage;
+		case '?':
+			if (optopt)
+				fprintf(err, "otelprofd: unknown option '-%c'\n", optopt);
+			else
+				fprintf(err, "otelprofd: unknown option '%s'\n", argv[optind - 1]);
+			goto usage;
+		default:
+			if (apply_option(opts, c, optarg, err))
+				goto usage;
+			set[c] = true;
+			break;
+		}
+	}
+	if (optind < argc) {
+		fprintf(err, "otelprofd: unexpected argument '%s'\n", argv[optind]);
+		goto usage;
+	}
+	config_path = opts->config_path ? opts->config_path : opts->check_config ? OTELPROFD_DEFAULT_CONFIG : NULL;
+	if (config_path && apply_config_file(opts, config_path, set, line, err))
+		goto fail;
+	if (opts->follow_children && !opts->npids) {
+		report_pair(err, opts, line, OPT_FOLLOW_CHILDREN, 'p', true);
+		goto usage;
+	}
+	if (opts->verbose && opts->quiet) {
+		report_pair(err, opts, line, 'v', 'q', false);
+		goto usage;
+	}
+	if (apply_export_env(opts, line, err))
+		goto usage;
+	if (opts->export.enabled && opts->output) {
+		if (opts->export.endpoint) {
+			report_pair(err, opts, line, 'o', OPT_ENDPOINT, false);
+			goto usage;
+		}
+		/* An ad hoc run writing a file ignores a collector configured in the environment. */
+		opts->export.enabled = false;
+	}
+	/* A collector makes otelprofd a daemon: it runs until SIGTERM unless told a duration. */
+	if (opts->export.enabled && !opts->duration_set)
+		opts->duration_ns = 0;
+	if (opts->check_config) {
+		fprintf(out, "otelprofd: %s: configuration is valid\n", config_path);
+		options_free(opts);
+		return OPTIONS_EXIT;
+	}
+	return OPTIONS_OK;
+
+usage:
+	fprintf(err, "Try 'otelprofd --help' for more information.\n");
+fail:
+	options_free(opts);
+	return OPTIONS_USAGE;
+}
+
+void options_free(struct options *opts)
+{
+	if (!opts)
+		return;
+	free(opts->pids);
+	export_config_free(&opts->export);
+	config_file_free(opts->config);
+	opts->config = NULL;
+	opts->pids = NULL;
+	opts->npids = 0;
+}

@@ -1,0 +1,92 @@
+/*
+ * Command-line options. options_parse() fills a struct options from argv; options_free() releases
+ * what it allocated (the pid array). Strings point into argv and are not copied.
+ */
+#ifndef OTELPROFD_OPTIONS_H
+#define OTELPROFD_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "export/otel_env.h"
+
+#define OPTIONS_DEFAULT_FREQUENCY 19
+#define OPTIONS_MAX_FREQUENCY 10000
+#define OPTIONS_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
+#define OPTIONS_DEFAULT_TOP 20
+#define OPTIONS_DEFAULT_RINGBUF_KIB 4096
+#define OPTIONS_DEFAULT_STACK_COPY 16384
+/* Within the systemd unit's MemoryMax=256M with room for the aggregation and export queues. */
+#define OPTIONS_DEFAULT_SYMBOL_CACHE (128ULL << 20)
+#define OPTIONS_DEFAULT_MAX_STACKS 65536
+#define OPTIONS_DEFAULT_MAX_SAMPLES 1000000
+#define OPTIONS_DEFAULT_STATS_INTERVAL_NS (60ULL * 1000000000ULL)
+
+enum output_format {
+	OUTPUT_TOP,    /* "-" or no -o: top-N functions table on stdout */
+	OUTPUT_FOLDED, /* *.folded: comm;frame;frame count */
+	OUTPUT_PPROF,  /* *.pb.gz: gzipped perftools.profiles.Profile */
+	OUTPUT_OTLP,   /* *.otlp: one OTLP ExportProfilesServiceRequest (binary protobuf) */
+};
+
+enum kubernetes_mode {
+	KUBERNETES_AUTO, /* watch the API server's pods when running in a cluster (KUBERNETES_SERVICE_HOST set) */
+	KUBERNETES_ON,   /* watch them, and say why when that cannot be done */
+	KUBERNETES_OFF,
+};
+
+struct options {
+	unsigned frequency;       /* samples per second per CPU */
+	uint64_t duration_ns;     /* stop after this long; 0 = until SIGINT/SIGTERM */
+	bool duration_set;        /* -d given (with a collector the default is to run until SIGTERM) */
+	pid_t *pids;              /* --pid targets (owned); NULL = every process */
+	size_t npids;
+	bool follow_children;     /* also profile children the targets start */
+	bool include_idle;        /* keep samples of the idle task */
+	const char *cgroup;       /* --cgroup: profile only this cgroup and those below it; NULL = all */
+	const char *container;    /* --container: profile only this container (id or prefix); NULL = all */
+	bool command_line;        /* add process.command_line (it can hold secrets) */
+	enum kubernetes_mode kubernetes; /* --kubernetes: pod, namespace and container names from the API */
+	const char *metrics_address; /* --metrics-address HOST:PORT: Prometheus /metrics and /ready */
+	uint64_t stats_interval_ns; /* --stats-interval: a summary log line this often; 0 = never */
+	const char *config_path;  /* --config FILE */
+	bool check_config;        /* --check-config: validate the configuration and exit */
+	struct config_file *config; /* the file read (owned): string options may point into it */
+	const char *output;       /* -o path, "-" for stdout; NULL = top table on stdout */
+	enum output_format format;
+	unsigned top;             /* rows of the top table */
+	unsigned ringbuf_kib;     /* BPF ring buffer size */
+	unsigned stack_copy;      /* bytes of user stack copied per sample (0: frame pointers only) */
+	uint64_t symbol_cache;    /* bytes of binaries and debug info the symbolizer keeps cached */
+	size_t max_stacks;        /* bound on distinct stacks aggregated per interval */
+	size_t max_samples;       /* bound on samples aggregated per interval */
+	bool verbose;
+	bool quiet;
+	struct export_config export; /* OTLP collector: flags, then OTEL_* variables (owned) */
+};
+
+struct config_file;
+
+enum options_result {
+	OPTIONS_OK = 0,    /* run */
+	OPTIONS_EXIT = 1,  /* --help, --version or a valid --check-config: exit 0 */
+	OPTIONS_USAGE = 2, /* bad usage was reported on err: exit 2 */
+};
+
+/*
+ * Parse argv into opts (which it initialises), then the configuration file (--config), then the
+ * environment: flags win over the environment, which wins over the file, which wins over the
+ * defaults. Messages go to out (help, version) and err. options_free() releases opts.
+ */
+enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err);
+void options_free(struct options *opts);
+
+/* "30s", "500ms", "2m", "1h", "1.5s", or plain seconds. Returns 0 or -EINVAL. */
+int parse_duration(const char *text, uint64_t *ns);
+/* A decimal unsigned integer in [min, max]. Returns 0, -EINVAL or -ERANGE. */
+int parse_uint(const char *text, unsigned long long min, unsigned long long max, unsigned long long *value);
+
+#endif

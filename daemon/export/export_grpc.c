@@ -1,0 +1,319 @@
+/*
+ * OTLP over gRPC with the gRPC core C API: one channel, one unary call per request to
+ * ProfilesService/Export, headers as metadata, gzip through the channel's default compression,
+ * a deadline per call. The channel reconnects on its own; calls are wait_for_ready, so a call made
+ * while the collector is away waits (within its deadline) for the connection instead of failing at
+ * once, and is sent the moment the collector is back; if the deadline passes first, the exporter
+ * retries it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/compression.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/slice.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+
+#include "export/export_transport.h"
+
+#define EXPORT_METHOD "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+/* Bound on a collector's answer and on PEM files. */
+#define MAX_PEM_BYTES (1u << 20)
+
+struct grpc_transport {
+	struct export_transport base;
+	grpc_channel *channel;
+	grpc_completion_queue *cq;
+	grpc_metadata *metadata;
+	size_t nmetadata;
+};
+
+/* "Failed to read the <what> <path>: <error>" */
+static void set_error(char *buf, size_t len, const char *what, const char *path, int err)
+{
+	if (buf && len)
+		snprintf(buf, len, "Failed to read the %s %s: %s", what, path, strerror(err));
+}
+
+/* Retryable status codes of the OTLP sheet; RESOURCE_EXHAUSTED only with RetryInfo. */
+enum export_outcome export_grpc_classify(int code, bool has_retry_info)
+{
+	switch ((grpc_status_code)code) {
+	case GRPC_STATUS_OK:
+		return EXPORT_OK;
+	case GRPC_STATUS_UNAVAILABLE:
+	case GRPC_STATUS_ABORTED:
+	case GRPC_STATUS_OUT_OF_RANGE:
+	case GRPC_STATUS_DATA_LOSS:
+	case GRPC_STATUS_CANCELLED:
+	case GRPC_STATUS_DEADLINE_EXCEEDED:
+		return EXPORT_RETRYABLE;
+	case GRPC_STATUS_RESOURCE_EXHAUSTED:
+		return has_retry_info ? EXPORT_RETRYABLE : EXPORT_PERMANENT;
+	default:
+		return EXPORT_PERMANENT;
+	}
+}
+
+static bool slice_equals(grpc_slice s, const char *text)
+{
+	size_t n = strlen(text);
+
+	return GRPC_SLICE_LENGTH(s) == n && !memcmp(GRPC_SLICE_START_PTR(s), text, n);
+}
+
+/* The whole message of a received byte buffer, decompressed, as one slice. */
+static grpc_slice read_buffer(grpc_byte_buffer *bb)
+{
+	grpc_byte_buffer_reader reader;
+	grpc_slice s;
+
+	if (!grpc_byte_buffer_reader_init(&reader, bb))
+		return grpc_empty_slice();
+	s = grpc_byte_buffer_reader_readall(&reader);
+	grpc_byte_buffer_reader_destroy(&reader);
+	return s;
+}
+
+static int grpc_send(struct export_transport *base, const uint8_t *data, size_t len, uint64_t timeout_ns,
+		     struct export_result *res)
+{
+	struct grpc_transport *t = (struct grpc_transport *)base;
+	grpc_slice method = grpc_slice_from_static_string(EXPORT_METHOD);
+	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+					     gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
+	grpc_slice payload = grpc_slice_from_copied_buffer((const char *)data, len);
+	grpc_byte_buffer *request = grpc_raw_byte_buffer_create(&payload, 1), *response = NULL;
+	grpc_metadata_array initial_md, trailing_md;
+	grpc_status_code status = GRPC_STATUS_UNKNOWN;
+	grpc_slice details = grpc_empty_slice();
+	const char *error_string = NULL;
+	grpc_op ops[6];
+	grpc_call *call;
+	grpc_event ev;
+	uint64_t retry_ns = 0;
+	bool has_retry_info = false;
+
+	grpc_slice_unref(payload);
+	memset(res, 0, sizeof(*res));
+	memset(ops, 0, sizeof(ops));
+	grpc_metadata_array_init(&initial_md);
+	grpc_metadata_array_init(&trailing_md);
+	call = grpc_channel_create_call(t->channel, NULL, GRPC_PROPAGATE_DEFAULTS, t->cq, method, NULL, deadline, NULL);
+	if (!call) {
+		grpc_byte_buffer_destroy(request);
+		res->outcome = EXPORT_RETRYABLE;
+		snprintf(res->message, sizeof(res->message), "could not create a gRPC call");
+		return 0;
+	}
+	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
+	ops[0].data.send_initial_metadata.count = t->nmetadata;
+	ops[0].data.send_initial_metadata.metadata = t->metadata;
+	ops[1].op = GRPC_OP_SEND_MESSAGE;
+	ops[1].data.send_message.send_message = request;
+	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+	ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+	ops[3].data.recv_initial_metadata.recv_initial_metadata = &initial_md;
+	ops[4].op = GRPC_OP_RECV_MESSAGE;
+	ops[4].data.recv_message.recv_message = &response;
+	ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+	ops[5].data.recv_status_on_client.trailing_metadata = &trailing_md;
+	ops[5].data.recv_status_on_client.status = &status;
+	ops[5].data.recv_status_on_client.status_details = &details;
+	ops[5].data.recv_status_on_client.error_string = &error_string;
+	if (grpc_call_start_batch(call, ops, 6, call, NULL) != GRPC_CALL_OK) {
+		res->outcome = EXPORT_RETRYABLE;
+		snprintf(res->message, sizeof(res->message), "could not start a gRPC call");
+		goto out;
+	}
+	/* The call's deadline bounds the wait; the extra second only guards against a stuck core. */
+	ev = grpc_completion_queue_pluck(t->cq, call,
+					 gpr_time_add(deadline, gpr_time_from_seconds(1, GPR_TIMESPAN)), NULL);
+	if (ev.type != GRPC_OP_COMPLETE) {
+		grpc_call_cancel(call, NULL);
+		grpc_completion_queue_pluck(t->cq, call, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		status = GRPC_STATUS_DEADLINE_EXCEEDED;
+	}
+
+	for (size_t i = 0; i < trailing_md.count; i++) {
+		if (!slice_equals(trailing_md.metadata[i].key, "grpc-status-details-bin"))
+			continue;
+		export_parse_rpc_status(GRPC_SLICE_START_PTR(trailing_md.metadata[i].value),
+					GRPC_SLICE_LENGTH(trailing_md.metadata[i].value), NULL, 0, &retry_ns, &has_retry_info);
+	}
+	res->code = (int)status;
+	res->retry_after_ns = retry_ns;
+	res->outcome = export_grpc_classify((int)status, has_retry_info);
+	if (status == GRPC_STATUS_OK && response) {
+		grpc_slice body = read_buffer(response);
+
+		if (!export_parse_response(GRPC_SLICE_START_PTR(body), GRPC_SLICE_LENGTH(body), &res->rejected,
+					   res->message, sizeof(res->message))) {
+			/* The data was accepted; only the answer is garbage. Say so, do not resend. */
+			snprintf(res->message, sizeof(res->message), "undecodable ExportProfilesServiceResponse");
+		}
+		grpc_slice_unref(body);
+	} else if (status != GRPC_STATUS_OK) {
+		snprintf(res->message, sizeof(res->message), "gRPC status %d: %.*s%s%s", (int)status,
+			 (int)(GRPC_SLICE_LENGTH(details) < 200 ? GRPC_SLICE_LENGTH(details) : 200),
+			 (const char *)GRPC_SLICE_START_PTR(details), error_string && !GRPC_SLICE_LENGTH(details) ? " " : "",
+			 error_string && !GRPC_SLICE_LENGTH(details) ? "(transport error)" : "");
+		for (char *c = res->message; *c; c++)
+			if (*c < 0x20 || *c >= 0x7f)
+				*c = '?';
+	}
+out:
+	gpr_free((void *)error_string);
+	grpc_slice_unref(details);
+	grpc_metadata_array_destroy(&initial_md);
+	grpc_metadata_array_destroy(&trailing_md);
+	grpc_byte_buffer_destroy(request);
+	if (response)
+		grpc_byte_buffer_destroy(response);
+	grpc_call_unref(call);
+	return 0;
+}
+
+static void grpc_transport_free(struct export_transport *base)
+{
+	struct grpc_transport *t = (struct grpc_transport *)base;
+
+	if (!t)
+		return;
+	if (t->channel)
+		grpc_channel_destroy(t->channel);
+	if (t->cq) {
+		grpc_completion_queue_shutdown(t->cq);
+		while (grpc_completion_queue_pluck(t->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+		       GRPC_QUEUE_SHUTDOWN)
+			;
+		grpc_completion_queue_destroy(t->cq);
+	}
+	for (size_t i = 0; i < t->nmetadata; i++) {
+		grpc_slice_unref(t->metadata[i].key);
+		grpc_slice_unref(t->metadata[i].value);
+	}
+	free(t->metadata);
+	free(t);
+	grpc_shutdown();
+}
+
+static grpc_channel_credentials *make_credentials(const struct export_config *cfg, int *err, char *errbuf,
+						  size_t errlen)
+{
+	grpc_ssl_pem_key_cert_pair pair = { 0 };
+	grpc_channel_credentials *creds;
+	char *ca = NULL, *cert = NULL, *key = NULL;
+
+	if (!cfg->tls)
+		return grpc_insecure_credentials_create();
+	if (cfg->ca_file && !(ca = export_read_file(cfg->ca_file, MAX_PEM_BYTES))) {
+		*err = -errno;
+		set_error(errbuf, errlen, "CA file", cfg->ca_file, errno);
+		return NULL;
+	}
+	if (cfg->client_cert) {
+		cert = export_read_file(cfg->client_cert, MAX_PEM_BYTES);
+		if (!cert)
+			set_error(errbuf, errlen, "client certificate", cfg->client_cert, errno);
+		key = cert ? export_read_file(cfg->client_key, MAX_PEM_BYTES) : NULL;
+		if (cert && !key)
+			set_error(errbuf, errlen, "client key", cfg->client_key, errno);
+		if (!cert || !key) {
+			*err = -errno;
+			free(ca);
+			free(cert);
+			return NULL;
+		}
+		pair.private_key = key;
+		pair.cert_chain = cert;
+	}
+	creds = grpc_ssl_credentials_create(ca, cert ? &pair : NULL, NULL, NULL);
+	free(ca);
+	free(cert);
+	if (key) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+	}
+	if (!creds) {
+		*err = -EINVAL;
+		snprintf(errbuf, errlen, "Failed to set up TLS for the collector");
+	}
+	return creds;
+}
+
+struct export_transport *export_grpc_new(const struct export_config *cfg, int *err, char *errbuf, size_t errlen)
+{
+	struct grpc_transport *t;
+	grpc_channel_credentials *creds;
+	char user_agent[64];
+	grpc_arg args[7];
+	grpc_channel_args channel_args = { .num_args = 0, .args = args };
+
+	grpc_init();
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		*err = -ENOMEM;
+		snprintf(errbuf, errlen, "Out of memory");
+		grpc_shutdown();
+		return NULL;
+	}
+	t->base.send = grpc_send;
+	t->base.free = grpc_transport_free;
+	t->base.name = "grpc";
+	t->metadata = calloc(cfg->nheaders ? cfg->nheaders : 1, sizeof(*t->metadata));
+	t->cq = grpc_completion_queue_create_for_pluck(NULL);
+	if (!t->metadata || !t->cq) {
+		*err = -ENOMEM;
+		snprintf(errbuf, errlen, "Out of memory");
+		grpc_transport_free(&t->base);
+		return NULL;
+	}
+	for (size_t i = 0; i < cfg->nheaders; i++) {
+		t->metadata[i].key = grpc_slice_from_copied_string(cfg->headers[i].key);
+		t->metadata[i].value = grpc_slice_from_copied_string(cfg->headers[i].value);
+		t->nmetadata++;
+	}
+	creds = make_credentials(cfg, err, errbuf, errlen);
+	if (!creds) {
+		grpc_transport_free(&t->base);
+		return NULL;
+	}
+
+	snprintf(user_agent, sizeof(user_agent), "otelprofd/%s", OTELPROFD_VERSION);
+	args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_PRIMARY_USER_AGENT_STRING,
+						   .value.string = user_agent };
+	args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH,
+						   .value.integer = cfg->max_message_size > (1u << 30) ? 1 << 30
+								    : (int)cfg->max_message_size + 4096 };
+	/* Come back quickly after a collector restart: the exporter does its own backoff. */
+	args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER,
+						   .key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, .value.integer = 500 };
+	args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+						   .value.integer = 500 };
+	args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+						   .value.integer = 3000 };
+	/* Retries are the exporter's (with the sheet's rules), not the channel's. */
+	args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_ENABLE_RETRIES,
+						   .value.integer = 0 };
+	if (cfg->compression == EXPORT_COMPRESSION_GZIP)
+		args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER,
+							   .key = (char *)GRPC_COMPRESSION_CHANNEL_DEFAULT_ALGORITHM,
+							   .value.integer = GRPC_COMPRESS_GZIP };
+	t->channel = grpc_channel_create(cfg->target, creds, &channel_args);
+	grpc_channel_credentials_release(creds);
+	if (!t->channel) {
+		*err = -EINVAL;
+		snprintf(errbuf, errlen, "Failed to create a gRPC channel to %s", cfg->target);
+		grpc_transport_free(&t->base);
+		return NULL;
+	}
+	return &t->base;
+}

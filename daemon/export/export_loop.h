@@ -1,0 +1,28 @@
+/*
+ * The daemon's export side: owns the transport and exporter made from the configuration, says
+ * when the next interval ends (jittered), and turns each interval's profile into queued requests.
+ * Used only from the main thread; the network is the exporter's thread's business.
+ */
+#ifndef OTELPROFD_EXPORT_LOOP_H
+#define OTELPROFD_EXPORT_LOOP_H
+
+#include <stdint.h>
+
+#include "export/export_sender.h"
+#include "export/otel_env.h"
+#include "profile/profile.h"
+
+struct export_loop;
+
+/* NULL with errno; the reason is logged. cfg must outlive the loop. */
+struct export_loop *export_loop_new(const struct export_config *cfg);
+/* Length of the next interval: the configured one +-10%, so a fleet does not send in lockstep. */
+uint64_t export_loop_next_interval_ns(struct export_loop *l);
+/* Encode p and queue its requests; logs the exporter's failures since the last interval. 0 or -errno. */
+int export_loop_submit(struct export_loop *l, const struct profile *p);
+/* The exporter's counters now, and samples dropped because one process was over the size cap. */
+void export_loop_stats(struct export_loop *l, struct exporter_stats *stats, uint64_t *dropped_too_large);
+/* Send what is queued within timeout_ns, log the totals, and free the loop. 0 or -ETIMEDOUT. */
+int export_loop_finish(struct export_loop *l, uint64_t timeout_ns);
+
+#endif

@@ -1,0 +1,232 @@
+#include "ops/self_metrics.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+enum metric_type { COUNTER, GAUGE };
+
+/* One exposed time series: name{label="value"} and its number. */
+struct series {
+	const char *name;
+	enum metric_type type;
+	const char *help;
+	const char *label;       /* "reason=\"ring_buffer_full\"", or NULL */
+	double value;
+};
+
+uint64_t self_metrics_busy_cpu_ticks(void)
+{
+	unsigned long long user, nice, system, idle, iowait, irq, softirq, steal;
+	FILE *f = fopen("/proc/stat", "re");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle, &iowait, &irq,
+		   &softirq, &steal);
+	fclose(f);
+	return n == 8 ? user + nice + system + irq + softirq + steal : 0;
+}
+
+void self_metrics_read_process(struct self_metrics *m)
+{
+	struct rusage ru;
+	long size = 0, pages = 0;
+	FILE *f;
+
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		m->cpu_seconds = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+				 ru.ru_stime.tv_usec / 1e6;
+		m->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
+	}
+	f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &pages) == 2)
+			m->rss_bytes = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+		fclose(f);
+	}
+}
+
+#define C(n, h, l, v) { "otelprofd_" n, COUNTER, h, l, (double)(v) }
+#define G(n, h, l, v) { "otelprofd_" n, GAUGE, h, l, (double)(v) }
+
+static size_t collect(const struct self_metrics *m, struct series *s, size_t max)
+{
+	const struct agg_counters *a = &m->aggregate;
+	const struct symbolizer_stats *y = &m->symbolizer;
+	const struct process_table_counters *p = &m->processes;
+	const struct exporter_stats *e = &m->export;
+	const char *dropped = "samples dropped before aggregation, by reason";
+	const char *symfail = "address lookups that found no function, by cause";
+	size_t n = 0;
+	struct series all[] = {
+		C("perf_events_total", "perf events that ran the BPF program", NULL, m->bpf[OTELPROF_CNT_SAMPLES]),
+		C("samples_total", "samples aggregated", NULL, a->samples),
+		C("samples_skipped_total", "samples not kept by design, by reason", "reason=\"other_process\"",
+		  m->bpf[OTELPROF_CNT_FILTERED]),
+		C("samples_skipped_total", NULL, "reason=\"other_cgroup\"", m->bpf[OTELPROF_CNT_CGROUP_FILTERED]),
+		C("samples_skipped_total", NULL, "reason=\"idle\"", m->bpf[OTELPROF_CNT_IDLE]),
+		C("samples_dropped_total", dropped, "reason=\"ring_buffer_full\"", m->bpf[OTELPROF_CNT_RINGBUF_FULL]),
+		C("samples_dropped_total", NULL, "reason=\"stack_table_full\"", a->dropped_entries),
+		C("samples_dropped_total", NULL, "reason=\"stack_bytes\"", a->dropped_stack_bytes),
+		C("samples_dropped_total", NULL, "reason=\"sample_bound\"", a->dropped_samples),
+		C("samples_dropped_total", NULL, "reason=\"out_of_memory\"", a->dropped_nomem),
+		C("samples_dropped_total", NULL, "reason=\"malformed\"", a->malformed + m->malformed_records),
+		C("stack_errors_total", "stack walks the kernel could not do, by side", "side=\"kernel\"",
+		  m->bpf[OTELPROF_CNT_KSTACK_ERROR]),
+		C("stack_errors_total", NULL, "side=\"user\"", m->bpf[OTELPROF_CNT_USTACK_ERROR]),
+		C("symbolizer_lookups_total", "user and kernel address lookups", NULL, y->lookups),
+		C("symbolizer_symbolized_total", "lookups that found a function", NULL, y->symbolized),
+		C("symbolizer_failures_total", symfail, "cause=\"no_mapping\"", y->no_mapping),
+		C("symbolizer_failures_total", NULL, "cause=\"process_gone\"", y->process_gone),
+		C("symbolizer_failures_total", NULL, "cause=\"process_changed\"", y->process_changed),
+		C("symbolizer_failures_total", NULL, "cause=\"module_open_failed\"", y->module_open_failed),
+		C("symbolizer_failures_total", NULL, "cause=\"module_cache_full\"", y->module_cache_full),
+		C("symbolizer_failures_total", NULL, "cause=\"process_maps_full\"", y->process_table_full),
+		C("symbolizer_failures_total", NULL, "cause=\"process_maps_unknown\"", y->instance_unknown),
+		C("symbolizer_processes_evicted_total",
+		  "ended processes' mappings dropped to make room for live ones (their samples lose symbols)", NULL,
+		  y->processes_evicted),
+		C("symbolizer_modules_bad_total", "binaries marked bad (not ELF, corrupt, over bounds, replaced)", NULL,
+		  y->modules_bad),
+		C("symbolizer_module_cache_hits_total", "mappings whose file was cached", NULL, y->module_cache_hits),
+		C("symbolizer_module_cache_misses_total", "mappings whose file had to be opened", NULL,
+		  y->module_cache_misses),
+		C("symbolizer_modules_evicted_total", "modules evicted from the cache", NULL, y->modules_evicted),
+		G("symbolizer_modules", "modules in the cache", NULL, y->modules_cached),
+		G("symbolizer_module_bytes", "bytes the cached modules account for", NULL, y->module_bytes),
+		C("symbolizer_module_bytes_over_total", "times only the module in use was left over the byte bound",
+		  NULL, y->module_bytes_over),
+		C("symbolizer_debuglink_too_big_total", "debuglink candidates too big to CRC-check", NULL,
+		  y->debuglink_too_big),
+		G("kallsyms_hidden", "1 when kernel addresses are hidden (kptr_restrict)", NULL, y->kallsyms_hidden),
+		C("process_events_total", "process records from BPF, by kind", "kind=\"exec\"", p->execs),
+		C("process_events_total", NULL, "kind=\"fork\"", p->forks),
+		C("process_events_total", NULL, "kind=\"exit\"", p->exits),
+		C("process_lost_records_total", "process records lost in the kernel (ring buffer full)", NULL,
+		  m->bpf[OTELPROF_CNT_PROC_EVENTS_LOST]),
+		C("processes_evicted_total", "process table entries dropped because it was full", NULL, p->evicted),
+		C("samples_without_process_total", "samples whose process could not be described", NULL, p->no_process),
+		C("proc_read_failures_total", "reads of /proc/PID that failed", NULL, p->proc_read_failed),
+		C("cgroup_by_id_total", "cgroups found by a record's cgroup id (/proc gone or the process moved), "
+		  "by outcome", "outcome=\"resolved\"", p->cgroup_resolved),
+		C("cgroup_by_id_total", NULL, "outcome=\"gone\"", p->cgroup_unresolved),
+		G("bpf_load_seconds", "time loading the BPF programs took at start, mostly the kernel's verifier", NULL,
+		  m->bpf_load_ns / 1e9),
+		G("bpf_verified_instructions", "instructions the kernel's verifier processed to load the BPF programs",
+		  NULL, m->bpf_verified_insns),
+		C("cpu_seconds_total", "otelprofd's own user and system CPU time", NULL, m->cpu_seconds),
+		G("resident_memory_bytes", "otelprofd's resident memory", NULL, m->rss_bytes),
+		G("resident_memory_peak_bytes", "otelprofd's peak resident memory", NULL, m->peak_rss_bytes),
+		G("ready", "1 when sampling works and profiles are delivered", NULL, m->ready),
+	};
+	struct series exported[] = {
+		C("export_requests_total", "export requests, by outcome", "status=\"sent\"", e->sent),
+		C("export_requests_total", NULL, "status=\"dropped_queue_full\"", e->dropped_queue_full),
+		C("export_requests_total", NULL, "status=\"dropped_retries_exhausted\"", e->dropped_retries),
+		C("export_requests_total", NULL, "status=\"dropped_permanent_error\"", e->dropped_permanent),
+		C("export_requests_total", NULL, "status=\"dropped_shutdown\"", e->dropped_shutdown),
+		C("export_attempts_total", "sends to the collector, retries included", NULL, e->attempts),
+		C("export_retries_total", "sends retried after a retryable error", NULL, e->retries),
+		C("export_bytes_total", "uncompressed bytes the collector accepted", NULL, e->bytes_sent),
+		C("export_samples_total", "samples the collector accepted", NULL, e->samples_sent),
+		C("export_samples_dropped_total", "samples in dropped requests or too large to send", NULL,
+		  e->dropped_samples + m->export_dropped_too_large),
+		C("export_rejected_profiles_total", "profiles the collector rejected in a partial success", NULL,
+		  e->rejected_profiles),
+		G("export_queue_requests", "requests waiting to be sent", NULL, e->queued),
+		G("export_queue_bytes", "bytes waiting to be sent", NULL, e->queued_bytes),
+	};
+	struct series kube[] = {
+		C("k8s_requests_total", "Kubernetes API requests, by kind and outcome", "kind=\"list\",status=\"ok\"",
+		  m->k8s.lists),
+		C("k8s_requests_total", NULL, "kind=\"list\",status=\"error\"", m->k8s.list_errors),
+		C("k8s_requests_total", NULL, "kind=\"watch\",status=\"ok\"", m->k8s.watches),
+		C("k8s_requests_total", NULL, "kind=\"watch\",status=\"error\"", m->k8s.watch_errors),
+		C("k8s_events_total", "pod watch events applied", NULL, m->k8s.events),
+	};
+
+	struct series unwinding[] = {
+		C("unwind_samples_total", "samples by how their user stack was found", "result=\"unwound\"",
+		  m->unwind.unwound),
+		C("unwind_samples_total", NULL, "result=\"kept_frame_pointers\"", m->unwind.kept_fp),
+		C("unwind_samples_total", NULL, "result=\"frame_pointers_longer\"", m->unwind.fp_longer),
+		C("unwind_samples_total", NULL, "result=\"malformed_window\"", m->unwind.malformed),
+		C("unwind_truncated_total", "unwound stacks cut by the copied window or the depth bound", NULL,
+		  m->unwind.truncated),
+		C("unwind_frames_total", "frames unwound, by method", "method=\"cfi\"", y->unwind_frames_cfi),
+		C("unwind_frames_total", NULL, "method=\"frame_pointer\"", y->unwind_frames_fp),
+		C("unwind_window_bytes_total", "user stack bytes copied by the BPF program", NULL, m->unwind.window_bytes),
+		C("unwind_seconds_total", "CPU time spent unwinding", NULL, m->unwind.ns / 1e9),
+	};
+	static char end_labels[UNWIND_END_MAX][48];
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
+		s[n++] = all[i];
+	for (size_t i = 0; i < sizeof(unwinding) / sizeof(unwinding[0]) && n < max; i++)
+		s[n++] = unwinding[i];
+	/* How every walk ended: entry (complete), truncated, or the cause of failure. */
+	for (int end = 0; end < UNWIND_END_MAX && n < max; end++) {
+		snprintf(end_labels[end], sizeof(end_labels[end]), "end=\"%s\"", unwind_end_name(end));
+		s[n++] = (struct series){ "otelprofd_unwind_walks_total", COUNTER,
+					  end ? NULL : "stack walks by how they ended (entry = complete)",
+					  end_labels[end], (double)y->unwind_ends[end] };
+	}
+	for (size_t i = 0; m->export_enabled && i < sizeof(exported) / sizeof(exported[0]) && n < max; i++)
+		s[n++] = exported[i];
+	for (size_t i = 0; m->k8s_enabled && i < sizeof(kube) / sizeof(kube[0]) && n < max; i++)
+		s[n++] = kube[i];
+	return n;
+}
+
+void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out)
+{
+	struct series s[128];
+	size_t n = collect(m, s, sizeof(s) / sizeof(s[0]));
+
+	for (size_t i = 0; i < n; i++) {
+		/* HELP and TYPE once per metric name, before its first series. */
+		if (s[i].help)
+			fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", s[i].name, s[i].help, s[i].name,
+				s[i].type == COUNTER ? "counter" : "gauge");
+		if (s[i].label)
+			fprintf(out, "%s{%s} %.17g\n", s[i].name, s[i].label, s[i].value);
+		else
+			fprintf(out, "%s %.17g\n", s[i].name, s[i].value);
+	}
+}
+
+static uint64_t dropped_samples(const struct self_metrics *m)
+{
+	const struct agg_counters *a = &m->aggregate;
+
+	return m->bpf[OTELPROF_CNT_RINGBUF_FULL] + a->dropped_entries + a->dropped_stack_bytes + a->dropped_samples +
+	       a->dropped_nomem + a->malformed + m->malformed_records;
+}
+
+void self_metrics_format_summary(const struct self_metrics *m, const struct self_metrics *prev, double seconds,
+				 char *buf, size_t size)
+{
+	double cpu = prev && seconds > 0 ? 100.0 * (m->cpu_seconds - prev->cpu_seconds) / seconds : 0;
+	uint64_t samples = m->aggregate.samples - (prev ? prev->aggregate.samples : 0);
+	uint64_t dropped = dropped_samples(m) - (prev ? dropped_samples(prev) : 0);
+	size_t n;
+
+	n = (size_t)snprintf(buf, size, "stats: %" PRIu64 " samples (%" PRIu64 " dropped), %" PRIu64
+			     " not symbolized, cpu %.2f%%, rss %.1f MiB", samples, dropped,
+			     m->symbolizer.lookups - m->symbolizer.symbolized -
+				     (prev ? prev->symbolizer.lookups - prev->symbolizer.symbolized : 0),
+			     cpu, m->rss_bytes / 1048576.0);
+	if (m->export_enabled && n < size)
+		n += (size_t)snprintf(buf + n, size - n, ", export %" PRIu64 " sent, %" PRIu64 " retried, %" PRIu64
+				      " dropped, queue %zu", m->export.sent - (prev ? prev->export.sent : 0),
+				      m->export.retries - (prev ? prev->export.retries : 0),
+				      (m->export.dropped_queue_full + m->export.dropped_retries + m->export.dropped_permanent) -
+					      (prev ? prev->export.dropped_queue_full + prev->export.dropped_retries +
+							      prev->export.dropped_permanent : 0),
+				      m->export.queued);
+	if (!m->ready && n < size)
+		snprintf(buf + n, size - n, "; not ready: %s", m->not_ready_reason);
+}

@@ -1,0 +1,62 @@
+/*
+ * otelprofd's own metrics: a snapshot of every counter the daemon keeps, rendered in the
+ * Prometheus text format (for --metrics-address) or as the one-line log summary. A snapshot is
+ * plain data, filled by the main loop; it owns nothing.
+ */
+#ifndef OTELPROFD_SELF_METRICS_H
+#define OTELPROFD_SELF_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "profile/aggregate.h"
+#include "export/export_sender.h"
+#include "process/k8s.h"
+#include "process/process_table.h"
+#include "records.h"
+#include "symbolizer.h"
+#include "sampling/unwind_sample.h"
+
+struct self_metrics {
+	uint64_t bpf[OTELPROF_CNT_MAX];   /* BPF-side counters (enum otelprof_counter) */
+	uint64_t malformed_records;       /* ring buffer records user space could not read */
+	struct agg_counters aggregate;
+	struct symbolizer_stats symbolizer;
+	struct process_table_counters processes;
+	bool export_enabled;
+	struct exporter_stats export;
+	uint64_t export_dropped_too_large; /* samples of a process over the message size alone */
+	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
+	bool k8s_enabled;
+	struct k8s_counters k8s;
+	uint64_t bpf_load_ns;             /* loading the BPF programs at start (the verifier, mostly) */
+	uint64_t bpf_verified_insns;      /* instructions the verifier processed then (0 before 5.16) */
+	double cpu_seconds;               /* the daemon's own user + system CPU */
+	uint64_t rss_bytes;               /* the daemon's resident memory now */
+	uint64_t peak_rss_bytes;
+	bool ready;                       /* sampling works and export (if any) delivers */
+	char not_ready_reason[128];
+};
+
+/* What the main loop keeps between ticks to judge readiness and write the periodic summary. */
+struct self_report {
+	struct self_metrics now;        /* the latest snapshot */
+	struct self_metrics at_summary; /* the snapshot of the last summary line */
+	uint64_t last_tick_ns, summary_ns;
+	uint64_t last_perf_events;      /* the perf event counter at the last tick */
+	uint64_t busy_at_last_event;    /* busy CPU time (clock ticks) when it last moved */
+	uint64_t last_sent, delivered_ns;            /* when a request was last accepted */
+};
+
+/* CPU time all CPUs spent not idle since boot, in clock ticks (/proc/stat); 0 when unreadable. */
+uint64_t self_metrics_busy_cpu_ticks(void);
+/* The daemon's own CPU and memory, from /proc/self. */
+void self_metrics_read_process(struct self_metrics *m);
+/* Every metric in the Prometheus text exposition format (version 0.0.4). */
+void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out);
+/* One log line: totals, and rates since prev (NULL for none) over seconds. */
+void self_metrics_format_summary(const struct self_metrics *m, const struct self_metrics *prev, double seconds,
+				 char *buf, size_t size);
+
+#endif

@@ -1,0 +1,122 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/intern.h"
+#include "output/writers.h"
+
+struct top_row {
+	const char *key; /* "label\0module" */
+	uint64_t self, total;
+};
+
+static int by_self(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+/* Id of the row for one line of a location ("label\0module"). */
+static int64_t row_id(const struct profile *p, struct intern *rows, const struct pf_location *loc, uint32_t line)
+{
+	char key[1024];
+	size_t len;
+
+	profile_line_label(p, loc, line, key, sizeof(key) - 256);
+	len = strlen(key) + 1;
+	len += (size_t)snprintf(key + len, sizeof(key) - len, "%s", profile_string(p, loc->module)) + 1;
+	return intern_put(rows, key, len, NULL);
+}
+
+int write_top(const struct profile *p, unsigned nrows_max, FILE *out)
+{
+	struct intern *ids = intern_new(SIZE_MAX);
+	uint64_t *self = NULL, *total = NULL, *seen = NULL;
+	size_t cap = 0, nrows;
+	struct top_row *rows = NULL;
+	int err = -ENOMEM;
+
+	if (!ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pf_sample *s = &p->samples[i];
+		const struct pf_stack *st = &p->stacks[s->stack];
+
+		for (size_t j = 0; j < st->n; j++) {
+			const struct pf_location *loc = &p->locations[p->stack_locations[st->first + j]];
+			uint32_t n = loc->nlines ? loc->nlines : 1;
+
+			for (uint32_t l = 0; l < n; l++) {
+				int64_t id = row_id(p, ids, loc, l);
+
+				if (id < 0)
+					goto out;
+				if ((size_t)id >= cap) {
+					size_t ncap = cap ? cap * 2 : 1024;
+					uint64_t *a = realloc(self, ncap * 8), *b2, *c;
+
+					if (!a)
+						goto out;
+					self = a;
+					b2 = realloc(total, ncap * 8);
+					if (!b2)
+						goto out;
+					total = b2;
+					c = realloc(seen, ncap * 8);
+					if (!c)
+						goto out;
+					seen = c;
+					memset(self + cap, 0, (ncap - cap) * 8);
+					memset(total + cap, 0, (ncap - cap) * 8);
+					memset(seen + cap, 0, (ncap - cap) * 8);
+					cap = ncap;
+				}
+				if (j == 0 && l == 0)
+					self[id] += s->count;
+				/* A function counts once per stack in its total, however often it recurses. */
+				if (seen[id] != i + 1) {
+					seen[id] = i + 1;
+					total[id] += s->count;
+				}
+			}
+		}
+	}
+
+	nrows = intern_count(ids);
+	rows = calloc(nrows + 1, sizeof(*rows));
+	if (!rows)
+		goto out;
+	for (size_t i = 0; i < nrows; i++)
+		rows[i] = (struct top_row){ intern_key(ids, (uint32_t)i, NULL), self[i], total[i] };
+	qsort(rows, nrows, sizeof(*rows), by_self);
+
+	fprintf(out, "%" PRIu64 " samples from %zu processes over %.1f s at %u Hz\n", p->total_count,
+		p->nprocesses - 1, p->duration_ns / 1e9, p->frequency);
+	if (!p->total_count) {
+		fprintf(out, "No samples: the profiled processes did not run on a CPU.\n");
+	} else {
+		fprintf(out, "%7s %7s %9s  %-50s %s\n", "SELF%", "TOTAL%", "SAMPLES", "FUNCTION", "MODULE");
+		for (size_t i = 0; i < nrows && i < nrows_max; i++) {
+			const char *label = rows[i].key, *module = label + strlen(label) + 1;
+
+			fprintf(out, "%7.2f %7.2f %9" PRIu64 "  %-50s %s\n",
+				100.0 * rows[i].self / p->total_count, 100.0 * rows[i].total / p->total_count,
+				rows[i].self, label, module);
+		}
+	}
+	err = fflush(out) || ferror(out) ? -EIO : 0;
+
+out:
+	free(rows);
+	free(self);
+	free(total);
+	free(seen);
+	intern_free(ids);
+	return err;
+}

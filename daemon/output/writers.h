@@ -1,0 +1,20 @@
+/* Output formats written from a struct profile. Each returns 0 or a negative errno. */
+#ifndef OTELPROFD_WRITERS_H
+#define OTELPROFD_WRITERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "profile/profile.h"
+
+/* Folded stacks ("process;root;...;leaf count"), kernel frames suffixed "_[k]", sorted. */
+int write_folded(const struct profile *p, FILE *out);
+/* The top rows functions by self samples, with self and total percentages. */
+int write_top(const struct profile *p, unsigned rows, FILE *out);
+/* An uncompressed pprof Profile message; *buf is malloc'ed and owned by the caller. */
+int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len);
+/* A gzipped pprof file, written to path atomically (temporary file, then rename). */
+int write_pprof_file(const struct profile *p, const char *path);
+
+#endif

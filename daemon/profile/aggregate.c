@@ -1,0 +1,336 @@
+#include "profile/aggregate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Open-addressing index of element numbers (stored +1 so that 0 marks an empty slot). */
+struct index {
+	uint32_t *slots;
+	size_t capacity; /* power of two, or 0 */
+};
+
+struct aggregate {
+	struct agg_limits limits;
+	struct agg_counters counters;
+
+	struct agg_stack **stacks;
+	size_t nstacks, stacks_capacity, stack_bytes;
+	struct index stack_index;
+
+	struct agg_entry *entries;
+	size_t nentries, entries_capacity;
+	struct index entry_index;
+
+	size_t interval_samples;
+	uint64_t first_time, last_time;
+};
+
+static uint64_t mix64(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	return h;
+}
+
+static int grow_array(void **array, size_t *capacity, size_t needed, size_t elem)
+{
+	size_t cap = *capacity ? *capacity : 16;
+	void *p;
+
+	if (needed <= *capacity)
+		return 0;
+	while (cap < needed)
+		cap *= 2;
+	p = realloc(*array, cap * elem);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*capacity = cap;
+	return 0;
+}
+
+/* Make room for one more element when the index is over 70% full. */
+static int index_reserve(struct index *ix, size_t count, uint32_t (*hash_of)(const struct aggregate *, uint32_t),
+			 const struct aggregate *agg)
+{
+	size_t cap, mask;
+	uint32_t *slots;
+
+	if (ix->capacity && (count + 1) * 10 < ix->capacity * 7)
+		return 0;
+	cap = ix->capacity ? ix->capacity * 2 : 64;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	mask = cap - 1;
+	for (size_t i = 0; i < count; i++) {
+		size_t s = hash_of(agg, (uint32_t)i) & mask;
+
+		while (slots[s])
+			s = (s + 1) & mask;
+		slots[s] = (uint32_t)i + 1;
+	}
+	free(ix->slots);
+	ix->slots = slots;
+	ix->capacity = cap;
+	return 0;
+}
+
+static uint32_t stack_hash_of(const struct aggregate *agg, uint32_t i)
+{
+	return agg->stacks[i]->hash;
+}
+
+/* Start time and instance in one hash input. */
+static uint64_t process_key(uint64_t start_ns, uint64_t instance)
+{
+	return start_ns ^ (instance * 0x9e3779b97f4a7c15ULL);
+}
+
+static uint32_t entry_hash(uint32_t pid, uint64_t start, uint32_t tid, uint32_t cpu, uint32_t stack_id)
+{
+	uint64_t h = mix64(mix64(mix64(0, start), ((uint64_t)pid << 32) | tid), ((uint64_t)cpu << 32) | stack_id);
+
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static uint32_t entry_hash_of(const struct aggregate *agg, uint32_t i)
+{
+	const struct agg_entry *e = &agg->entries[i];
+
+	return entry_hash(e->pid, process_key(e->process_start_ns, e->process_instance), e->tid, e->cpu, e->stack_id);
+}
+
+struct aggregate *aggregate_new(const struct agg_limits *limits)
+{
+	struct aggregate *agg = calloc(1, sizeof(*agg));
+
+	if (!agg)
+		return NULL;
+	agg->limits = *limits;
+	return agg;
+}
+
+static void free_interval(struct aggregate *agg)
+{
+	for (size_t i = 0; i < agg->nstacks; i++)
+		free(agg->stacks[i]);
+	for (size_t i = 0; i < agg->nentries; i++)
+		free(agg->entries[i].timestamps);
+}
+
+void aggregate_free(struct aggregate *agg)
+{
+	if (!agg)
+		return;
+	free_interval(agg);
+	free(agg->stacks);
+	free(agg->entries);
+	free(agg->stack_index.slots);
+	free(agg->entry_index.slots);
+	free(agg);
+}
+
+void aggregate_reset(struct aggregate *agg)
+{
+	free_interval(agg);
+	agg->nstacks = 0;
+	agg->stack_bytes = 0;
+	agg->nentries = 0;
+	agg->interval_samples = 0;
+	agg->first_time = agg->last_time = 0;
+	if (agg->stack_index.slots)
+		memset(agg->stack_index.slots, 0, agg->stack_index.capacity * sizeof(uint32_t));
+	if (agg->entry_index.slots)
+		memset(agg->entry_index.slots, 0, agg->entry_index.capacity * sizeof(uint32_t));
+}
+
+/* Interned id of the sample's stack, or a negative errno (the caller counts it). */
+static int64_t intern_stack(struct aggregate *agg, const struct otelprof_sample *s)
+{
+	size_t n = (size_t)s->kernel_depth + s->user_depth, bytes = sizeof(struct agg_stack) + n * 8;
+	bool kernel_mode = s->kernel_depth > 0;
+	bool truncated = (s->flags & OTELPROF_SAMPLE_USER_TRUNCATED) != 0;
+	uint64_t h = mix64(kernel_mode | (uint64_t)truncated << 1, ((uint64_t)s->kernel_depth << 16) | s->user_depth);
+	struct agg_stack *st;
+	size_t mask, slot;
+
+	for (size_t i = 0; i < s->kernel_depth; i++)
+		h = mix64(h, s->kernel_ips[i]);
+	for (size_t i = 0; i < s->user_depth; i++)
+		h = mix64(h, s->user_ips[i]);
+
+	if (agg->stack_index.capacity) {
+		mask = agg->stack_index.capacity - 1;
+		for (slot = h & mask; agg->stack_index.slots[slot]; slot = (slot + 1) & mask) {
+			st = agg->stacks[agg->stack_index.slots[slot] - 1];
+			if (st->hash == (uint32_t)h && st->kernel_depth == s->kernel_depth &&
+			    st->user_depth == s->user_depth && st->user_truncated == truncated &&
+			    !memcmp(st->ips, s->kernel_ips, s->kernel_depth * 8) &&
+			    !memcmp(st->ips + s->kernel_depth, s->user_ips, s->user_depth * 8))
+				return agg->stack_index.slots[slot] - 1;
+		}
+	}
+
+	if (agg->stack_bytes + bytes > agg->limits.max_stack_bytes)
+		return -ENOSPC;
+	if (agg->nstacks >= agg->limits.max_entries)
+		return -EXFULL;
+	if (index_reserve(&agg->stack_index, agg->nstacks, stack_hash_of, agg) ||
+	    grow_array((void **)&agg->stacks, &agg->stacks_capacity, agg->nstacks + 1, sizeof(*agg->stacks)))
+		return -ENOMEM;
+	st = malloc(bytes);
+	if (!st)
+		return -ENOMEM;
+	st->hash = (uint32_t)h;
+	st->kernel_depth = s->kernel_depth;
+	st->user_depth = s->user_depth;
+	st->kernel_mode = kernel_mode;
+	st->user_truncated = truncated;
+	memcpy(st->ips, s->kernel_ips, s->kernel_depth * 8);
+	memcpy(st->ips + s->kernel_depth, s->user_ips, s->user_depth * 8);
+
+	mask = agg->stack_index.capacity - 1;
+	for (slot = st->hash & mask; agg->stack_index.slots[slot]; slot = (slot + 1) & mask)
+		;
+	agg->stack_index.slots[slot] = (uint32_t)agg->nstacks + 1;
+	agg->stacks[agg->nstacks] = st;
+	agg->stack_bytes += bytes;
+	return agg->nstacks++;
+}
+
+static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct otelprof_sample *s,
+					    uint64_t instance, uint32_t stack_id, int *err)
+{
+	uint32_t h = entry_hash(s->pid, process_key(s->process_start_ns, instance), s->tid, s->cpu, stack_id);
+	struct agg_entry *e;
+	size_t mask, slot;
+
+	if (agg->entry_index.capacity) {
+		mask = agg->entry_index.capacity - 1;
+		for (slot = h & mask; agg->entry_index.slots[slot]; slot = (slot + 1) & mask) {
+			e = &agg->entries[agg->entry_index.slots[slot] - 1];
+			if (e->pid == s->pid && e->process_start_ns == s->process_start_ns &&
+			    e->process_instance == instance && e->tid == s->tid &&
+			    e->cpu == s->cpu && e->stack_id == stack_id)
+				return e;
+		}
+	}
+	if (agg->nentries >= agg->limits.max_entries) {
+		*err = -EXFULL;
+		return NULL;
+	}
+	if (index_reserve(&agg->entry_index, agg->nentries, entry_hash_of, agg) ||
+	    grow_array((void **)&agg->entries, &agg->entries_capacity, agg->nentries + 1,
+		       sizeof(*agg->entries))) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	e = &agg->entries[agg->nentries];
+	*e = (struct agg_entry){
+		.pid = s->pid, .process_start_ns = s->process_start_ns, .process_instance = instance,
+		.tid = s->tid, .cpu = s->cpu,
+		.stack_id = stack_id,
+	};
+	mask = agg->entry_index.capacity - 1;
+	for (slot = h & mask; agg->entry_index.slots[slot]; slot = (slot + 1) & mask)
+		;
+	agg->entry_index.slots[slot] = (uint32_t)agg->nentries + 1;
+	agg->nentries++;
+	return e;
+}
+
+static void count_drop(struct aggregate *agg, int err)
+{
+	switch (err) {
+	case -EXFULL:
+		agg->counters.dropped_entries++;
+		break;
+	case -ENOSPC:
+		agg->counters.dropped_stack_bytes++;
+		break;
+	default:
+		agg->counters.dropped_nomem++;
+		break;
+	}
+}
+
+int aggregate_add(struct aggregate *agg, const struct otelprof_sample *s, uint64_t time_unix_ns)
+{
+	return aggregate_add_instance(agg, s, 0, time_unix_ns);
+}
+
+int aggregate_add_instance(struct aggregate *agg, const struct otelprof_sample *s, uint64_t process_instance,
+			   uint64_t time_unix_ns)
+{
+	struct agg_entry *e;
+	int64_t stack_id;
+	int err = 0;
+
+	if (s->kernel_depth > OTELPROF_MAX_STACK_DEPTH || s->user_depth > OTELPROF_MAX_STACK_DEPTH) {
+		agg->counters.malformed++;
+		return -EINVAL;
+	}
+	if (agg->interval_samples >= agg->limits.max_samples) {
+		agg->counters.dropped_samples++;
+		return -ENOSPC;
+	}
+	stack_id = intern_stack(agg, s);
+	if (stack_id < 0) {
+		count_drop(agg, (int)stack_id);
+		return (int)stack_id == -ENOMEM ? -ENOMEM : -ENOSPC;
+	}
+	e = find_or_add_entry(agg, s, process_instance, (uint32_t)stack_id, &err);
+	if (!e) {
+		count_drop(agg, err);
+		return err == -ENOMEM ? -ENOMEM : -ENOSPC;
+	}
+	if (grow_array((void **)&e->timestamps, &e->capacity, e->ntimestamps + 1, sizeof(uint64_t))) {
+		agg->counters.dropped_nomem++;
+		return -ENOMEM;
+	}
+	e->timestamps[e->ntimestamps++] = time_unix_ns;
+	e->count++;
+	memcpy(e->comm, s->comm, sizeof(e->comm));
+	e->comm[sizeof(e->comm) - 1] = 0;
+	memcpy(e->process_comm, s->process_comm, sizeof(e->process_comm));
+	e->process_comm[sizeof(e->process_comm) - 1] = 0;
+	if (!agg->first_time || time_unix_ns < agg->first_time)
+		agg->first_time = time_unix_ns;
+	if (time_unix_ns > agg->last_time)
+		agg->last_time = time_unix_ns;
+	agg->counters.samples++;
+	agg->interval_samples++;
+	return 0;
+}
+
+size_t aggregate_entry_count(const struct aggregate *agg)
+{
+	return agg->nentries;
+}
+
+const struct agg_entry *aggregate_entry(const struct aggregate *agg, size_t i)
+{
+	return i < agg->nentries ? &agg->entries[i] : NULL;
+}
+
+const struct agg_stack *aggregate_stack(const struct aggregate *agg, uint32_t stack_id)
+{
+	return stack_id < agg->nstacks ? agg->stacks[stack_id] : NULL;
+}
+
+const struct agg_counters *aggregate_counters(const struct aggregate *agg)
+{
+	return &agg->counters;
+}
+
+bool aggregate_time_range(const struct aggregate *agg, uint64_t *first, uint64_t *last)
+{
+	if (!agg->nentries)
+		return false;
+	*first = agg->first_time;
+	*last = agg->last_time;
+	return true;
+}

@@ -1,0 +1,502 @@
+#include "profile/profile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/intern.h"
+
+/* Bound on the keys of every dedup table of one profile. */
+#define PROFILE_MAX_KEYS (1u << 22)
+
+/* Dedup indexes used while building; the profile keeps only the tables. */
+struct builder {
+	struct profile *p;
+	struct symbolizer *sym;
+	struct intern *functions, *mappings, *locations, *stacks, *processes;
+};
+
+struct location_key {
+	uint32_t type;
+	uint32_t process; /* 0 for kernel frames: shared by every process */
+	uint64_t address;
+};
+
+struct mapping_key {
+	uint32_t process;
+	uint32_t filename;
+	uint64_t start, limit, offset;
+};
+
+struct function_key {
+	uint32_t name, system_name, filename;
+	uint32_t pad;
+	int64_t start_line;
+};
+
+static int grow(void **array, size_t *capacity, size_t n, size_t elem)
+{
+	size_t cap;
+	void *p;
+
+	if (n < *capacity)
+		return 0;
+	cap = *capacity ? *capacity * 2 : 64;
+	p = realloc(*array, cap * elem);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*capacity = cap;
+	return 0;
+}
+
+/* Room for one more element in table p->name (count p->n<name>). */
+#define RESERVE(p, table, count) \
+	grow((void **)&(p)->table, &(p)->capacity.table, (p)->count, sizeof(*(p)->table))
+
+const char *profile_string(const struct profile *p, uint32_t id)
+{
+	const char *s = intern_key(p->strings, id, NULL);
+
+	return s ? s : "";
+}
+
+uint32_t profile_intern_string(struct profile *p, const char *s)
+{
+	int64_t id;
+
+	if (!s || !*s)
+		return 0;
+	id = intern_put(p->strings, s, strlen(s) + 1, NULL);
+	return id < 0 ? 0 : (uint32_t)id;
+}
+
+static int add_attribute(struct profile *p, uint32_t process, const struct pf_attribute *a)
+{
+	struct pf_process *proc;
+
+	if (process + 1 != p->nprocesses || !a->key)
+		return -EINVAL;
+	if (RESERVE(p, process_attributes, nprocess_attributes))
+		return -ENOMEM;
+	proc = &p->processes[process];
+	if (!proc->nattributes)
+		proc->first_attribute = (uint32_t)p->nprocess_attributes;
+	p->process_attributes[p->nprocess_attributes++] = *a;
+	proc->nattributes++;
+	return 0;
+}
+
+int profile_add_process_attribute_string(struct profile *p, uint32_t process, const char *key, const char *value)
+{
+	struct pf_attribute a = {
+		.key = profile_intern_string(p, key), .type = PF_ATTR_STRING,
+		.string_value = profile_intern_string(p, value),
+	};
+
+	return add_attribute(p, process, &a);
+}
+
+int profile_add_process_attribute_int(struct profile *p, uint32_t process, const char *key, int64_t value)
+{
+	struct pf_attribute a = { .key = profile_intern_string(p, key), .type = PF_ATTR_INT, .int_value = value };
+
+	return add_attribute(p, process, &a);
+}
+
+static struct profile *profile_new(void)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->strings = intern_new(PROFILE_MAX_KEYS);
+	if (!p->strings || intern_put(p->strings, "", 1, NULL) != 0 ||
+	    RESERVE(p, functions, nfunctions) || RESERVE(p, mappings, nmappings) ||
+	    RESERVE(p, locations, nlocations) || RESERVE(p, stacks, nstacks) ||
+	    RESERVE(p, processes, nprocesses)) {
+		profile_free(p);
+		return NULL;
+	}
+	/* Element 0 of every table is the zero value. */
+	p->functions[p->nfunctions++] = (struct pf_function){ 0 };
+	p->mappings[p->nmappings++] = (struct pf_mapping){ 0 };
+	p->locations[p->nlocations++] = (struct pf_location){ 0 };
+	p->stacks[p->nstacks++] = (struct pf_stack){ 0 };
+	p->processes[p->nprocesses++] = (struct pf_process){ 0 };
+	return p;
+}
+
+void profile_free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nsamples; i++)
+		free(p->samples[i].timestamps);
+	intern_free(p->strings);
+	free(p->functions);
+	free(p->mappings);
+	free(p->locations);
+	free(p->lines);
+	free(p->stacks);
+	free(p->stack_locations);
+	free(p->processes);
+	free(p->process_attributes);
+	free(p->samples);
+	free(p);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int64_t add_function(struct builder *b, const struct sym_line *line)
+{
+	struct profile *p = b->p;
+	struct function_key key = {
+		.name = profile_intern_string(p, line->function),
+		.system_name = profile_intern_string(p, line->system_name),
+		.filename = profile_intern_string(p, line->file),
+	};
+	int added;
+	int64_t id = intern_put(b->functions, &key, sizeof(key), &added);
+
+	if (id < 0 || !added)
+		return id < 0 ? id : id + 1;
+	if (RESERVE(p, functions, nfunctions))
+		return -ENOMEM;
+	p->functions[p->nfunctions++] = (struct pf_function){
+		.name = key.name, .system_name = key.system_name, .filename = key.filename,
+	};
+	return id + 1; /* +1: the zero function comes first */
+}
+
+static int64_t add_mapping(struct builder *b, uint32_t process, const struct sym_mapping *m)
+{
+	struct profile *p = b->p;
+	struct mapping_key key = {
+		.process = process, .filename = profile_intern_string(p, m->path),
+		.start = m->start, .limit = m->limit, .offset = m->file_offset,
+	};
+	int added;
+	int64_t id = intern_put(b->mappings, &key, sizeof(key), &added);
+
+	if (id < 0 || !added)
+		return id < 0 ? id : id + 1;
+	if (RESERVE(p, mappings, nmappings))
+		return -ENOMEM;
+	p->mappings[p->nmappings++] = (struct pf_mapping){
+		.memory_start = m->start, .memory_limit = m->limit, .file_offset = m->file_offset,
+		.filename = key.filename, .build_id = profile_intern_string(p, m->build_id),
+		.htlhash = profile_intern_string(p, m->htlhash), .process = process,
+	};
+	return id + 1;
+}
+
+/*
+ * A frame in a file that could not be read (its process exited, the file is gone, unreadable or
+ * not ELF) has no build id, and the sheet forbids a Mapping without one: the location gets no
+ * mapping and one line whose function names the file and the file offset ("libfoo.so+0x1234",
+ * the full path in system_name), so a backend still sees where the frame was.
+ */
+static int add_unidentified_line(struct builder *b, const struct sym_frame *frame, uint64_t address,
+				 struct pf_location *loc)
+{
+	struct profile *p = b->p;
+	uint64_t offset = address - frame->mapping.start + frame->mapping.file_offset;
+	char name[512], system_name[4096 + 32];
+	struct sym_line line = { .function = name, .system_name = system_name };
+	int64_t f;
+
+	snprintf(name, sizeof(name), "%s+0x%" PRIx64, basename_of(frame->mapping.path), offset);
+	snprintf(system_name, sizeof(system_name), "%s+0x%" PRIx64, frame->mapping.path, offset);
+	f = add_function(b, &line);
+	if (f < 0)
+		return (int)f;
+	if (grow((void **)&p->lines, &p->capacity.lines, p->nlines, sizeof(*p->lines)))
+		return -ENOMEM;
+	loc->module = profile_intern_string(p, basename_of(frame->mapping.path));
+	loc->file_address = offset;
+	loc->first_line = (uint32_t)p->nlines;
+	loc->nlines = 1;
+	loc->unidentified = true;
+	p->lines[p->nlines++] = (struct pf_line){ .function = (uint32_t)f };
+	return 0;
+}
+
+/* Location index of one frame address, symbolized on first sight. */
+static int64_t add_location(struct builder *b, uint32_t process, enum pf_frame_type type, uint64_t address)
+{
+	struct profile *p = b->p;
+	struct location_key key = {
+		.type = type, .process = type == PF_FRAME_KERNEL ? 0 : process, .address = address,
+	};
+	struct pf_location loc = { .type = type, .address = address };
+	struct sym_frame frame;
+	int added, r;
+	int64_t id = intern_put(b->locations, &key, sizeof(key), &added);
+
+	if (id < 0 || !added)
+		return id < 0 ? id : id + 1;
+
+	if (type == PF_FRAME_KERNEL) {
+		symbolizer_kernel(b->sym, address, &frame);
+		loc.module = profile_intern_string(p, frame.module ? frame.module : "kernel");
+	} else {
+		const struct pf_process *proc = &p->processes[process];
+
+		symbolizer_user_instance(b->sym, (pid_t)proc->pid, proc->instance, address, &frame);
+		if (frame.has_mapping && !frame.mapping.build_id && !frame.mapping.htlhash) {
+			r = add_unidentified_line(b, &frame, address, &loc);
+			if (r)
+				return r;
+		} else if (frame.has_mapping) {
+			int64_t m = add_mapping(b, process, &frame.mapping);
+
+			if (m < 0)
+				return m;
+			loc.mapping = (uint32_t)m;
+			loc.module = profile_intern_string(p, basename_of(frame.mapping.path));
+		} else {
+			/* JIT code from a perf map says "[jit]"; anything else outside a file is unknown. */
+			loc.module = profile_intern_string(p, frame.module ? frame.module : "[unknown]");
+		}
+	}
+	if (!loc.unidentified) {
+		loc.file_address = frame.file_address;
+		loc.first_line = (uint32_t)p->nlines;
+	}
+	for (unsigned i = 0; !loc.unidentified && i < frame.nlines && i < SYM_MAX_INLINE; i++) {
+		int64_t f = add_function(b, &frame.lines[i]);
+
+		if (f < 0)
+			return f;
+		if (grow((void **)&p->lines, &p->capacity.lines, p->nlines, sizeof(*p->lines)))
+			return -ENOMEM;
+		p->lines[p->nlines++] = (struct pf_line){
+			.function = (uint32_t)f, .line = frame.lines[i].line, .column = frame.lines[i].column,
+		};
+		loc.nlines++;
+	}
+	if (!loc.nlines || loc.unidentified)
+		p->counters.locations_unsymbolized++;
+	if (RESERVE(p, locations, nlocations))
+		return -ENOMEM;
+	p->locations[p->nlocations++] = loc;
+	return id + 1;
+}
+
+/*
+ * The location of the [truncated] root frame, shared by every process: no mapping, one line whose
+ * function is named PROFILE_TRUNCATED_FRAME, so every writer shows it like any other function.
+ */
+static int64_t add_truncated_location(struct builder *b)
+{
+	struct profile *p = b->p;
+	/* A type no real frame has, so the key cannot meet a real location. */
+	struct location_key key = { .type = UINT32_MAX };
+	struct sym_line line = { .function = PROFILE_TRUNCATED_FRAME, .system_name = PROFILE_TRUNCATED_FRAME };
+	struct pf_location loc = { .type = PF_FRAME_NATIVE };
+	int added;
+	int64_t id = intern_put(b->locations, &key, sizeof(key), &added), f;
+
+	if (id < 0 || !added)
+		return id < 0 ? id : id + 1;
+	f = add_function(b, &line);
+	if (f < 0)
+		return f;
+	if (grow((void **)&p->lines, &p->capacity.lines, p->nlines, sizeof(*p->lines)) ||
+	    RESERVE(p, locations, nlocations))
+		return -ENOMEM;
+	loc.first_line = (uint32_t)p->nlines;
+	loc.nlines = 1;
+	loc.module = profile_intern_string(p, PROFILE_TRUNCATED_FRAME);
+	p->lines[p->nlines++] = (struct pf_line){ .function = (uint32_t)f };
+	p->locations[p->nlocations++] = loc;
+	return id + 1;
+}
+
+static int64_t add_stack(struct builder *b, uint32_t process, const struct agg_stack *st)
+{
+	struct profile *p = b->p;
+	size_t n = (size_t)st->kernel_depth + st->user_depth;
+	uint32_t locs[2 * OTELPROF_MAX_STACK_DEPTH + 1];
+	int added;
+	int64_t id;
+
+	for (size_t i = 0; i < n; i++) {
+		bool kernel = i < st->kernel_depth;
+		size_t depth = kernel ? i : i - st->kernel_depth;
+		/* The leaf is the interrupted instruction; every other address is a return address, and
+		 * the call that made it is the byte before. A user leaf under a kernel frame is the
+		 * return address of the system call or interrupt. */
+		bool exact = depth == 0 && (kernel || !st->kernel_mode);
+		uint64_t address = st->ips[i] - (exact ? 0 : 1);
+		int64_t loc = add_location(b, process, kernel ? PF_FRAME_KERNEL : PF_FRAME_NATIVE, address);
+
+		if (loc < 0)
+			return loc;
+		locs[i] = (uint32_t)loc;
+	}
+	if (st->user_truncated) {
+		int64_t loc = add_truncated_location(b);
+
+		if (loc < 0)
+			return loc;
+		locs[n++] = (uint32_t)loc;
+	}
+	id = intern_put(b->stacks, locs, n * sizeof(*locs), &added);
+	if (id < 0 || !added)
+		return id < 0 ? id : id + 1;
+	if (RESERVE(p, stacks, nstacks))
+		return -ENOMEM;
+	if (p->nstack_locations + n > p->capacity.stack_locations) {
+		size_t cap = p->capacity.stack_locations ? p->capacity.stack_locations : 256;
+		uint32_t *grown;
+
+		while (cap < p->nstack_locations + n)
+			cap *= 2;
+		grown = realloc(p->stack_locations, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		p->stack_locations = grown;
+		p->capacity.stack_locations = cap;
+	}
+	if (n) /* an empty stack (both walks failed) has no array yet */
+		memcpy(p->stack_locations + p->nstack_locations, locs, n * sizeof(*locs));
+	p->stacks[p->nstacks++] = (struct pf_stack){ .first = (uint32_t)p->nstack_locations, .n = (uint32_t)n };
+	p->nstack_locations += n;
+	return id + 1;
+}
+
+static int64_t add_process(struct builder *b, const struct agg_entry *e)
+{
+	struct profile *p = b->p;
+	struct { uint64_t start, instance; uint32_t pid, pad; } key = {
+		.start = e->process_start_ns, .instance = e->process_instance, .pid = e->pid,
+	};
+	int added;
+	int64_t id = intern_put(b->processes, &key, sizeof(key), &added);
+	uint32_t index;
+
+	if (id < 0 || !added)
+		return id < 0 ? id : id + 1;
+	if (RESERVE(p, processes, nprocesses))
+		return -ENOMEM;
+	index = (uint32_t)p->nprocesses++;
+	p->processes[index] = (struct pf_process){
+		.pid = e->pid, .start_ns = e->process_start_ns, .instance = e->process_instance,
+		.name = profile_intern_string(p, e->process_comm),
+	};
+	profile_add_process_attribute_int(p, index, "process.pid", e->pid);
+	return index;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int add_sample(struct builder *b, const struct aggregate *agg, const struct agg_entry *e,
+		      const struct profile_build_options *options)
+{
+	struct profile *p = b->p;
+	size_t before = p->nprocesses;
+	int64_t process = add_process(b, e), stack;
+	struct pf_sample *s;
+
+	if (process < 0)
+		return (int)process;
+	if (p->nprocesses > before && options->describe_process)
+		options->describe_process(options->describe_ctx, p, (uint32_t)process);
+	stack = add_stack(b, (uint32_t)process, aggregate_stack(agg, e->stack_id));
+	if (stack < 0)
+		return (int)stack;
+	if (RESERVE(p, samples, nsamples))
+		return -ENOMEM;
+	s = &p->samples[p->nsamples];
+	*s = (struct pf_sample){
+		.process = (uint32_t)process, .tid = e->tid, .thread_name = profile_intern_string(p, e->comm),
+		.cpu = e->cpu, .stack = (uint32_t)stack, .count = e->ntimestamps,
+	};
+	s->timestamps = malloc(e->ntimestamps * sizeof(uint64_t));
+	if (!s->timestamps)
+		return -ENOMEM;
+	memcpy(s->timestamps, e->timestamps, e->ntimestamps * sizeof(uint64_t));
+	if (e->ntimestamps > 1)
+		qsort(s->timestamps, e->ntimestamps, sizeof(uint64_t), compare_u64);
+	p->nsamples++;
+	p->total_count += s->count;
+	if (aggregate_stack(agg, e->stack_id)->user_truncated)
+		p->counters.truncated_samples += s->count;
+	return 0;
+}
+
+struct profile *profile_build(const struct aggregate *agg, struct symbolizer *sym,
+			      const struct profile_build_options *options)
+{
+	struct builder b = { .sym = sym };
+	struct profile *p = profile_new();
+	int err = 0;
+
+	if (!p)
+		goto fail;
+	b.p = p;
+	b.functions = intern_new(PROFILE_MAX_KEYS);
+	b.mappings = intern_new(PROFILE_MAX_KEYS);
+	b.locations = intern_new(PROFILE_MAX_KEYS);
+	b.stacks = intern_new(PROFILE_MAX_KEYS);
+	b.processes = intern_new(PROFILE_MAX_KEYS);
+	if (!b.functions || !b.mappings || !b.locations || !b.stacks || !b.processes)
+		goto fail;
+	p->frequency = options->frequency;
+	p->period_ns = options->frequency ? 1000000000ULL / options->frequency : 0;
+	p->time_unix_ns = options->time_unix_ns;
+	p->duration_ns = options->duration_ns;
+
+	for (size_t i = 0; i < aggregate_entry_count(agg); i++) {
+		err = add_sample(&b, agg, aggregate_entry(agg, i), options);
+		if (err == -ENOSPC) {
+			p->counters.dropped_table_full += aggregate_entry(agg, i)->count;
+			err = 0;
+		} else if (err) {
+			goto fail;
+		}
+	}
+	intern_free(b.functions);
+	intern_free(b.mappings);
+	intern_free(b.locations);
+	intern_free(b.stacks);
+	intern_free(b.processes);
+	return p;
+
+fail:
+	intern_free(b.functions);
+	intern_free(b.mappings);
+	intern_free(b.locations);
+	intern_free(b.stacks);
+	intern_free(b.processes);
+	profile_free(p);
+	errno = err ? -err : ENOMEM;
+	return NULL;
+}
+
+const char *profile_line_label(const struct profile *p, const struct pf_location *loc, uint32_t line,
+			       char *buf, size_t size)
+{
+	if (line < loc->nlines) {
+		const struct pf_function *f = &p->functions[p->lines[loc->first_line + line].function];
+
+		snprintf(buf, size, "%s", profile_string(p, f->name ? f->name : f->system_name));
+	} else {
+		snprintf(buf, size, "%s+0x%" PRIx64, profile_string(p, loc->module), loc->file_address);
+	}
+	return buf;
+}

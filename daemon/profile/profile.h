@@ -1,0 +1,164 @@
+/*
+ * A symbolized profile of one interval: what every output format (top table, folded, pprof, OTLP)
+ * is written from. Its tables follow the OTLP dictionary: element 0 of every table is the zero
+ * value and index 0 means "unset"; strings, functions, mappings, locations and stacks each appear
+ * once. Indices are uint32_t into the arrays of struct profile.
+ *
+ * profile_build() makes one from an aggregate and a symbolizer; the profile owns all its memory
+ * (copies of every string and timestamp) and stays valid after both change. profile_free() frees it.
+ */
+#ifndef OTELPROFD_PROFILE_H
+#define OTELPROFD_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/aggregate.h"
+#include "symbolizer.h"
+
+struct intern;
+
+/* Name of the synthetic root frame of a user stack that was cut before the program's entry. */
+#define PROFILE_TRUNCATED_FRAME "[truncated]"
+
+enum pf_frame_type {
+	PF_FRAME_NONE = 0,   /* the zero location */
+	PF_FRAME_NATIVE,     /* user-space machine code */
+	PF_FRAME_KERNEL,     /* kernel, module or BPF program */
+};
+
+struct pf_function {
+	uint32_t name;        /* string: readable name */
+	uint32_t system_name; /* string: symbol-table name */
+	uint32_t filename;    /* string: source file, 0 when unknown */
+	int64_t start_line;
+};
+
+struct pf_mapping {
+	uint64_t memory_start, memory_limit, file_offset; /* runtime range and file offset */
+	uint32_t filename;  /* string: path as the process sees it */
+	uint32_t build_id;  /* string: hex GNU build id, 0 when none */
+	uint32_t htlhash;   /* string: hex htlhash, 0 when not computed */
+	uint32_t process;   /* owning process (mappings are per process) */
+};
+
+struct pf_line {
+	uint32_t function;
+	int64_t line, column; /* 0 when unknown */
+};
+
+struct pf_location {
+	enum pf_frame_type type;
+	uint32_t mapping;       /* 0 for kernel frames and addresses outside any file */
+	uint64_t address;       /* runtime address (return addresses minus 1) */
+	uint64_t file_address;  /* the same in the ELF file's own address space (kernel: address) */
+	uint32_t first_line;    /* lines[first_line .. first_line + nlines), innermost first */
+	uint32_t nlines;        /* 0: not symbolized on the host */
+	uint32_t module;        /* string: kernel module or file basename, for labels */
+	bool unidentified;      /* in a file that could not be read (no build id): no mapping, one
+				   line naming "file+0xOFFSET" instead */
+};
+
+struct pf_stack {
+	uint32_t first;      /* stack_locations[first .. first + n): location indices, leaf first */
+	uint32_t n;
+};
+
+enum pf_attr_type { PF_ATTR_STRING, PF_ATTR_INT };
+
+struct pf_attribute {
+	uint32_t key;            /* string */
+	enum pf_attr_type type;
+	uint32_t string_value;   /* string, for PF_ATTR_STRING */
+	int64_t int_value;       /* for PF_ATTR_INT */
+};
+
+struct pf_process {
+	uint32_t pid;
+	uint64_t start_ns;        /* process start (CLOCK_BOOTTIME ns): with pid, its identity */
+	uint64_t instance;        /* the process table's instance (the program, after an exec); 0 unknown */
+	uint32_t name;            /* string: process name (comm of the leader) */
+	uint32_t first_attribute; /* process_attributes[first .. first + n): resource attributes */
+	uint32_t nattributes;
+};
+
+struct pf_sample {
+	uint32_t process;
+	uint32_t tid;
+	uint32_t thread_name;  /* string */
+	uint32_t cpu;
+	uint32_t stack;
+	uint64_t count;
+	uint64_t *timestamps;  /* unix ns, count of them, sorted */
+};
+
+struct profile_counters {
+	uint64_t locations_unsymbolized; /* locations not symbolized on the host (no function name, or
+					    named after their unreadable file and offset) */
+	uint64_t dropped_table_full;     /* samples left out because a table bound was hit */
+	uint64_t truncated_samples;      /* samples whose stack ends in a [truncated] frame */
+};
+
+struct profile {
+	uint64_t time_unix_ns;  /* start of the interval */
+	uint64_t duration_ns;
+	uint64_t period_ns;     /* 1e9 / frequency */
+	unsigned frequency;
+
+	struct intern *strings; /* id 0 is "" */
+	struct pf_function *functions; size_t nfunctions;
+	struct pf_mapping *mappings; size_t nmappings;
+	struct pf_location *locations; size_t nlocations;
+	struct pf_line *lines; size_t nlines;
+	struct pf_stack *stacks; size_t nstacks;
+	uint32_t *stack_locations; size_t nstack_locations;
+	struct pf_process *processes; size_t nprocesses;
+	struct pf_attribute *process_attributes; size_t nprocess_attributes;
+	struct pf_sample *samples; size_t nsamples;  /* no zero element: samples are not referenced */
+
+	struct profile_counters counters;
+	uint64_t total_count;   /* sum of sample counts */
+
+	/* Allocation bookkeeping of the tables above (capacities); private to profile.c. */
+	struct {
+		size_t functions, mappings, locations, lines, stacks, stack_locations, processes,
+			process_attributes, samples;
+	} capacity;
+};
+
+/*
+ * Called once per process added to the profile, so the caller can add resource attributes with
+ * profile_add_process_attribute(). The builder itself adds process.pid.
+ */
+typedef void (*profile_describe_process_fn)(void *ctx, struct profile *p, uint32_t process);
+
+struct profile_build_options {
+	unsigned frequency;
+	uint64_t time_unix_ns;  /* interval start */
+	uint64_t duration_ns;   /* interval length */
+	profile_describe_process_fn describe_process; /* may be NULL */
+	void *describe_ctx;
+};
+
+/* NULL with errno set on allocation failure. */
+struct profile *profile_build(const struct aggregate *agg, struct symbolizer *sym,
+			      const struct profile_build_options *options);
+void profile_free(struct profile *p);
+
+/* The string with id, "" for an unknown id. */
+const char *profile_string(const struct profile *p, uint32_t id);
+/* Id of s (added when new), 0 on failure (the empty string). */
+uint32_t profile_intern_string(struct profile *p, const char *s);
+/* Add a resource attribute to the process; it must be the newest process added. 0 or -errno. */
+int profile_add_process_attribute_string(struct profile *p, uint32_t process, const char *key, const char *value);
+int profile_add_process_attribute_int(struct profile *p, uint32_t process, const char *key, int64_t value);
+
+/*
+ * A label for one line of a location, for text output: the function name, or "module+0xADDR" for
+ * a frame that was not symbolized. Written into buf; returns buf.
+ */
+const char *profile_line_label(const struct profile *p, const struct pf_location *loc, uint32_t line,
+			       char *buf, size_t size);
+
+#endif

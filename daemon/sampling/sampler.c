@@ -1,0 +1,439 @@
+#include "sampling/sampler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampling/bpf_log.h"
+#include "clock.h"
+#include "log.h"
+#include "profile.skel.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+#define MAX_CPUS 4096
+/* libbpf's messages of the last load, every line of them (the verifier's log is one multi-line
+ * message), kept to show the verifier's last lines on failure; LIBBPF_LOG_TAIL of them are shown. */
+#define LIBBPF_LOG_LINES 64
+#define LIBBPF_LOG_TAIL 20
+
+struct sampler {
+	struct profile_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *perf_fds;
+	unsigned ncpus;
+	int ncpu_ids;
+	sampler_record_fn fn;
+	void *ctx;
+	struct sampler_load_stats load;
+};
+
+/* libbpf's print callback has no context pointer: the log of the load in progress is global. */
+static struct bpf_log *libbpf_log;
+
+__attribute__((format(printf, 2, 0)))
+static int capture_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char small[1024], *text = small;
+	va_list copy;
+	int len;
+
+	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LEVEL_DEBUG)
+		return 0;
+	va_copy(copy, ap);
+	len = vsnprintf(small, sizeof(small), fmt, ap);
+	/* The verifier's log arrives whole in one message, often longer than a line buffer. */
+	if (len >= (int)sizeof(small)) {
+		text = malloc((size_t)len + 1);
+		if (text)
+			vsnprintf(text, (size_t)len + 1, fmt, copy);
+		else
+			text = small; /* keep the message's head at least */
+	}
+	va_end(copy);
+	if (len < 0)
+		return 0;
+	if (libbpf_log)
+		bpf_log__append(libbpf_log, text);
+	if (log_get_level() >= LOG_LEVEL_DEBUG) {
+		size_t n = strlen(text);
+
+		if (n && text[n - 1] == '\n')
+			text[n - 1] = 0; /* log_debug ends the line */
+		log_debug("libbpf: %s", text);
+	}
+	if (text != small)
+		free(text);
+	return 0;
+}
+
+static void print_libbpf_log_tail(unsigned max)
+{
+	const char *lines[LIBBPF_LOG_TAIL];
+	unsigned n;
+
+	if (!libbpf_log)
+		return;
+	if (max > LIBBPF_LOG_TAIL)
+		max = LIBBPF_LOG_TAIL;
+	n = bpf_log__tail(libbpf_log, lines, max);
+	for (unsigned i = 0; i < n; i++)
+		fprintf(stderr, "  %s\n", lines[i]);
+}
+
+/* The log is only needed during sampler_open(). */
+static void clear_libbpf_log(void)
+{
+	bpf_log_free(libbpf_log);
+	libbpf_log = NULL;
+}
+
+static bool has_capability(int cap)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &header, data))
+		return false;
+	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+const char *sampler_missing_privileges(void)
+{
+	static char missing[64];
+	bool bpf = has_capability(CAP_BPF), perfmon = has_capability(CAP_PERFMON);
+
+	/* CAP_SYS_ADMIN stands in for both on any kernel. */
+	if (has_capability(CAP_SYS_ADMIN) || (bpf && perfmon))
+		return "";
+	snprintf(missing, sizeof(missing), "%s%s%s", bpf ? "" : "CAP_BPF", !bpf && !perfmon ? ", " : "",
+		 perfmon ? "" : "CAP_PERFMON");
+	return missing;
+}
+
+/* Online CPUs from /sys/devices/system/cpu/online ("0-3,5"). */
+static int online_cpus(bool *online, int max, int *count)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	char buf[4096], *p, *tok, *save = NULL;
+	int highest = -1;
+
+	if (!f)
+		return -errno;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p)
+		return -EIO;
+	for (tok = strtok_r(buf, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save)) {
+		int lo, hi;
+
+		if (sscanf(tok, "%d-%d", &lo, &hi) != 2) {
+			if (sscanf(tok, "%d", &lo) != 1)
+				return -EIO;
+			hi = lo;
+		}
+		if (lo < 0 || hi < lo || hi >= max)
+			return -ERANGE;
+		for (int c = lo; c <= hi; c++)
+			online[c] = true;
+		if (hi > highest)
+			highest = hi;
+	}
+	*count = highest + 1;
+	return 0;
+}
+
+static int handle_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	s->fn(s->ctx, data, size);
+	return 0;
+}
+
+static void explain_load_failure(int err)
+{
+	log_error("Failed to load the BPF programs: %s", strerror(-err));
+	fprintf(stderr, "Last messages of the loader and the kernel verifier:\n");
+	print_libbpf_log_tail(LIBBPF_LOG_TAIL);
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		fprintf(stderr, "The kernel has no BTF (/sys/kernel/btf/vmlinux): otelprofd's CO-RE programs need "
+			"a kernel built with CONFIG_DEBUG_INFO_BTF=y (Linux 5.8 or later).\n");
+	else if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1)
+		fprintf(stderr, "The kernel has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF): Linux 5.8 or later is needed.\n");
+	else if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) != 1)
+		fprintf(stderr, "The kernel cannot run BPF programs on perf events (BPF_PROG_TYPE_PERF_EVENT).\n");
+}
+
+static int open_perf_events(struct sampler *s, const struct sampler_config *config)
+{
+	bool online[MAX_CPUS] = { 0 };
+	int r = online_cpus(online, MAX_CPUS, &s->ncpu_ids);
+
+	if (r) {
+		log_error("Failed to read the online CPUs: %s", strerror(-r));
+		return r;
+	}
+	s->perf_fds = calloc(s->ncpu_ids, sizeof(*s->perf_fds));
+	s->links = calloc(s->ncpu_ids, sizeof(*s->links));
+	if (!s->perf_fds || !s->links)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < s->ncpu_ids; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.size = sizeof(attr),
+			.freq = 1,
+			.sample_freq = config->frequency,
+		};
+		int fd;
+
+		s->perf_fds[cpu] = -1;
+		if (!online[cpu])
+			continue;
+		fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			r = -errno;
+			if (r == -ENODEV) /* went offline meanwhile */
+				continue;
+			if (r == -EINVAL)
+				log_error("Failed to open a perf event at %u Hz on CPU %d: %s (is the frequency above "
+					  "kernel.perf_event_max_sample_rate?)", config->frequency, cpu, strerror(-r));
+			else
+				log_error("Failed to open a perf event on CPU %d: %s", cpu, strerror(-r));
+			return r;
+		}
+		s->perf_fds[cpu] = fd;
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_cpu_sample, fd);
+		if (!s->links[cpu]) {
+			r = -errno;
+			log_error("Failed to attach the BPF program to CPU %d: %s", cpu, strerror(-r));
+			return r;
+		}
+		s->ncpus++;
+	}
+	return s->ncpus ? 0 : -ENODEV;
+}
+
+/* Instructions the verifier walked for the loaded programs (kernels from 5.16 say; 0 before). */
+static uint64_t count_verified_insns(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	uint64_t total = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			total += info.verified_insns;
+	}
+	return total;
+}
+
+struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err)
+{
+	struct sampler *s;
+	const char *missing = sampler_missing_privileges();
+	int r;
+
+	if (*missing) {
+		log_error("Missing privileges: %s. Run otelprofd as root, or grant it the capabilities "
+			  "(setcap cap_bpf,cap_perfmon,cap_sys_resource,cap_sys_ptrace,cap_dac_read_search,"
+			  "cap_checkpoint_restore,cap_syslog+ep otelprofd).",
+			  missing);
+		*err = -EPERM;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	s->fn = fn;
+	s->ctx = ctx;
+	clear_libbpf_log();
+	libbpf_log = bpf_log_new(LIBBPF_LOG_LINES); /* without it, no tail is shown: not fatal */
+	libbpf_set_print(capture_libbpf_log);
+
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		r = -errno;
+		explain_load_failure(r);
+		*err = -ENOEXEC;
+		goto fail;
+	}
+	s->skel->rodata->filter_pids = config->npids > 0;
+	s->skel->rodata->follow_children = config->follow_children;
+	s->skel->rodata->include_idle = config->include_idle;
+	s->skel->rodata->filter_cgroups = config->ncgroup_ids > 0;
+	s->skel->rodata->track_processes = config->track_processes;
+	s->skel->rodata->stack_copy = config->stack_copy;
+	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
+	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
+	r = libbpf_num_possible_cpus();
+	if (r <= 0) {
+		log_error("Failed to count the possible CPUs: %s", strerror(r ? -r : ENODEV));
+		*err = r ? r : -ENODEV;
+		goto fail;
+	}
+	bpf_map__set_max_entries(s->skel->maps.scratch, (__u32)r);
+	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
+	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
+	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
+
+	s->load.load_ns = clock_ns(CLOCK_MONOTONIC);
+	r = profile_bpf__load(s->skel);
+	s->load.load_ns = clock_ns(CLOCK_MONOTONIC) - s->load.load_ns;
+	if (r) {
+		explain_load_failure(r);
+		*err = -ENOEXEC;
+		goto fail;
+	}
+	s->load.verified_insns = count_verified_insns(s->skel->obj);
+	log_debug("BPF programs loaded in %.1f ms, %llu instructions verified", s->load.load_ns / 1e6,
+		  (unsigned long long)s->load.verified_insns);
+	for (size_t i = 0; i < config->npids; i++) {
+		__u32 pid = (__u32)config->pids[i];
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.target_pids, &pid, sizeof(pid), &one, sizeof(one), BPF_ANY)) {
+			r = -errno;
+			log_error("Failed to add pid %u to the filter: %s", pid, strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < config->ncgroup_ids; i++) {
+		__u64 id = config->cgroup_ids[i];
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.target_cgroups, &id, sizeof(id), &one, sizeof(one), BPF_ANY)) {
+			r = -errno;
+			log_error("Failed to add cgroup %llu to the filter: %s", (unsigned long long)id, strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	if (config->track_processes) {
+		s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
+		if (!s->skel->links.on_exec) {
+			r = -errno;
+			log_error("Failed to attach to sched_process_exec: %s", strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	if (config->follow_children || config->track_processes) {
+		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+		if (!s->skel->links.on_fork) {
+			r = -errno;
+			log_error("Failed to attach to sched_process_fork: %s", strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	if (config->npids || config->track_processes) {
+		s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+		if (!s->skel->links.on_exit) {
+			r = -errno;
+			log_error("Failed to attach to sched_process_exit: %s", strerror(-r));
+			*err = r;
+			goto fail;
+		}
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
+	if (!s->rb) {
+		r = -errno;
+		log_error("Failed to set up the ring buffer: %s", strerror(-r));
+		*err = r;
+		goto fail;
+	}
+	r = open_perf_events(s, config);
+	if (r) {
+		*err = r;
+		goto fail;
+	}
+	clear_libbpf_log();
+	return s;
+
+fail:
+	sampler_close(s);
+	clear_libbpf_log();
+	return NULL;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	for (int cpu = 0; s->links && cpu < s->ncpu_ids; cpu++)
+		bpf_link__destroy(s->links[cpu]);
+	for (int cpu = 0; s->perf_fds && cpu < s->ncpu_ids; cpu++)
+		if (s->perf_fds[cpu] >= 0)
+			close(s->perf_fds[cpu]);
+	free(s->links);
+	free(s->perf_fds);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->skel);
+	free(s);
+}
+
+int sampler_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+int sampler_consume(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *values;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	values = calloc(ncpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (__u32 key = 0; key < OTELPROF_CNT_MAX; key++) {
+		counters[key] = 0;
+		if (bpf_map__lookup_elem(s->skel->maps.counters, &key, sizeof(key), values,
+					 ncpus * sizeof(*values), 0))
+			continue;
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			counters[key] += values[cpu];
+	}
+	free(values);
+	return 0;
+}
+
+unsigned sampler_cpu_count(const struct sampler *s)
+{
+	return s->ncpus;
+}
+
+struct sampler_load_stats sampler_load_stats(const struct sampler *s)
+{
+	return s->load;
+}

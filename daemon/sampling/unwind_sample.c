@@ -1,0 +1,114 @@
+#include "sampling/unwind_sample.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "log.h"
+
+/*
+ * The frame-pointer chain goes further than the unwound frames and begins with exactly them: the
+ * same stack, longer. Frames are never mixed: the chain is kept whole or not at all.
+ */
+static bool fp_extends(const struct otelprof_sample *s, const uint64_t *ips, size_t n)
+{
+	return n && s->user_depth > n && s->user_depth <= OTELPROF_MAX_STACK_DEPTH &&
+	       !memcmp(s->user_ips, ips, n * sizeof(ips[0]));
+}
+
+const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, uint64_t instance, const void *data,
+					    size_t size, struct otelprof_sample *out,
+					    struct unwind_sample_counters *counters)
+{
+	const struct otelprof_sample *s = data;
+	const struct otelprof_stack_window *w = (const void *)(s + 1);
+	uint64_t ips[OTELPROF_MAX_STACK_DEPTH], start;
+	struct unwind_result result;
+	size_t n;
+
+	if (!(s->flags & OTELPROF_SAMPLE_STACK_WINDOW))
+		return s;
+	counters->windows++;
+	if (s->hdr.size < sizeof(*s) + sizeof(*w) || s->hdr.size > size ||
+	    w->size > OTELPROF_MAX_STACK_COPY || w->size != s->hdr.size - sizeof(*s) - sizeof(*w)) {
+		counters->malformed++;
+		return s;
+	}
+	counters->window_bytes += w->size;
+	start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	n = symbolizer_unwind_instance(sym, pid, instance, &(struct sym_unwind_input){
+		.ip = w->ip, .sp = w->sp, .bp = w->bp, .stack = w + 1, .stack_size = w->size,
+		.stack_complete = w->size < w->requested,
+	}, ips, OTELPROF_MAX_STACK_DEPTH, &result);
+	start = clock_ns(CLOCK_THREAD_CPUTIME_ID) - start;
+	counters->ns += start;
+	counters->us_histogram[start / 1000 < UNWIND_SAMPLE_HISTOGRAM ? start / 1000 : UNWIND_SAMPLE_HISTOGRAM - 1]++;
+
+	memcpy(out, s, sizeof(*out));
+	out->hdr.size = sizeof(*out);
+	out->flags &= ~(uint32_t)OTELPROF_SAMPLE_STACK_WINDOW;
+	switch (result.end) {
+	case UNWIND_END_TRUNCATED:
+	case UNWIND_END_DEPTH:
+		if (fp_extends(s, ips, n)) {
+			/* A program with frame pointers deeper than the window: the kernel's walk is the
+			 * same stack, whole (or as deep as it goes). */
+			counters->fp_longer++;
+			if (s->user_depth >= OTELPROF_MAX_STACK_DEPTH)
+				out->flags |= OTELPROF_SAMPLE_USER_TRUNCATED;
+			return out;
+		}
+		out->flags |= OTELPROF_SAMPLE_USER_TRUNCATED;
+		counters->truncated++;
+		break;
+	case UNWIND_END_ENTRY:
+		break;
+	default:
+		if (n < s->user_depth) {
+			counters->kept_fp++;
+			return out;
+		}
+		break;
+	}
+	counters->unwound++;
+	memcpy(out->user_ips, ips, n * sizeof(ips[0]));
+	out->user_depth = (uint16_t)n;
+	return out;
+}
+
+unsigned unwind_sample_quantile_us(const struct unwind_sample_counters *c, double q)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (unsigned i = 0; i < UNWIND_SAMPLE_HISTOGRAM; i++)
+		total += c->us_histogram[i];
+	for (unsigned i = 0; i < UNWIND_SAMPLE_HISTOGRAM; i++) {
+		seen += c->us_histogram[i];
+		if (total && (double)seen >= q * (double)total)
+			return i + 1;
+	}
+	return 0;
+}
+
+void unwind_sample_log(const struct unwind_sample_counters *u, const struct symbolizer_stats *ss)
+{
+	if (!u->windows)
+		return;
+	log_info("Unwound %" PRIu64 " of %" PRIu64 " user stacks with DWARF CFI (%" PRIu64 " truncated by the stack "
+		 "window, %" PRIu64 " kept frame pointers, %" PRIu64 " whose frame pointers went further), CPU per "
+		 "sample: median under %u us, 90%% under %u us, mean %.1f us", u->unwound, u->windows, u->truncated,
+		 u->kept_fp, u->fp_longer, unwind_sample_quantile_us(u, 0.5),
+		 unwind_sample_quantile_us(u, 0.9), u->ns / 1e3 / u->windows);
+	log_debug("unwind: %" PRIu64 " stack bytes received (%" PRIu64 " per sample), %" PRIu64 " malformed windows; "
+		  "frames: %" PRIu64 " CFI, %" PRIu64 " frame pointer; rules: %" PRIu64 " cached, %" PRIu64
+		  " compiled, %" PRIu64 " refused; ends: entry %" PRIu64 ", truncated %" PRIu64 ", depth %" PRIu64
+		  ", no rule %" PRIu64 ", bad read %" PRIu64 ", not growing %" PRIu64 ", bad expression %" PRIu64
+		  ", bad ip %" PRIu64, u->window_bytes, u->window_bytes / u->windows, u->malformed,
+		  ss->unwind_frames_cfi, ss->unwind_frames_fp, ss->cfi_rule_cache_hits, ss->cfi_rule_cache_misses,
+		  ss->cfi_rule_errors, ss->unwind_ends[UNWIND_END_ENTRY], ss->unwind_ends[UNWIND_END_TRUNCATED],
+		  ss->unwind_ends[UNWIND_END_DEPTH], ss->unwind_ends[UNWIND_END_NO_RULE],
+		  ss->unwind_ends[UNWIND_END_BAD_READ], ss->unwind_ends[UNWIND_END_NOT_GROWING],
+		  ss->unwind_ends[UNWIND_END_BAD_EXPR], ss->unwind_ends[UNWIND_END_BAD_IP]);
+}
