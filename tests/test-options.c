@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config/options.h"
+#include "parse_units.h"
 
 /* Parse "otelprofd LINE", keeping the first line options_parse() wrote on stderr in msg. */
 static enum options_result parse_message(struct options *o, const char *line, char *msg, size_t size)

@@ -1,12 +1,12 @@
 #include "config/options.h"
 
 #include "config/config_file.h"
+#include "parse_units.h"
 #include "records.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,54 +165,6 @@ static void print_usage(FILE *out)
 		OPTIONS_MAX_FREQUENCY, OPTIONS_DEFAULT_FREQUENCY, OPTIONS_DEFAULT_TOP,
 		EXPORT_DEFAULT_QUEUE_SIZE, OPTIONS_DEFAULT_RINGBUF_KIB, OPTIONS_DEFAULT_MAX_STACKS,
 		OPTIONS_DEFAULT_MAX_SAMPLES);
-}
-
-int parse_uint(const char *text, unsigned long long min, unsigned long long max,
-	       unsigned long long *value)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!text || !*text || *text == '-' || *text == '+' || *text == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE || v < min || v > max)
-		return -ERANGE;
-	*value = v;
-	return 0;
-}
-
-int parse_duration(const char *text, uint64_t *ns)
-{
-	static const struct {
-		const char *suffix;
-		double scale;
-	} units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-		{ "m", 60e9 }, { "h", 3600e9 }, { "", 1e9 },
-	};
-	double v, total;
-	char *end;
-
-	if (!text || !*text || *text == '-' || *text == '+' || *text == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(text, &end);
-	if (errno || end == text || !isfinite(v) || v < 0)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suffix))
-			continue;
-		total = v * units[i].scale;
-		if (total >= 1e19) /* past what a uint64 of nanoseconds holds (584 years) */
-			return -EINVAL;
-		*ns = (uint64_t)total;
-		return 0;
-	}
-	return -EINVAL;
 }
 
 static bool process_exists(pid_t pid)

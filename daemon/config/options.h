@@ -84,9 +84,4 @@ enum options_result {
 enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err);
 void options_free(struct options *opts);
 
-/* "30s", "500ms", "2m", "1h", "1.5s", or plain seconds. Returns 0 or -EINVAL. */
-int parse_duration(const char *text, uint64_t *ns);
-/* A decimal unsigned integer in [min, max]. Returns 0, -EINVAL or -ERANGE. */
-int parse_uint(const char *text, unsigned long long min, unsigned long long max, unsigned long long *value);
-
 #endif

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/options.h"
 #include "output/otlp_encode.h"
+#include "parse_units.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
@@ -109,35 +109,6 @@ int otel_parse_list(const char *text, struct export_header **pairs, size_t *n)
 	*pairs = out;
 	*n = count;
 	return 0;
-}
-
-int parse_size(const char *text, size_t *bytes)
-{
-	static const struct {
-		const char *suffix;
-		unsigned long long scale;
-	} units[] = {
-		{ "", 1 }, { "B", 1 }, { "K", 1ULL << 10 }, { "KiB", 1ULL << 10 }, { "M", 1ULL << 20 },
-		{ "MiB", 1ULL << 20 }, { "G", 1ULL << 30 }, { "GiB", 1ULL << 30 },
-	};
-	unsigned long long v;
-	char *end;
-
-	if (!text || !isdigit((unsigned char)*text))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suffix))
-			continue;
-		if (v > SIZE_MAX / units[i].scale)
-			return -EINVAL;
-		*bytes = (size_t)(v * units[i].scale);
-		return 0;
-	}
-	return -EINVAL;
 }
 
 /* OTEL_EXPORTER_OTLP_PROFILES_<name>, else OTEL_EXPORTER_OTLP_<name>; *specific tells which. */

@@ -71,7 +71,4 @@ void export_config_free(struct export_config *cfg);
 /* "k=v,k2=v2" with %XX-decoded values (the OTEL list format) into pairs. 0 or -EINVAL/-ENOMEM. */
 int otel_parse_list(const char *text, struct export_header **pairs, size_t *n);
 
-/* A byte size: "1048576", "512KiB", "16MiB", "1GiB" (also K, M, G). 0 or -EINVAL. */
-int parse_size(const char *text, size_t *bytes);
-
 #endif

@@ -14,6 +14,7 @@
 #include "config/options.h"
 #include "export/otel_env.h"
 #include "output/otlp_encode.h"
+#include "parse_units.h"
 
 /* A fake environment: NULL-terminated name/value pairs. */
 static const char *const *fake_env;
