@@ -1,11 +1,11 @@
 /*
  * otelprofd: samples on-CPU stacks with eBPF, symbolizes them on the host and writes a profile,
  * or, with a collector configured, sends one every export interval until SIGTERM.
- * This file is the program's frame: flags, signals, the event loop, and the output.
+ * This file is the program's frame: flags, setup, signals, the event loop, the output and shutdown;
+ * a record's way to the aggregate is sampling/record_path.c, the reports on itself ops/self_report.c.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,45 +16,29 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "profile/aggregate.h"
-#include "process/cgroup.h"
 #include "clock.h"
+#include "config/options.h"
 #include "export/export_loop.h"
+#include "log.h"
+#include "ops/metrics_server.h"
+#include "ops/self_report.h"
+#include "ops/service_notify.h"
+#include "output/otlp_encode.h"
+#include "output/writers.h"
+#include "process/cgroup_filter.h"
 #include "process/host_view.h"
 #include "process/k8s.h"
-#include "log.h"
 #include "process/metadata.h"
-#include "config/options.h"
-#include "sampling/privileges.h"
 #include "process/process_table.h"
-#include "output/otlp_encode.h"
+#include "profile/aggregate.h"
 #include "profile/profile.h"
+#include "sampling/privileges.h"
+#include "sampling/record_path.h"
 #include "sampling/sampler.h"
-#include "ops/self_metrics.h"
-#include "ops/metrics_server.h"
-#include "ops/service_notify.h"
 #include "symbolizer.h"
-#include "sampling/unwind_sample.h"
-#include "output/writers.h"
 
 /* Bytes of interned stacks per interval. */
 #define MAX_STACK_BYTES (32u << 20)
-/*
- * A program's mappings are read at its exec record, which wakes the daemon at once: before the
- * dynamic loader mapped the libraries. They are read again this long after, while the process
- * most likely still runs: its samples (drained up to SAMPLER_DRAIN_MS later) may come after it
- * exited, and a 100 ms process would then be unwound without libc. The wakeup at a process's first
- * sample does not replace this: that sample is mostly taken in the loader, before libc is mapped.
- * Measured without the re-read (gzip -9 in a loop, 499 Hz, two CPU hogs): samples reaching main fell
- * from 99.6% to 95.3% (8 MB input), and from 96.9% to 79.3% (1 MB input, 20 ms processes).
- */
-#define EXEC_SETTLE_MS 10
-#define MAX_SETTLING 1024
-
-struct settling {
-	uint32_t pid;
-	uint64_t start_ns, instance, exec_ns;
-};
 
 struct daemon {
 	const struct options *opts;
@@ -64,20 +48,24 @@ struct daemon {
 	struct process_table *processes;
 	struct metadata *metadata;
 	struct k8s *k8s; /* pod names from the Kubernetes API, or NULL */
+	struct record_path *records;  /* ring buffer -> process table -> symbolizer -> aggregate */
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
-	uint64_t malformed_records;
 	uint64_t start_unix_ns, start_monotonic_ns;
 	struct export_loop *export;        /* NULL without a collector */
 	uint64_t interval_start_monotonic_ns; /* start of the interval being aggregated */
 	struct metrics_server *metrics;    /* --metrics-address, or NULL */
 	struct self_report report;         /* self-metrics, readiness and the periodic summary */
-	struct unwind_sample_counters unwind;
-	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
-	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
-	size_t nsettling;
-	uint64_t settle_dropped;           /* execs not read again: the list was full */
 	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
 };
+
+/* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
+static struct self_sources self_sources_of(const struct daemon *d)
+{
+	return (struct self_sources){
+		.opts = d->opts, .sampler = d->sampler, .agg = d->agg, .sym = d->sym, .processes = d->processes,
+		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
+	};
+}
 
 /* Said once, when the symbolizer first finds kallsyms hidden (at start, or after a reload). */
 static void warn_kallsyms_hidden(struct daemon *d)
@@ -86,105 +74,6 @@ static void warn_kallsyms_hidden(struct daemon *d)
 		return;
 	d->kallsyms_hidden_logged = true;
 	log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");
-}
-
-static void on_process_event(struct daemon *d, const struct otelprof_proc_event *e)
-{
-	char comm[OTELPROF_COMM_LEN + 1], filename[OTELPROF_PATH_LEN + 1];
-	const struct process_info *pi;
-
-	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, e->comm);
-	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
-	switch (e->hdr.kind) {
-	case OTELPROF_RECORD_EXEC:
-		/* A new program, a new instance: the old program's mappings stay (retired) for its samples
-		 * already taken. Read the new one's now (the executable and the loader are mapped), which
-		 * comes before its samples in the ring buffer, so a process that lives for a moment keeps
-		 * at least those; a sample outside them reads the mappings again. */
-		symbolizer_retire_process(d->sym, (pid_t)e->pid);
-		process_table_exec(d->processes, e->pid, e->start_ns, comm, filename, e->cgroup_id);
-		pi = process_table_find(d->processes, e->pid, e->start_ns);
-		if (!pi)
-			break;
-		symbolizer_prepare_instance(d->sym, (pid_t)e->pid, pi->instance, e->start_ns);
-		if (d->nsettling < MAX_SETTLING)
-			d->settling[d->nsettling++] = (struct settling){
-				.pid = e->pid, .start_ns = e->start_ns, .instance = pi->instance,
-				.exec_ns = clock_ns(CLOCK_MONOTONIC),
-			};
-		else
-			d->settle_dropped++;
-		break;
-	case OTELPROF_RECORD_FORK:
-		/* What the symbolizer holds for this pid belongs to an older process (its exit record
-		 * may have been lost). */
-		symbolizer_retire_process(d->sym, (pid_t)e->pid);
-		process_table_fork(d->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm,
-				   e->cgroup_id);
-		break;
-	case OTELPROF_RECORD_EXIT:
-		symbolizer_retire_process(d->sym, (pid_t)e->pid);
-		process_table_exit(d->processes, e->pid, e->start_ns);
-		break;
-	}
-}
-
-/*
- * Open the files behind a new process's frames now, while /proc/PID/map_files still reaches them:
- * the symbolizer caches them by device and inode, so a process that exits long before the profile
- * is built is still symbolized (and its siblings running the same files cost nothing more).
- */
-static void open_modules(struct daemon *d, const struct otelprof_sample *s, uint64_t instance)
-{
-	struct sym_frame frame;
-
-	for (unsigned i = 0; i < s->user_depth && i < OTELPROF_MAX_STACK_DEPTH; i++)
-		symbolizer_user_instance(d->sym, (pid_t)s->pid, instance, s->user_ips[i], &frame);
-}
-
-static void on_record(void *ctx, const void *data, size_t size)
-{
-	struct daemon *d = ctx;
-	const struct otelprof_record_header *hdr = data;
-	const struct otelprof_sample *s = data;
-	const struct process_info *pi;
-	uint64_t instance;
-
-	if (size < sizeof(*hdr) || hdr->size > size) {
-		d->malformed_records++;
-		return;
-	}
-	switch (hdr->kind) {
-	case OTELPROF_RECORD_SAMPLE:
-		if (hdr->size < sizeof(*s)) {
-			d->malformed_records++;
-			return;
-		}
-		/* Read the mappings and metadata while the process is alive: it may exit before the output
-		 * is written. */
-		pi = s->pid ? process_table_sample(d->processes, s->pid, s->process_start_ns, s->process_comm,
-							    s->cgroup_id) : NULL;
-		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
-		if (pi)
-			symbolizer_prepare_instance(d->sym, (pid_t)s->pid, instance, s->process_start_ns);
-		s = unwind_sample(d->sym, (pid_t)s->pid, instance, data, size, &d->unwound, &d->unwind);
-		if (pi && pi->samples == 1)
-			open_modules(d, s, instance);
-		aggregate_add_instance(d->agg, s, instance, s->time_ns + d->monotonic_to_unix_ns);
-		break;
-	case OTELPROF_RECORD_EXEC:
-	case OTELPROF_RECORD_FORK:
-	case OTELPROF_RECORD_EXIT:
-		if (hdr->size < sizeof(struct otelprof_proc_event)) {
-			d->malformed_records++;
-			return;
-		}
-		on_process_event(d, data);
-		break;
-	default:
-		d->malformed_records++;
-		break;
-	}
 }
 
 static void describe_process(void *ctx, struct profile *p, uint32_t process)
@@ -223,47 +112,6 @@ static void forget_process(void *ctx, uint32_t pid, uint64_t instance)
 	symbolizer_forget_instance(ctx, (pid_t)pid, instance);
 }
 
-/* --cgroup and --container to cgroup ids for the in-kernel filter. 0, or -errno after logging. */
-static int resolve_cgroup_filter(const struct options *opts, uint64_t *ids, size_t max, size_t *n)
-{
-	const char *root = cgroup_v2_root();
-	size_t found = 0;
-	int r;
-
-	*n = 0;
-	if (!opts->cgroup && !opts->container)
-		return 0;
-	if (!root) {
-		log_error("--cgroup and --container need the cgroup v2 hierarchy, which is not mounted");
-		return -ENOENT;
-	}
-	if (opts->cgroup) {
-		r = cgroup_id_of_path(root, opts->cgroup, &ids[(*n)++]);
-		if (r) {
-			log_error("--cgroup: %s is not a cgroup under %s: %s", opts->cgroup, root, strerror(-r));
-			return r;
-		}
-	}
-	if (opts->container) {
-		r = cgroup_find_container(root, opts->container, ids + *n, max - *n, &found);
-		if (r) {
-			log_error("--container: failed to search %s: %s", root, strerror(-r));
-			return r;
-		}
-		if (!found) {
-			log_error("--container: no cgroup under %s belongs to container %s", root, opts->container);
-			return -ENOENT;
-		}
-		if (found > max - *n) {
-			log_error("--container: %s matches %zu cgroups, more than %zu: give more of the id",
-				  opts->container, found, max - *n);
-			return -E2BIG;
-		}
-		*n += found;
-	}
-	return 0;
-}
-
 static struct profile *build_interval(struct daemon *d)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -277,7 +125,12 @@ static struct profile *build_interval(struct daemon *d)
 	return p;
 }
 
-static void log_counters(const struct daemon *d, const struct profile *p);
+static void log_counters(const struct daemon *d, const struct profile *p)
+{
+	struct self_sources src = self_sources_of(d);
+
+	self_report_log_counters(&src, p);
+}
 
 /* End of an export interval: send what was sampled and start afresh. */
 static void export_interval(struct daemon *d, bool last)
@@ -308,91 +161,19 @@ static int arm_timer(int fd, uint64_t ns)
 	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
 }
 
-/* Every counter the daemon keeps, now. */
-static void collect_metrics(struct daemon *d, struct self_metrics *m)
-{
-	struct sampler_load_stats load;
-
-	memset(m, 0, sizeof(*m));
-	sampler_counters(d->sampler, m->bpf);
-	load = sampler_load_stats(d->sampler);
-	m->bpf_load_ns = load.load_ns;
-	m->bpf_verified_insns = load.verified_insns;
-	m->malformed_records = d->malformed_records;
-	m->aggregate = *aggregate_counters(d->agg);
-	m->symbolizer = *symbolizer_stats(d->sym);
-	m->processes = *process_table_counters(d->processes);
-	m->unwind = d->unwind;
-	if (d->export) {
-		m->export_enabled = true;
-		export_loop_stats(d->export, &m->export, &m->export_dropped_too_large);
-	}
-	if (d->k8s) {
-		m->k8s_enabled = true;
-		k8s_counters(d->k8s, &m->k8s);
-	}
-	self_metrics_read_process(m);
-}
-
-/* Once a second: readiness, the metrics the server publishes, and the periodic log summary. */
+/* Once a second: processes gone unsampled, then readiness, the metrics the server publishes, and
+ * the periodic log summary. */
 static void tick(struct daemon *d, uint64_t now)
 {
-	struct self_report *r = &d->report;
-	struct self_metrics *m = &r->now;
-	/* Not ready when nothing was delivered for three intervals (at least 10 s). */
-	uint64_t undelivered_ns = 3 * d->opts->export.interval_ns > 10000000000ULL ? 3 * d->opts->export.interval_ns
-										   : 10000000000ULL;
-	uint64_t busy, stall_ticks = 5 * (uint64_t)sysconf(_SC_CLK_TCK);
+	struct self_sources src = self_sources_of(d);
 
-	if (now - r->last_tick_ns < 1000000000ULL)
+	if (now - d->report.last_tick_ns < 1000000000ULL)
 		return;
-	r->last_tick_ns = now;
+	d->report.last_tick_ns = now;
 	/* Processes that ended without a sample wait for nothing: without this, a run writing one file
 	 * at its end would keep every process it saw. */
 	process_table_sweep_unsampled(d->processes, forget_process, d->sym);
-	/* Sampling is stalled when the CPUs did this much work (clock ticks) without one perf event:
-	 * an idle host fires few cpu-clock events, a busy one many. Read once a tick, never per record. */
-	busy = self_metrics_busy_cpu_ticks();
-	collect_metrics(d, m);
-	if (m->bpf[OTELPROF_CNT_SAMPLES] != r->last_perf_events || !r->busy_at_last_event) {
-		r->last_perf_events = m->bpf[OTELPROF_CNT_SAMPLES];
-		r->busy_at_last_event = busy;
-	}
-	if (m->export.sent != r->last_sent) {
-		r->last_sent = m->export.sent;
-		r->delivered_ns = now;
-	}
-	m->ready = true;
-	if (busy - r->busy_at_last_event > stall_ticks) {
-		m->ready = false;
-		snprintf(m->not_ready_reason, sizeof(m->not_ready_reason),
-			 "no perf event while the CPUs ran %.1f s", (double)(busy - r->busy_at_last_event) / sysconf(_SC_CLK_TCK));
-	} else if (m->export_enabled && m->export.enqueued && now - r->delivered_ns > undelivered_ns) {
-		m->ready = false;
-		snprintf(m->not_ready_reason, sizeof(m->not_ready_reason), "no profile delivered for %.0f s",
-			 (now - r->delivered_ns) / 1e9);
-	}
-	if (d->metrics) {
-		char *text = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
-
-		if (f) {
-			self_metrics_write_prometheus(m, f);
-			fclose(f);
-			metrics_server_publish(d->metrics, text, len, m->ready, m->not_ready_reason);
-			free(text);
-		}
-	}
-	if (d->opts->stats_interval_ns && now - r->summary_ns >= d->opts->stats_interval_ns) {
-		char line[512];
-
-		self_metrics_format_summary(m, r->summary_ns ? &r->at_summary : NULL, (now - r->summary_ns) / 1e9,
-					    line, sizeof(line));
-		log_info("%s", line);
-		r->at_summary = *m;
-		r->summary_ns = now;
-	}
+	self_report_update(&d->report, &src, now);
 }
 
 static int setup_signals(sigset_t *mask)
@@ -411,26 +192,6 @@ static int add_epoll(int epfd, int fd)
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
-
-/* Read again the mappings of the programs exec'd at least EXEC_SETTLE_MS ago (see there). */
-static void settle_execs(struct daemon *d, uint64_t now)
-{
-	size_t kept = 0;
-
-	for (size_t i = 0; i < d->nsettling; i++) {
-		const struct settling *e = &d->settling[i];
-		const struct process_info *pi;
-
-		if (now - e->exec_ns < EXEC_SETTLE_MS * 1000000ULL) {
-			d->settling[kept++] = *e;
-			continue;
-		}
-		pi = process_table_find(d->processes, e->pid, e->start_ns);
-		if (pi && pi->instance == e->instance && !pi->exited)
-			symbolizer_refresh_instance(d->sym, (pid_t)e->pid, e->instance);
-	}
-	d->nsettling = kept;
 }
 
 /* Sample until the duration ends or a signal arrives. */
@@ -477,10 +238,10 @@ static int run_loop(struct daemon *d)
 	service_notify_ready("Sampling");
 	for (;;) {
 		struct epoll_event events[4];
-		int n = epoll_wait(epfd, events, 4, d->nsettling ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS);
+		int n = epoll_wait(epfd, events, 4, record_path_settling(d->records) ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS);
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
-		settle_execs(d, now);
+		record_path_settle(d->records, now);
 		service_notify_watchdog(now);
 		tick(d, now);
 		if (n < 0) {
@@ -570,52 +331,6 @@ static int write_output(const struct options *opts, const struct profile *p)
 	return -EINVAL;
 }
 
-static void log_counters(const struct daemon *d, const struct profile *p)
-{
-	const struct agg_counters *ac = aggregate_counters(d->agg);
-	const struct symbolizer_stats *ss = symbolizer_stats(d->sym);
-	uint64_t bc[OTELPROF_CNT_MAX] = { 0 };
-	uint64_t dropped;
-
-	sampler_counters(d->sampler, bc);
-	dropped = bc[OTELPROF_CNT_RINGBUF_FULL] + ac->dropped_entries + ac->dropped_stack_bytes +
-		  ac->dropped_samples + ac->dropped_nomem + d->malformed_records + p->counters.dropped_table_full;
-	log_info("%" PRIu64 " samples kept, %" PRIu64 " dropped (ring buffer full %" PRIu64 ", stack table full %" PRIu64
-		 ", sample bound %" PRIu64 ", malformed %" PRIu64 "), %" PRIu64 " frames not symbolized",
-		 ac->samples, dropped, (uint64_t)bc[OTELPROF_CNT_RINGBUF_FULL],
-		 ac->dropped_entries + ac->dropped_stack_bytes, ac->dropped_samples,
-		 d->malformed_records + ac->malformed, p->counters.locations_unsymbolized);
-	log_debug("bpf: %" PRIu64 " perf events, %" PRIu64 " other processes, %" PRIu64 " idle, "
-		  "%" PRIu64 " kernel / %" PRIu64 " user stack errors, %" PRIu64 " children followed",
-		  (uint64_t)bc[OTELPROF_CNT_SAMPLES], (uint64_t)bc[OTELPROF_CNT_FILTERED], (uint64_t)bc[OTELPROF_CNT_IDLE],
-		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
-		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED]);
-	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
-		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
-		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
-		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
-	if (ss->process_table_full || ss->processes_evicted)
-		log_info("%" PRIu64 " processes' mappings not kept (symbolizer process table full), %" PRIu64
-			 " ended processes' mappings evicted to make room, %" PRIu64 " lookups found no mappings",
-			 ss->process_table_full, ss->processes_evicted, ss->instance_unknown);
-	{
-		const struct process_table_counters *pc = process_table_counters(d->processes);
-
-		log_debug("processes: %zu tracked, %" PRIu64 " added, %" PRIu64 " evicted (table full), %" PRIu64
-			  " samples found no process, %" PRIu64 " /proc reads failed; records: %" PRIu64 " exec, %" PRIu64
-			  " fork, %" PRIu64 " exit, %" PRIu64 " lost (ring buffer full)",
-			  process_table_count(d->processes), pc->added, pc->evicted, pc->no_process, pc->proc_read_failed,
-			  pc->execs, pc->forks, pc->exits, (uint64_t)bc[OTELPROF_CNT_PROC_EVENTS_LOST]);
-		log_debug("cgroups: %" PRIu64 " found by the records' cgroup id, %" PRIu64 " ids named no cgroup any more; "
-			  "%" PRIu64 " exec'd programs' mappings not read again (list full)",
-			  pc->cgroup_resolved, pc->cgroup_unresolved, d->settle_dropped);
-		if (pc->evicted || pc->no_process)
-			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
-				 " samples of processes that could not be described", pc->evicted, pc->no_process);
-	}
-	unwind_sample_log(&d->unwind, ss);
-}
-
 int main(int argc, char **argv)
 {
 	struct options opts;
@@ -659,7 +374,10 @@ int main(int argc, char **argv)
 		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = d.sym,
 	});
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
-	if (!d.agg || !d.sym || !d.processes || !d.metadata) {
+	d.records = record_path_new(&(struct record_path_config){
+		.sym = d.sym, .processes = d.processes, .agg = d.agg,
+	});
+	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records) {
 		log_error("Out of memory");
 		goto out;
 	}
@@ -667,7 +385,8 @@ int main(int argc, char **argv)
 	if (metadata_skipped_resource_attributes(d.metadata))
 		log_warn("Skipped %u malformed entries of OTEL_RESOURCE_ATTRIBUTES",
 			 metadata_skipped_resource_attributes(d.metadata));
-	if (resolve_cgroup_filter(&opts, cgroup_ids, OTELPROF_MAX_TARGET_CGROUPS, &ncgroup_ids)) {
+	if (cgroup_filter_resolve(opts.cgroup, opts.container, cgroup_ids, OTELPROF_MAX_TARGET_CGROUPS,
+				  &ncgroup_ids)) {
 		status = 2;
 		goto out;
 	}
@@ -678,7 +397,7 @@ int main(int argc, char **argv)
 		.ringbuf_kib = opts.ringbuf_kib,
 		.cgroup_ids = ncgroup_ids ? cgroup_ids : NULL, .ncgroup_ids = ncgroup_ids, .track_processes = true,
 		.stack_copy = opts.stack_copy,
-	}, on_record, &d, &r);
+	}, record_path_handle, d.records, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
 		goto out;
@@ -710,6 +429,7 @@ int main(int argc, char **argv)
 		log_info("Metrics on port %d (%s): /metrics, and readiness on /ready", metrics_server_port(d.metrics),
 			 opts.metrics_address);
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;
+	record_path_set_time_offset(d.records, d.monotonic_to_unix_ns);
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;
 	if (opts.npids)
 		log_info("Profiling %zu process%s on %u CPUs at %u Hz", opts.npids, opts.npids == 1 ? "" : "es",
@@ -756,6 +476,7 @@ out:
 	metrics_server_stop(d.metrics);
 	profile_free(p);
 	sampler_close(d.sampler);
+	record_path_free(d.records);
 	symbolizer_free(d.sym);
 	process_table_free(d.processes);
 	metadata_free(d.metadata);

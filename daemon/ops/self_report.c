@@ -1,0 +1,144 @@
+#include "ops/self_report.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/options.h"
+#include "export/export_loop.h"
+#include "log.h"
+#include "ops/metrics_server.h"
+#include "process/k8s.h"
+#include "process/process_table.h"
+#include "profile/aggregate.h"
+#include "profile/profile.h"
+#include "sampling/record_path.h"
+#include "sampling/sampler.h"
+#include "symbolizer.h"
+
+void self_report_collect(const struct self_sources *src, struct self_metrics *m)
+{
+	struct sampler_load_stats load;
+
+	memset(m, 0, sizeof(*m));
+	sampler_counters(src->sampler, m->bpf);
+	load = sampler_load_stats(src->sampler);
+	m->bpf_load_ns = load.load_ns;
+	m->bpf_verified_insns = load.verified_insns;
+	m->malformed_records = record_path_counters(src->records)->malformed_records;
+	m->aggregate = *aggregate_counters(src->agg);
+	m->symbolizer = *symbolizer_stats(src->sym);
+	m->processes = *process_table_counters(src->processes);
+	m->unwind = record_path_counters(src->records)->unwind;
+	if (src->export) {
+		m->export_enabled = true;
+		export_loop_stats(src->export, &m->export, &m->export_dropped_too_large);
+	}
+	if (src->k8s) {
+		m->k8s_enabled = true;
+		k8s_counters(src->k8s, &m->k8s);
+	}
+	self_metrics_read_process(m);
+}
+
+void self_report_update(struct self_report *r, const struct self_sources *src, uint64_t now)
+{
+	struct self_metrics *m = &r->now;
+	/* Not ready when nothing was delivered for three intervals (at least 10 s). */
+	uint64_t undelivered_ns = 3 * src->opts->export.interval_ns > 10000000000ULL ?
+					  3 * src->opts->export.interval_ns : 10000000000ULL;
+	uint64_t busy, stall_ticks = 5 * (uint64_t)sysconf(_SC_CLK_TCK);
+
+	/* Sampling is stalled when the CPUs did this much work (clock ticks) without one perf event:
+	 * an idle host fires few cpu-clock events, a busy one many. Read once a tick, never per record. */
+	busy = self_metrics_busy_cpu_ticks();
+	self_report_collect(src, m);
+	if (m->bpf[OTELPROF_CNT_SAMPLES] != r->last_perf_events || !r->busy_at_last_event) {
+		r->last_perf_events = m->bpf[OTELPROF_CNT_SAMPLES];
+		r->busy_at_last_event = busy;
+	}
+	if (m->export.sent != r->last_sent) {
+		r->last_sent = m->export.sent;
+		r->delivered_ns = now;
+	}
+	m->ready = true;
+	if (busy - r->busy_at_last_event > stall_ticks) {
+		m->ready = false;
+		snprintf(m->not_ready_reason, sizeof(m->not_ready_reason),
+			 "no perf event while the CPUs ran %.1f s", (double)(busy - r->busy_at_last_event) / sysconf(_SC_CLK_TCK));
+	} else if (m->export_enabled && m->export.enqueued && now - r->delivered_ns > undelivered_ns) {
+		m->ready = false;
+		snprintf(m->not_ready_reason, sizeof(m->not_ready_reason), "no profile delivered for %.0f s",
+			 (now - r->delivered_ns) / 1e9);
+	}
+	if (src->metrics) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		if (f) {
+			self_metrics_write_prometheus(m, f);
+			fclose(f);
+			metrics_server_publish(src->metrics, text, len, m->ready, m->not_ready_reason);
+			free(text);
+		}
+	}
+	if (src->opts->stats_interval_ns && now - r->summary_ns >= src->opts->stats_interval_ns) {
+		char line[512];
+
+		self_metrics_format_summary(m, r->summary_ns ? &r->at_summary : NULL, (now - r->summary_ns) / 1e9,
+					    line, sizeof(line));
+		log_info("%s", line);
+		r->at_summary = *m;
+		r->summary_ns = now;
+	}
+}
+
+void self_report_log_counters(const struct self_sources *src, const struct profile *p)
+{
+	const struct agg_counters *ac = aggregate_counters(src->agg);
+	const struct symbolizer_stats *ss = symbolizer_stats(src->sym);
+	const struct record_path_counters *rc = record_path_counters(src->records);
+	uint64_t bc[OTELPROF_CNT_MAX] = { 0 };
+	uint64_t dropped;
+
+	sampler_counters(src->sampler, bc);
+	dropped = bc[OTELPROF_CNT_RINGBUF_FULL] + ac->dropped_entries + ac->dropped_stack_bytes +
+		  ac->dropped_samples + ac->dropped_nomem + rc->malformed_records + p->counters.dropped_table_full;
+	log_info("%" PRIu64 " samples kept, %" PRIu64 " dropped (ring buffer full %" PRIu64 ", stack table full %" PRIu64
+		 ", sample bound %" PRIu64 ", malformed %" PRIu64 "), %" PRIu64 " frames not symbolized",
+		 ac->samples, dropped, (uint64_t)bc[OTELPROF_CNT_RINGBUF_FULL],
+		 ac->dropped_entries + ac->dropped_stack_bytes, ac->dropped_samples,
+		 rc->malformed_records + ac->malformed, p->counters.locations_unsymbolized);
+	log_debug("bpf: %" PRIu64 " perf events, %" PRIu64 " other processes, %" PRIu64 " idle, "
+		  "%" PRIu64 " kernel / %" PRIu64 " user stack errors, %" PRIu64 " children followed",
+		  (uint64_t)bc[OTELPROF_CNT_SAMPLES], (uint64_t)bc[OTELPROF_CNT_FILTERED], (uint64_t)bc[OTELPROF_CNT_IDLE],
+		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
+		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED]);
+	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
+		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
+		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
+		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
+	if (ss->process_table_full || ss->processes_evicted)
+		log_info("%" PRIu64 " processes' mappings not kept (symbolizer process table full), %" PRIu64
+			 " ended processes' mappings evicted to make room, %" PRIu64 " lookups found no mappings",
+			 ss->process_table_full, ss->processes_evicted, ss->instance_unknown);
+	{
+		const struct process_table_counters *pc = process_table_counters(src->processes);
+
+		log_debug("processes: %zu tracked, %" PRIu64 " added, %" PRIu64 " evicted (table full), %" PRIu64
+			  " samples found no process, %" PRIu64 " /proc reads failed; records: %" PRIu64 " exec, %" PRIu64
+			  " fork, %" PRIu64 " exit, %" PRIu64 " lost (ring buffer full)",
+			  process_table_count(src->processes), pc->added, pc->evicted, pc->no_process, pc->proc_read_failed,
+			  pc->execs, pc->forks, pc->exits, (uint64_t)bc[OTELPROF_CNT_PROC_EVENTS_LOST]);
+		log_debug("cgroups: %" PRIu64 " found by the records' cgroup id, %" PRIu64 " ids named no cgroup any more; "
+			  "%" PRIu64 " exec'd programs' mappings not read again (list full)",
+			  pc->cgroup_resolved, pc->cgroup_unresolved, rc->settle_dropped);
+		if (pc->evicted || pc->no_process)
+			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
+				 " samples of processes that could not be described", pc->evicted, pc->no_process);
+	}
+	unwind_sample_log(&rc->unwind, ss);
+}

@@ -1,0 +1,43 @@
+/*
+ * The daemon's reports on itself: a snapshot of every counter it keeps (struct self_metrics), the
+ * readiness judged from it once a second and published with it (--metrics-address), the periodic
+ * summary line (--stats-interval), and the counters logged when a run ends. It reads the daemon's
+ * parts through struct self_sources and owns none of them.
+ */
+#ifndef OTELPROFD_SELF_REPORT_H
+#define OTELPROFD_SELF_REPORT_H
+
+#include <stdint.h>
+
+#include "ops/self_metrics.h"
+
+struct export_loop;
+struct k8s;
+struct metrics_server;
+struct options;
+struct profile;
+struct record_path;
+struct sampler;
+
+/* What the reports read: the daemon's parts, borrowed. */
+struct self_sources {
+	const struct options *opts;      /* the export interval (readiness) and --stats-interval */
+	struct sampler *sampler;         /* the BPF-side counters */
+	struct aggregate *agg;
+	struct symbolizer *sym;
+	struct process_table *processes;
+	struct record_path *records;     /* malformed records, unwinding, execs not read again */
+	struct export_loop *export;      /* NULL without a collector */
+	struct k8s *k8s;                 /* NULL without Kubernetes pod metadata */
+	struct metrics_server *metrics;  /* NULL without --metrics-address */
+};
+
+/* Every counter the daemon keeps, now, into *m. */
+void self_report_collect(const struct self_sources *src, struct self_metrics *m);
+/* Once a second: a snapshot into r->now, readiness, the metrics the server publishes, and the
+ * periodic log summary. */
+void self_report_update(struct self_report *r, const struct self_sources *src, uint64_t now);
+/* The counters of a run that built p: kept and dropped samples at info level, details at debug. */
+void self_report_log_counters(const struct self_sources *src, const struct profile *p);
+
+#endif

@@ -1,0 +1,180 @@
+#include "sampling/record_path.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "clock.h"
+#include "process/process_table.h"
+#include "profile/aggregate.h"
+#include "records.h"
+#include "symbolizer.h"
+
+#define MAX_SETTLING 1024
+
+struct settling {
+	uint32_t pid;
+	uint64_t start_ns, instance, exec_ns;
+};
+
+struct record_path {
+	struct symbolizer *sym;          /* borrowed (struct record_path_config) */
+	struct process_table *processes; /* borrowed */
+	struct aggregate *agg;           /* borrowed */
+	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
+	struct record_path_counters counters;
+	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
+	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
+	size_t nsettling;
+};
+
+struct record_path *record_path_new(const struct record_path_config *cfg)
+{
+	struct record_path *rp = calloc(1, sizeof(*rp));
+
+	if (!rp)
+		return NULL;
+	rp->sym = cfg->sym;
+	rp->processes = cfg->processes;
+	rp->agg = cfg->agg;
+	return rp;
+}
+
+void record_path_free(struct record_path *rp)
+{
+	free(rp);
+}
+
+void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_unix_ns)
+{
+	rp->monotonic_to_unix_ns = monotonic_to_unix_ns;
+}
+
+static void on_process_event(struct record_path *rp, const struct otelprof_proc_event *e)
+{
+	char comm[OTELPROF_COMM_LEN + 1], filename[OTELPROF_PATH_LEN + 1];
+	const struct process_info *pi;
+
+	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, e->comm);
+	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
+	switch (e->hdr.kind) {
+	case OTELPROF_RECORD_EXEC:
+		/* A new program, a new instance: the old program's mappings stay (retired) for its samples
+		 * already taken. Read the new one's now (the executable and the loader are mapped), which
+		 * comes before its samples in the ring buffer, so a process that lives for a moment keeps
+		 * at least those; a sample outside them reads the mappings again. */
+		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
+		process_table_exec(rp->processes, e->pid, e->start_ns, comm, filename, e->cgroup_id);
+		pi = process_table_find(rp->processes, e->pid, e->start_ns);
+		if (!pi)
+			break;
+		symbolizer_prepare_instance(rp->sym, (pid_t)e->pid, pi->instance, e->start_ns);
+		if (rp->nsettling < MAX_SETTLING)
+			rp->settling[rp->nsettling++] = (struct settling){
+				.pid = e->pid, .start_ns = e->start_ns, .instance = pi->instance,
+				.exec_ns = clock_ns(CLOCK_MONOTONIC),
+			};
+		else
+			rp->counters.settle_dropped++;
+		break;
+	case OTELPROF_RECORD_FORK:
+		/* What the symbolizer holds for this pid belongs to an older process (its exit record
+		 * may have been lost). */
+		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
+		process_table_fork(rp->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm,
+				   e->cgroup_id);
+		break;
+	case OTELPROF_RECORD_EXIT:
+		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
+		process_table_exit(rp->processes, e->pid, e->start_ns);
+		break;
+	}
+}
+
+/*
+ * Open the files behind a new process's frames now, while /proc/PID/map_files still reaches them:
+ * the symbolizer caches them by device and inode, so a process that exits long before the profile
+ * is built is still symbolized (and its siblings running the same files cost nothing more).
+ */
+static void open_modules(struct record_path *rp, const struct otelprof_sample *s, uint64_t instance)
+{
+	struct sym_frame frame;
+
+	for (unsigned i = 0; i < s->user_depth && i < OTELPROF_MAX_STACK_DEPTH; i++)
+		symbolizer_user_instance(rp->sym, (pid_t)s->pid, instance, s->user_ips[i], &frame);
+}
+
+void record_path_handle(void *ctx, const void *data, size_t size)
+{
+	struct record_path *rp = ctx;
+	const struct otelprof_record_header *hdr = data;
+	const struct otelprof_sample *s = data;
+	const struct process_info *pi;
+	uint64_t instance;
+
+	if (size < sizeof(*hdr) || hdr->size > size) {
+		rp->counters.malformed_records++;
+		return;
+	}
+	switch (hdr->kind) {
+	case OTELPROF_RECORD_SAMPLE:
+		if (hdr->size < sizeof(*s)) {
+			rp->counters.malformed_records++;
+			return;
+		}
+		/* Read the mappings and metadata while the process is alive: it may exit before the output
+		 * is written. */
+		pi = s->pid ? process_table_sample(rp->processes, s->pid, s->process_start_ns, s->process_comm,
+							    s->cgroup_id) : NULL;
+		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
+		if (pi)
+			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+		s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
+				  &rp->counters.unwind);
+		if (pi && pi->samples == 1)
+			open_modules(rp, s, instance);
+		aggregate_add_instance(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns);
+		break;
+	case OTELPROF_RECORD_EXEC:
+	case OTELPROF_RECORD_FORK:
+	case OTELPROF_RECORD_EXIT:
+		if (hdr->size < sizeof(struct otelprof_proc_event)) {
+			rp->counters.malformed_records++;
+			return;
+		}
+		on_process_event(rp, data);
+		break;
+	default:
+		rp->counters.malformed_records++;
+		break;
+	}
+}
+
+void record_path_settle(struct record_path *rp, uint64_t now)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < rp->nsettling; i++) {
+		const struct settling *e = &rp->settling[i];
+		const struct process_info *pi;
+
+		if (now - e->exec_ns < EXEC_SETTLE_MS * 1000000ULL) {
+			rp->settling[kept++] = *e;
+			continue;
+		}
+		pi = process_table_find(rp->processes, e->pid, e->start_ns);
+		if (pi && pi->instance == e->instance && !pi->exited)
+			symbolizer_refresh_instance(rp->sym, (pid_t)e->pid, e->instance);
+	}
+	rp->nsettling = kept;
+}
+
+bool record_path_settling(const struct record_path *rp)
+{
+	return rp->nsettling;
+}
+
+const struct record_path_counters *record_path_counters(const struct record_path *rp)
+{
+	return &rp->counters;
+}

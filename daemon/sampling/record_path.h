@@ -1,0 +1,68 @@
+/*
+ * A ring buffer record's path to the aggregate, in one place: a sample names its process in the
+ * process table (which reads its mappings and metadata while it lives), has the symbolizer ready
+ * that instance, gets its user stack unwound (unwind_sample.h), has the files behind its frames
+ * opened at the process's first sample, and is added to the aggregate; exec, fork and exit records
+ * keep the process table and the symbolizer's instances in step. record_path_handle() is the
+ * sampler's callback; the loop calls record_path_settle() to read again the mappings of programs
+ * just exec'd.
+ *
+ * The record path borrows the symbolizer, process table and aggregate (the caller owns them and
+ * frees them after it), and owns only its counters and the list of programs settling.
+ */
+#ifndef OTELPROFD_RECORD_PATH_H
+#define OTELPROFD_RECORD_PATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sampling/unwind_sample.h"
+
+/*
+ * A program's mappings are read at its exec record, which wakes the daemon at once: before the
+ * dynamic loader mapped the libraries. They are read again this long after, while the process
+ * most likely still runs: its samples (drained up to SAMPLER_DRAIN_MS later) may come after it
+ * exited, and a 100 ms process would then be unwound without libc. The wakeup at a process's first
+ * sample does not replace this: that sample is mostly taken in the loader, before libc is mapped.
+ * Measured without the re-read (gzip -9 in a loop, 499 Hz, two CPU hogs): samples reaching main fell
+ * from 99.6% to 95.3% (8 MB input), and from 96.9% to 79.3% (1 MB input, 20 ms processes).
+ */
+#define EXEC_SETTLE_MS 10
+
+struct aggregate;
+struct process_table;
+struct symbolizer;
+
+struct record_path_config {
+	struct symbolizer *sym;          /* borrowed: frames, instances and their mappings */
+	struct process_table *processes; /* borrowed: the processes the records name */
+	struct aggregate *agg;           /* borrowed: where samples go */
+};
+
+struct record_path_counters {
+	uint64_t malformed_records;      /* records too short for their kind, or of no known kind */
+	uint64_t settle_dropped;         /* execs not read again: the settling list was full */
+	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
+};
+
+struct record_path;
+
+/* NULL when out of memory. */
+struct record_path *record_path_new(const struct record_path_config *cfg);
+void record_path_free(struct record_path *rp);
+
+/* Add to a record's bpf_ktime_get_ns() to get unix time; set before the first record is read. */
+void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_unix_ns);
+
+/* The sampler's callback (sampler_record_fn): ctx is the record path. */
+void record_path_handle(void *ctx, const void *data, size_t size);
+
+/* Read again the mappings of the programs exec'd at least EXEC_SETTLE_MS before now (CLOCK_MONOTONIC). */
+void record_path_settle(struct record_path *rp, uint64_t now);
+/* Whether programs wait to be read again: the loop then wakes every EXEC_SETTLE_MS. */
+bool record_path_settling(const struct record_path *rp);
+
+const struct record_path_counters *record_path_counters(const struct record_path *rp);
+
+#endif
