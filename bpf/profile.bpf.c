@@ -44,8 +44,8 @@ struct {
  * Processes sampled since their exec. Their first sample wakes user space at once, so that their /proc
  * files are read while they still live (a short one may have exited by the next drain). That sample
  * is often still in the dynamic loader, before the libraries are mapped: user space reads the maps
- * again shortly after an exec as well (EXEC_SETTLE_MS in main.c). LRU: a process pushed out only
- * costs one more wakeup.
+ * again shortly after an exec as well (EXEC_SETTLE_MS, daemon/sampling/record_path.h). LRU: a
+ * process pushed out only costs one more wakeup.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -1,4 +1,9 @@
 /*
+ * daemon/export/: profiles to a collector. The exporter's configuration from flags and OTEL_* variables
+ * (otel_env), the bounded queue, the sender thread and its gRPC and HTTP transports, the per-interval
+ * loop. May include output/ (OTLP encoding), profile/ and the top-level helpers.
+ */
+/*
  * The daemon's export side: owns the transport and exporter made from the configuration, says
  * when the next interval ends (jittered), and turns each interval's profile into queued requests.
  * Used only from the main thread; the network is the exporter's thread's business.

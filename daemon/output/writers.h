@@ -1,3 +1,7 @@
+/*
+ * daemon/output/: a profile as bytes. The top table, folded stacks, pprof and OTLP encoding. May include
+ * profile/ and the top-level helpers.
+ */
 /* Output formats written from a struct profile. Each returns 0 or a negative errno. */
 #ifndef OTELPROFD_WRITERS_H
 #define OTELPROFD_WRITERS_H

@@ -1,4 +1,9 @@
 /*
+ * daemon/process/: who a sample belongs to. The process table, cgroups and their ids, Kubernetes pods,
+ * the host's view from a container, and the metadata written into a profile's processes. May include
+ * profile/ (metadata describes a profile's process), the top-level helpers and the symbolizer.
+ */
+/*
  * The processes otelprofd has seen, keyed by (pid, start time) so that a reused pid never mixes two
  * processes, and each program a process exec'd by an instance number, so that samples taken
  * before an exec keep the old program's executable and attributes. An entry is filled from /proc when the process is first seen (exec record, or first

@@ -1,4 +1,9 @@
 /*
+ * daemon/profile/: the model. An interval's samples (aggregate), interned strings and stacks (intern)
+ * and the profile built from them, which every writer and the exporter read. Includes no other daemon
+ * folder: only the top-level helpers, the symbolizer and bpf/records.h.
+ */
+/*
  * A symbolized profile of one interval: what every output format (top table, folded, pprof, OTLP)
  * is written from. Its tables follow the OTLP dictionary: element 0 of every table is the zero
  * value and index 0 means "unset"; strings, functions, mappings, locations and stacks each appear

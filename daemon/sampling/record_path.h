@@ -1,4 +1,9 @@
 /*
+ * daemon/sampling/: the first stage. Perf events and the BPF programs (sampler, bpf_log, privileges),
+ * the ring buffer's records and their way to the aggregate (record_path), unwinding a sample's copied
+ * stack (unwind_sample). May include process/ and profile/ (the stages a record feeds), the top-level
+ * helpers, the symbolizer and bpf/records.h.
+ *
  * A ring buffer record's path to the aggregate, in one place: a sample names its process in the
  * process table (which reads its mappings and metadata while it lives), has the symbolizer ready
  * that instance, gets its user stack unwound (unwind_sample.h), has the files behind its frames
