@@ -13,7 +13,8 @@ import bpftest
 
 bpftest.require_bpf()
 workload = subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "30"])
-cmd = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "99", "--metrics-address", "127.0.0.1:0",
+cmd = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "99", "--metrics-address",
+       f"127.0.0.1:{bpftest.free_port()}",
        "--stats-interval", "1s", "--endpoint", "127.0.0.1:1", "--insecure", "--export-interval", "1s",
        "--timeout", "1s", "--duration", "16s"]
 print("$", " ".join(cmd), flush=True)
