@@ -131,14 +131,24 @@ bool parse_has_control(const char *text)
 	return false;
 }
 
-/* Append text[0..len) escaped to buf at *at; false when it did not fit. */
-static bool escape_into(char *buf, size_t size, size_t *at, const char *text, size_t len)
+static size_t escaped_len(const char *text, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? 4 : 1;
+	return n;
+}
+
+/* Append text[0..len) escaped to buf at *at, keeping reserve bytes and the NUL free; false when it
+ * did not fit. */
+static bool escape_into(char *buf, size_t size, size_t reserve, size_t *at, const char *text, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)text[i];
 		size_t need = c < 0x20 || c == 0x7f ? 4 : 1;
 
-		if (*at + need + 4 > size) /* room for "..." and the NUL */
+		if (*at + need + reserve + 1 > size)
 			return false;
 		if (need == 4)
 			snprintf(buf + *at, 5, "\\x%02x", c);
@@ -149,6 +159,7 @@ static bool escape_into(char *buf, size_t size, size_t *at, const char *text, si
 	return true;
 }
 
+/* End buf at at, with "..." when it was cut. */
 static const char *escape_end(char *buf, size_t size, size_t at, bool fit)
 {
 	if (!size)
@@ -161,29 +172,32 @@ static const char *escape_end(char *buf, size_t size, size_t at, bool fit)
 
 const char *parse_escape(const char *text, char *buf, size_t size)
 {
-	size_t at = 0;
+	size_t at = 0, len = strlen(text);
 	bool fit;
 
 	if (size < 5)
 		return escape_end(buf, size, 0, true);
-	fit = escape_into(buf, size, &at, text, strlen(text));
+	/* Room for "..." only when the whole does not fit. */
+	fit = escape_into(buf, size, escaped_len(text, len) < size ? 0 : 3, &at, text, len);
 	return escape_end(buf, size, at, fit);
 }
 
 const char *parse_redact_url(const char *url, char *buf, size_t size)
 {
 	const char *scheme = strstr(url, "://"), *authority = scheme ? scheme + 3 : url;
-	const char *user_end = strrchr(authority, '@');
-	size_t at = 0;
+	/* Up to the last '@': a password may hold '@' or '/' unencoded, and hiding a path's part
+	 * too costs nothing. */
+	const char *user_end = strrchr(authority, '@'), *rest = user_end ? user_end : authority;
+	size_t restlen = strcspn(rest, "?"), at = 0, reserve;
 	bool fit;
 
 	if (size < 5)
 		return escape_end(buf, size, 0, true);
-	/* Up to the last '@': a password may hold '@' or '/' unencoded, and hiding a path's part
-	 * too costs nothing. */
-	if (!user_end)
-		return parse_escape(url, buf, size);
-	fit = escape_into(buf, size, &at, url, (size_t)(authority - url)) && escape_into(buf, size, &at, "***", 3) &&
-	      escape_into(buf, size, &at, user_end, strlen(user_end));
+	reserve = escaped_len(url, (size_t)(authority - url)) + (user_end ? 3 : 0) + escaped_len(rest, restlen) +
+				  (rest[restlen] ? 4 : 0) < size ? 0 : 3;
+	fit = escape_into(buf, size, reserve, &at, url, (size_t)(authority - url)) &&
+	      (!user_end || escape_into(buf, size, reserve, &at, "***", 3)) &&
+	      escape_into(buf, size, reserve, &at, rest, restlen) &&
+	      (!rest[restlen] || escape_into(buf, size, reserve, &at, "?***", 4));
 	return escape_end(buf, size, at, fit);
 }

@@ -28,7 +28,8 @@ bool parse_has_control(const char *text);
  * size bytes. Returns buf. */
 const char *parse_escape(const char *text, char *buf, size_t size);
 
-/* parse_escape() of a URL or host:port with its userinfo ("user:password@") shown as "***@". */
+/* parse_escape() of a URL or host:port with its userinfo ("user:password@") shown as "***@" and
+ * its query (where some services take an API key) as "?***". */
 const char *parse_redact_url(const char *url, char *buf, size_t size);
 
 #endif

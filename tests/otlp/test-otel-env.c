@@ -143,6 +143,9 @@ static void test_messages_hide_secrets(void **state)
 		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "c:1\r\nforged: s3cret",
 		  "'c:1\\x0d\\x0aforged: s3cret' is not a collector address: control characters" },
 		{ "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc\n", "'grpc\\x0a' is not supported" },
+		/* Some services take an API key in the query. */
+		{ "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "https://c:0/v1?key=s3cret",
+		  "'https://c:0/v1?***' is not a collector address: the port is not a number from 1 to 65535" },
 	};
 
 	(void)state;
