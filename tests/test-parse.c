@@ -9,6 +9,7 @@
 
 static void test_port(void **state)
 {
+	static const char *const bad[] = { "", "0", "65536", "99999", "123456", "+80", "-1", " 80", "80 ", "0x50", "8a" };
 	unsigned port;
 
 	(void)state;
@@ -18,7 +19,6 @@ static void test_port(void **state)
 	assert_int_equal(port, 65535);
 	assert_int_equal(parse_port("4317/x", 4, &port), 0); /* only len bytes are read */
 	assert_int_equal(port, 4317);
-	static const char *const bad[] = { "", "0", "65536", "99999", "123456", "+80", "-1", " 80", "80 ", "0x50", "8a" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(parse_port(bad[i], strlen(bad[i]), &port), -EINVAL);
 }
