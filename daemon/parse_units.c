@@ -36,7 +36,8 @@ int parse_duration(const char *text, uint64_t *ns)
 	double v, total;
 	char *end;
 
-	if (!text || !*text || *text == '-' || *text == '+' || *text == ' ')
+	/* Digits and a decimal point only: strtod() would also take "inf", "1e3" and hex. */
+	if (!text || !*text || strspn(text, "0123456789.") != strcspn(text, "nsumh"))
 		return -EINVAL;
 	errno = 0;
 	v = strtod(text, &end);
@@ -47,6 +48,8 @@ int parse_duration(const char *text, uint64_t *ns)
 			continue;
 		total = v * units[i].scale;
 		if (total >= 1e19) /* past what a uint64 of nanoseconds holds (584 years) */
+			return -EINVAL;
+		if (v > 0 && total < 1) /* not 0, which means "no limit" for some options */
 			return -EINVAL;
 		*ns = (uint64_t)total;
 		return 0;

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "config/config_file.h"
 
@@ -48,6 +51,11 @@ static void test_errors(void **state)
 		{ "= 1\n", "test.conf:1: '' is not a valid key" },
 		{ "headers = \"open\n", "test.conf:1: unbalanced quotes in the value of 'headers'" },
 		{ "headers = \"a\" b\n", "test.conf:1: unbalanced quotes in the value of 'headers'" },
+		/* A line of another format may hold a secret before its '=': not shown. */
+		{ "Authorization: Basic c2VjcmV0==\n", "test.conf:1: not a valid key (keys are option names: a-z, 0-9, '-')" },
+		{ "fre\x1bquency = 1\n", "test.conf:1: 'fre\\x1bquency' is not a valid key" },
+		/* A byte order mark only at the start of the file. */
+		{ "frequency = 1\n\xef\xbb\xbfkey = 1\n", "test.conf:2: '\xef\xbb\xbfkey' is not a valid key" },
 	};
 	struct config_file *c = NULL;
 	char err[256];
@@ -56,6 +64,52 @@ static void test_errors(void **state)
 		assert_int_equal(parse(bad[i].text, &c, err), -EINVAL);
 		assert_string_equal(err, bad[i].message);
 	}
+}
+
+static void test_byte_order_mark(void **state)
+{
+	struct config_file *c;
+	char err[256];
+
+	assert_int_equal(parse("\xef\xbb\xbf# a comment\nfrequency = 99\n", &c, err), 0);
+	assert_int_equal(c->nentries, 1);
+	config_file_free(c);
+	assert_int_equal(parse("\xef\xbb\xbf" "frequency = 99\n", &c, err), 0);
+	assert_string_equal(c->entries[0].key, "frequency");
+	config_file_free(c);
+}
+
+/* Only regular files (through symlinks), and a FIFO nobody writes to must not hang the open. */
+static void test_file_types(void **state)
+{
+	char dir[] = "/tmp/test-config-file-XXXXXX", path[128], link[128], err[256];
+	struct config_file *c;
+	struct timespec t0, t1;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(config_file_load(path, &c, err, sizeof(err)), -EINVAL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(path);
+
+	assert_int_equal(config_file_load("/dev/null", &c, err, sizeof(err)), -EINVAL);
+	snprintf(path, sizeof(path), "%s/real.conf", dir);
+	snprintf(link, sizeof(link), "%s/link.conf", dir);
+	f = fopen(path, "w");
+	fputs("frequency = 99\n", f);
+	fclose(f);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(config_file_load(link, &c, err, sizeof(err)), 0);
+	assert_string_equal(c->entries[0].value, "99");
+	config_file_free(c);
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_bounds(void **state)
@@ -96,6 +150,8 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_byte_order_mark),
+		cmocka_unit_test(test_file_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

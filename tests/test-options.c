@@ -11,13 +11,14 @@
 #include "config/options.h"
 #include "parse_units.h"
 
-/* Parse "otelprofd LINE", keeping the first line options_parse() wrote on stderr in msg. */
-static enum options_result parse_message(struct options *o, const char *line, char *msg, size_t size)
+/* Parse "otelprofd LINE" (split at spaces), with all that options_parse() wrote on stderr in
+ * *text (to free). */
+static enum options_result parse_stderr(struct options *o, const char *line, char **text)
 {
-	char buf[512], *argv[32], *text = NULL;
+	char buf[512], *argv[32];
 	size_t len = 0;
 	int argc = 0;
-	FILE *devnull = fopen("/dev/null", "w"), *err = open_memstream(&text, &len);
+	FILE *devnull = fopen("/dev/null", "w"), *err = open_memstream(text, &len);
 	enum options_result r;
 
 	snprintf(buf, sizeof(buf), "otelprofd %s", line);
@@ -27,6 +28,15 @@ static enum options_result parse_message(struct options *o, const char *line, ch
 	r = options_parse(o, argc, argv, devnull, err);
 	fclose(devnull);
 	fclose(err);
+	return r;
+}
+
+/* Parse "otelprofd LINE", keeping the first line options_parse() wrote on stderr in msg. */
+static enum options_result parse_message(struct options *o, const char *line, char *msg, size_t size)
+{
+	char *text = NULL;
+	enum options_result r = parse_stderr(o, line, &text);
+
 	snprintf(msg, size, "%.*s", (int)strcspn(text, "\n"), text);
 	free(text);
 	return r;
@@ -110,6 +120,21 @@ static void test_bad_input(void **state)
 		"--ringbuf-size 100", "--top 0", "--no-such-flag", "stray", "-v -q", "--frequency",
 		"--kubernetes yes", "--kubernetes", "--stack-copy 65537", "--stack-copy 1MiB", "--stack-copy -1",
 		"--stack-copy lots", "--symbol-cache 1000", "--symbol-cache big",
+		/* Empty list elements. */
+		"--pid 1,,2", "--pid 1,", "--pid ,1", "--pid +1",
+		/* Ports 1-65535; IPv6 in brackets; host names of RFC 1123 characters. */
+		"--metrics-address 127.0.0.1:99999", "--metrics-address 127.0.0.1:0", "--metrics-address ::::",
+		"--metrics-address ::1:9464", "--metrics-address [::1]", "--metrics-address [::1]9464",
+		"--metrics-address 127.0.0.1", "--metrics-address :9464", "--metrics-address bad_host:9464",
+		"--metrics-address 127.0.0.1:9464x", "--metrics-address 127.0.0.1:+80", "--metrics-address 300.1.1.1:80",
+		"--metrics-address [nothex]:80", "--metrics-address a..b:80", "--metrics-address -a:80",
+		/* Trailing garbage, exponents, hex, infinities, a non-zero duration that rounds to 0, too long. */
+		"--duration 10sx", "--duration 1e3s", "--duration 0x10s", "--duration inf", "--duration 1.5.2s",
+		"--duration 0.1ns", "--duration 99999999999h", "--stats-interval 5 s", "--frequency 99999999999999999999",
+		"--top 18446744073709551617", "--max-samples 1x",
+		/* Control characters in any value. */
+		"--cgroup /a\nb", "--output x\r.folded", "--container 0123456789ab\x1b",
+		"--metrics-address 127.0.0.1:9464\r\n",
 	};
 	struct options o;
 
@@ -146,6 +171,15 @@ static void test_parse_duration(void **state)
 	assert_int_equal(parse_duration("s", &ns), -EINVAL);
 	assert_int_equal(parse_duration("nan", &ns), -EINVAL);
 	assert_int_equal(parse_duration("1e30s", &ns), -EINVAL);
+	assert_int_equal(parse_duration("10sx", &ns), -EINVAL);
+	assert_int_equal(parse_duration("1e3", &ns), -EINVAL);
+	assert_int_equal(parse_duration("0x10", &ns), -EINVAL);
+	assert_int_equal(parse_duration(" 5s", &ns), -EINVAL);
+	assert_int_equal(parse_duration("0.5ns", &ns), -EINVAL);
+	assert_int_equal(parse_duration("0.0s", &ns), 0);
+	assert_int_equal(ns, 0);
+	assert_int_equal(parse_duration("2000000h", &ns), 0); /* 228 years: still fits */
+	assert_int_equal(parse_duration("3000000h", &ns), -EINVAL);
 }
 
 static char *write_config(const char *text)
@@ -242,9 +276,10 @@ static void test_config_pair_errors(void **state)
 		{ "quiet = yes\n", "-v", ":1: --verbose and quiet exclude each other" },
 		{ "frequency = 99\nclient-cert = /etc/hostname\n", "",
 		  ":2: a client certificate needs its key and a key its certificate (--client-cert and --client-key)" },
-		{ "headers = nokv\n", "", ":1: headers: 'nokv' is not a list of key=value" },
+		{ "headers = nokv\n", "", ":1: headers: entry 1: no '=' between key and value (expected key=value,key=value)" },
 		{ "\n\nendpoint = http://\n", "",
-		  ":3: endpoint: 'http://' is not a collector address (examples: localhost:4317, https://collector:4318)" },
+		  ":3: endpoint: 'http://' is not a collector address: no host (examples: localhost:4317, "
+		  "https://collector:4318)" },
 		/* Nothing from the file involved: the flags' names, no location. */
 		{ "frequency = 99\n", "--follow-children", "" },
 	};
@@ -270,12 +305,74 @@ static void test_config_pair_errors(void **state)
 	}
 }
 
+static void test_good_addresses(void **state)
+{
+	static const char *const good[] = {
+		"--metrics-address 127.0.0.1:9464", "--metrics-address [::1]:1", "--metrics-address localhost:65535",
+		"--metrics-address 0.0.0.0:9464", "--metrics-address [::]:9464", "--metrics-address my-host.example.:80",
+	};
+	struct options o;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		print_message("%s\n", good[i]);
+		assert_int_equal(parse(&o, good[i]), OPTIONS_OK);
+		options_free(&o);
+	}
+}
+
+/* A header value is never shown, nor a control character raw: a bad entry is named by its key, or
+ * its position when it has none. */
+static void test_secrets_not_shown(void **state)
+{
+	static const struct {
+		const char *flags, *file, *env, *message;
+	} cases[] = {
+		{ "--headers authorization=Bearer%zzs3cret", NULL, NULL,
+		  "otelprofd: headers: entry 1 ('authorization'): value is not percent-encoded properly" },
+		{ "--headers a=1,,Bearer-s3cret", NULL, NULL, "otelprofd: headers: entry 3: no '=' between key and value" },
+		{ "", NULL, "x=1,Authorization=Basic%s3cret",
+		  "otelprofd: OTEL_EXPORTER_OTLP_HEADERS: entry 2 ('Authorization'): value is not percent-encoded" },
+		{ "", "\nheaders = \"k=s3cret%g\"\n", NULL, ":2: headers: entry 1 ('k'): value is not percent-encoded" },
+		{ "", "headers = k=s3cret\x1b\n", NULL, ":1: --headers: control characters are not allowed in the value" },
+		{ "--endpoint https://user:s3cret@collector:4318", NULL, NULL,
+		  "otelprofd: endpoint: 'https://***@collector:4318' is not a collector address: user:password@" },
+		{ "", "Authorization: Basic s3cret== \n", NULL, ":1: not a valid key" },
+		{ "--endpoint c:1\r\ns3cret", NULL, NULL, "otelprofd: --endpoint: control characters are not allowed" },
+		{ "--no-such\x1b[31m", NULL, NULL, "otelprofd: unknown option '--no-such\\x1b[31m'" },
+	};
+	struct options o;
+
+	(void)state;
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_PROFILES_HEADERS");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char line[256], *text = NULL;
+		const char *path = cases[i].file ? write_config(cases[i].file) : NULL;
+
+		if (cases[i].env)
+			setenv("OTEL_EXPORTER_OTLP_HEADERS", cases[i].env, 1);
+		snprintf(line, sizeof(line), "%s%s %s", path ? "--config " : "", path ? path : "", cases[i].flags);
+		assert_int_equal(parse_stderr(&o, line, &text), OPTIONS_USAGE);
+		print_message("%s\n", text);
+		assert_null(strstr(text, "s3cret"));
+		for (const char *t = text; *t; t++)
+			assert_true(*t == '\n' || (unsigned char)*t >= 0x20);
+		assert_non_null(strstr(text, cases[i].message));
+		free(text);
+		unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+		if (path)
+			unlink(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_good_addresses),
+		cmocka_unit_test(test_secrets_not_shown),
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_config_precedence),

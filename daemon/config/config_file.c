@@ -6,7 +6,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "parse.h"
 
 __attribute__((format(printf, 5, 6)))
 static int fail(int code, char *err, size_t errlen, const char *name, const char *fmt, ...)
@@ -76,6 +80,11 @@ int config_file_parse(FILE *f, const char *name, struct config_file **out, char 
 
 		lineno++;
 		total += (size_t)len;
+		/* Editors on other systems start files with a UTF-8 byte order mark. */
+		if (lineno == 1 && len >= 3 && !memcmp(line, "\xef\xbb\xbf", 3)) {
+			memmove(line, line + 3, (size_t)len - 2);
+			len -= 3;
+		}
 		if (total > CONFIG_MAX_BYTES) {
 			r = fail(-EFBIG, err, errlen, name, "%u: the file is larger than %d bytes", lineno, CONFIG_MAX_BYTES);
 			goto fail;
@@ -103,7 +112,16 @@ int config_file_parse(FILE *f, const char *name, struct config_file **out, char 
 			if (*k == '_')
 				*k = '-';
 		if (!valid_key(key)) {
-			r = fail(-EINVAL, err, errlen, name, "%u: '%s' is not a valid key", lineno, key);
+			char shown[48];
+
+			/* Shown only when it looks like a mistyped key: a line of another format could hold a
+			 * secret before its '=' ("Authorization: Basic dXNlcjpwYXNz=="). */
+			if (strlen(key) < 32 && !strpbrk(key, " \t:"))
+				r = fail(-EINVAL, err, errlen, name, "%u: '%s' is not a valid key", lineno,
+					 parse_escape(key, shown, sizeof(shown)));
+			else
+				r = fail(-EINVAL, err, errlen, name, "%u: not a valid key (keys are option names: a-z, 0-9, "
+					 "'-')", lineno);
 			goto fail;
 		}
 		if (*value == '"') {
@@ -154,15 +172,23 @@ fail:
 
 int config_file_load(const char *path, struct config_file **out, char *err, size_t errlen)
 {
+	/* Non-blocking, so that opening a FIFO (or a device) cannot hang; symlinks are followed, as
+	 * /etc often holds them. Only a regular file is read. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), r;
 	struct stat st;
-	FILE *f = fopen(path, "re");
-	int r;
+	FILE *f;
 
-	if (!f)
+	if (fd < 0)
 		return fail(-errno, err, errlen, path, " %s", strerror(errno));
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-		fclose(f);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
 		return fail(-EINVAL, err, errlen, path, " not a regular file");
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		return fail(r, err, errlen, path, " %s", strerror(-r));
 	}
 	r = config_file_parse(f, path, out, err, errlen);
 	fclose(f);

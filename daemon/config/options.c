@@ -2,6 +2,7 @@
 
 #include "config/config_file.h"
 #include "parse_units.h"
+#include "parse.h"
 #include "records.h"
 
 #include <errno.h>
@@ -174,15 +175,24 @@ static bool process_exists(pid_t pid)
 
 static int add_pids(struct options *opts, const char *list, FILE *err)
 {
-	char *copy = strdup(list), *save = NULL, *tok;
+	char *copy = strdup(list), *tok, *next;
 	int r = 0;
 
 	if (!copy)
 		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* Split by hand: strtok() would pass over the empty elements of "1,,2" and "1," silently. */
+	for (tok = copy; tok; tok = next) {
 		unsigned long long v;
 		pid_t *grown;
 
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = 0;
+		if (!*tok) {
+			fprintf(err, "otelprofd: --pid: empty element in '%s' (PID[,PID...])\n", list);
+			r = -EINVAL;
+			break;
+		}
 		if (parse_uint(tok, 1, INT_MAX, &v)) {
 			fprintf(err, "otelprofd: --pid: '%s' is not a process id\n", tok);
 			r = -EINVAL;
@@ -262,11 +272,12 @@ static int size_option(const char *name, const char *arg, size_t min, size_t *va
 	return 0;
 }
 
-static int duration_option(const char *name, const char *arg, uint64_t min_ns, uint64_t *ns, FILE *err)
+static int duration_option(const char *name, const char *arg, uint64_t min_ns, uint64_t max_ns, uint64_t *ns,
+			   FILE *err)
 {
-	if (parse_duration(arg, ns) || *ns < min_ns) {
-		fprintf(err, "otelprofd: --%s: '%s' is not a duration of at least %llums (examples: 10s, 500ms)\n",
-			name, arg, (unsigned long long)(min_ns / 1000000));
+	if (parse_duration(arg, ns) || *ns < min_ns || *ns > max_ns) {
+		fprintf(err, "otelprofd: --%s: '%s' is not a duration from %llums to %llus (examples: 10s, 500ms)\n",
+			name, arg, (unsigned long long)(min_ns / 1000000), (unsigned long long)(max_ns / 1000000000));
 		return -EINVAL;
 	}
 	return 0;
@@ -317,10 +328,11 @@ static bool export_option(struct export_config *e, int c, const char *arg, FILE 
 		}
 		break;
 	case OPT_TIMEOUT:
-		*bad = duration_option("timeout", arg, 1000000, &e->timeout_ns, err);
+		/* At most an hour, as OTEL_EXPORTER_OTLP_TIMEOUT: deadlines are now + timeout. */
+		*bad = duration_option("timeout", arg, 1000000, 3600000000000ULL, &e->timeout_ns, err);
 		break;
 	case OPT_EXPORT_INTERVAL:
-		*bad = duration_option("export-interval", arg, 100000000, &e->interval_ns, err);
+		*bad = duration_option("export-interval", arg, 100000000, 3600000000000ULL, &e->interval_ns, err);
 		break;
 	case OPT_MAX_MESSAGE_SIZE:
 		*bad = size_option("max-message-size", arg, 4096, &e->max_message_size, err);
@@ -358,11 +370,19 @@ static void options_init(struct options *opts)
  * Set one option from a flag or a configuration file entry (arg is NULL for options without a
  * value). 0, -EINVAL after a message on err, or -ENOENT when c is not a settable option.
  */
+static const char *option_name(int c);
+
 static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 {
 	unsigned long long v;
 	bool bad = false;
 
+	/* No value needs one, and paths, addresses and headers end up in log lines and requests
+	 * (the value itself is not shown: it may be a header's secret). */
+	if (arg && parse_has_control(arg)) {
+		fprintf(err, "otelprofd: --%s: control characters are not allowed in the value\n", option_name(c));
+		return -EINVAL;
+	}
 	if (export_option(&opts->export, c, arg, err, &bad))
 		return bad ? -EINVAL : 0;
 	switch (c) {
@@ -472,13 +492,19 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 	case 'q':
 		opts->quiet = true;
 		break;
-	case OPT_METRICS_ADDRESS:
-		if (!strchr(arg, ':')) {
-			fprintf(err, "otelprofd: --metrics-address: '%s' is not HOST:PORT (example: 127.0.0.1:9464)\n", arg);
+	case OPT_METRICS_ADDRESS: {
+		const char *why;
+		char host[256];
+		unsigned port;
+
+		if (parse_host_port(arg, strlen(arg), true, host, sizeof(host), &port, &why)) {
+			fprintf(err, "otelprofd: --metrics-address: '%s' is not HOST:PORT: %s (example: 127.0.0.1:9464)\n",
+				arg, why);
 			return -EINVAL;
 		}
 		opts->metrics_address = arg;
 		break;
+	}
 	case OPT_STATS_INTERVAL:
 		if (parse_duration(arg, &opts->stats_interval_ns) ||
 		    (opts->stats_interval_ns && opts->stats_interval_ns < 1000000000ULL)) {
@@ -570,7 +596,10 @@ static int check_entry(const struct config_file *cf, const struct config_entry *
 	if (o->has_arg == no_argument) {
 		r = parse_bool(e->value);
 		if (r < 0) {
-			fprintf(err, "otelprofd: %s:%u: %s: '%s' is not yes or no\n", cf->name, e->line, e->key, e->value);
+			char shown[64];
+
+			fprintf(err, "otelprofd: %s:%u: %s: '%s' is not yes or no\n", cf->name, e->line, e->key,
+				parse_escape(e->value, shown, sizeof(shown)));
 			return -EINVAL;
 		}
 		*skip = r == 0;
@@ -699,6 +728,7 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 	bool set[OPT_LAST] = { false }; /* options given as flags: the file does not override them */
 	unsigned line[OPT_LAST] = { 0 }; /* the configuration file's line of the options it set */
 	const char *config_path;
+	char shown[128];
 	int c;
 
 	options_init(opts);
@@ -713,19 +743,24 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 			fprintf(out, "otelprofd %s\n", OTELPROFD_VERSION);
 			return OPTIONS_EXIT;
 		case OPT_CONFIG:
+			if (parse_has_control(optarg)) {
+				fprintf(err, "otelprofd: --config: control characters are not allowed in the path\n");
+				goto usage;
+			}
 			opts->config_path = optarg;
 			break;
 		case OPT_CHECK_CONFIG:
 			opts->check_config = true;
 			break;
 		case ':':
-			fprintf(err, "otelprofd: option '%s' needs a value\n", argv[optind - 1]);
+			fprintf(err, "otelprofd: option '%s' needs a value\n", parse_escape(argv[optind - 1], shown, sizeof(shown)));
 			goto usage;
 		case '?':
 			if (optopt)
-				fprintf(err, "otelprofd: unknown option '-%c'\n", optopt);
+				fprintf(err, "otelprofd: unknown option '-%s'\n",
+					parse_escape((char[]){ (char)optopt, 0 }, shown, sizeof(shown)));
 			else
-				fprintf(err, "otelprofd: unknown option '%s'\n", argv[optind - 1]);
+				fprintf(err, "otelprofd: unknown option '%s'\n", parse_escape(argv[optind - 1], shown, sizeof(shown)));
 			goto usage;
 		default:
 			if (apply_option(opts, c, optarg, err))
@@ -735,7 +770,7 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 		}
 	}
 	if (optind < argc) {
-		fprintf(err, "otelprofd: unexpected argument '%s'\n", argv[optind]);
+		fprintf(err, "otelprofd: unexpected argument '%s'\n", parse_escape(argv[optind], shown, sizeof(shown)));
 		goto usage;
 	}
 	config_path = opts->config_path ? opts->config_path : opts->check_config ? OTELPROFD_DEFAULT_CONFIG : NULL;

@@ -14,6 +14,7 @@
 #include "export/export_transport.h"
 #include "log.h"
 #include "output/otlp_encode.h"
+#include "parse.h"
 
 struct export_loop {
 	const struct export_config *cfg;
@@ -27,7 +28,7 @@ struct export_loop *export_loop_new(const struct export_config *cfg)
 	struct export_loop *l = calloc(1, sizeof(*l));
 	struct export_transport *t;
 	sigset_t all, old;
-	char why[256] = "";
+	char why[256] = "", shown[512];
 	int err = 0;
 
 	if (!l) {
@@ -61,7 +62,8 @@ struct export_loop *export_loop_new(const struct export_config *cfg)
 		free(l);
 		return NULL;
 	}
-	log_info("Exporting OTLP profiles to %s over %s%s every %.1fs", cfg->url ? cfg->url : cfg->target,
+	log_info("Exporting OTLP profiles to %s over %s%s every %.1fs",
+		 parse_redact_url(cfg->url ? cfg->url : cfg->target, shown, sizeof(shown)),
 		 cfg->protocol == EXPORT_PROTOCOL_HTTP ? "HTTP" : "gRPC", cfg->tls ? " with TLS" : "",
 		 (double)cfg->interval_ns / 1e9);
 	return l;

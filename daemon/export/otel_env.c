@@ -7,6 +7,7 @@
 
 #include "output/otlp_encode.h"
 #include "parse_units.h"
+#include "parse.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
@@ -61,47 +62,61 @@ static void free_pairs(struct export_header *pairs, size_t n)
 	free(pairs);
 }
 
-int otel_parse_list(const char *text, struct export_header **pairs, size_t *n)
+int otel_parse_list(const char *text, struct export_header **pairs, size_t *n, char *why, size_t whysize)
 {
-	char *copy = strdup(text ? text : ""), *save = NULL, *tok;
+	char *copy = strdup(text ? text : ""), *tok, *next, shown[72];
 	struct export_header *out = NULL;
-	size_t count = 0;
+	size_t count = 0, entry = 0;
 	int r = 0;
 
 	if (!copy)
 		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '='), *key, *value;
+	/* Entries are numbered as the commas place them, empty ones too, so a message can point at
+	 * one without showing its value (a header's value is often a secret). */
+	for (tok = copy; tok; tok = next) {
+		char *eq, *key, *value;
 		struct export_header *grown;
 
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = 0;
+		entry++;
 		if (!*trim(tok))
 			continue;
+		r = -EINVAL;
+		eq = strchr(tok, '=');
 		if (!eq) {
-			r = -EINVAL;
+			snprintf(why, whysize, "entry %zu: no '=' between key and value", entry);
 			break;
 		}
 		*eq = 0;
 		key = trim(tok);
 		value = trim(eq + 1);
-		if (!*key || percent_decode(key) || percent_decode(value)) {
-			r = -EINVAL;
+		if (!*key || percent_decode(key)) {
+			snprintf(why, whysize, "entry %zu: %s", entry, *key ? "the key is not percent-encoded properly"
+									    : "empty key");
 			break;
 		}
+		if (percent_decode(value)) {
+			snprintf(why, whysize, "entry %zu ('%s'): value is not percent-encoded properly", entry,
+				 parse_escape(key, shown, sizeof(shown)));
+			break;
+		}
+		r = -ENOMEM;
 		grown = realloc(out, (count + 1) * sizeof(*out));
-		if (!grown) {
-			r = -ENOMEM;
+		if (!grown)
 			break;
-		}
 		out = grown;
 		out[count].key = strdup(key);
 		out[count].value = strdup(value);
 		count++;
-		if (!out[count - 1].key || !out[count - 1].value) {
-			r = -ENOMEM;
+		if (!out[count - 1].key || !out[count - 1].value)
 			break;
-		}
+		r = 0;
 	}
 	free(copy);
+	if (r == -ENOMEM)
+		snprintf(why, whysize, "out of memory");
 	if (r) {
 		free_pairs(out, count);
 		return r;
@@ -154,29 +169,37 @@ enum endpoint_kind {
 	ENDPOINT_FLAG,     /* --endpoint: the path appended only when the URL has none */
 };
 
-/* Resolve the endpoint into a gRPC target (host:port) or an HTTP URL. */
-static int resolve_endpoint(struct export_config *cfg, const char *endpoint, enum endpoint_kind kind)
+/* Resolve the endpoint into a gRPC target (host:port) or an HTTP URL; -EINVAL with the reason in
+ * *why when it is not a collector address. */
+static int resolve_endpoint(struct export_config *cfg, const char *endpoint, enum endpoint_kind kind,
+			    const char **why)
 {
-	const char *rest = endpoint, *slash, *suffix = "", *bracket;
-	bool https = has_scheme(endpoint, "https"), http = has_scheme(endpoint, "http"), has_port;
+	const char *rest = endpoint, *slash, *suffix = "";
+	bool https = has_scheme(endpoint, "https"), http = has_scheme(endpoint, "http");
 	size_t hostlen, len, path;
+	char host[256];
+	unsigned port;
 
 	if (https || http)
 		rest = strstr(endpoint, "://") + 3;
-	else if (strstr(endpoint, "://"))
-		return -EINVAL; /* another scheme */
+	else if (strstr(endpoint, "://")) {
+		*why = "the scheme is not http or https";
+		return -EINVAL;
+	}
+	/* Written into logs and, for HTTP, into the request line. */
+	if (parse_has_control(endpoint) || strpbrk(endpoint, " \"")) {
+		*why = "control characters, spaces and quotes are not allowed";
+		return -EINVAL;
+	}
 	slash = strchr(rest, '/');
 	hostlen = slash ? (size_t)(slash - rest) : strlen(rest);
-	if (!hostlen || memchr(rest, ' ', hostlen) || memchr(rest, '@', hostlen))
+	if (parse_host_port(rest, hostlen, false, host, sizeof(host), &port, why))
 		return -EINVAL;
 	/* A scheme decides TLS; without one, --insecure / OTEL_EXPORTER_OTLP_INSECURE do (default TLS). */
 	cfg->tls = https || (!http && cfg->insecure != EXPORT_YES);
 
-	bracket = rest[0] == '[' ? memchr(rest, ']', hostlen) : NULL;
-	has_port = rest[0] == '[' ? bracket && bracket[1] == ':' : memchr(rest, ':', hostlen) != NULL;
 	if (cfg->protocol == EXPORT_PROTOCOL_GRPC) {
-		if (asprintf(&cfg->target, has_port ? "%.*s" : "%.*s:%d", (int)hostlen, rest,
-			     EXPORT_DEFAULT_GRPC_PORT) < 0) {
+		if (asprintf(&cfg->target, port ? "%.*s" : "%.*s:%d", (int)hostlen, rest, EXPORT_DEFAULT_GRPC_PORT) < 0) {
 			cfg->target = NULL;
 			return -ENOMEM;
 		}
@@ -191,7 +214,7 @@ static int resolve_endpoint(struct export_config *cfg, const char *endpoint, enu
 	/* Without a port, OTLP/HTTP's 4318, not the scheme's 80 or 443. */
 	path = slash ? (size_t)(slash - endpoint) : strlen(endpoint);
 	if (asprintf(&cfg->url, "%s%.*s%s%.*s%s", https ? "https://" : http ? "http://" : cfg->tls ? "https://" : "http://",
-		     (int)hostlen, rest, has_port ? "" : ":" STRINGIFY(EXPORT_DEFAULT_HTTP_PORT),
+		     (int)hostlen, rest, port ? "" : ":" STRINGIFY(EXPORT_DEFAULT_HTTP_PORT),
 		     (int)(len > path ? len - path : 0), endpoint + path, suffix) < 0) {
 		cfg->url = NULL;
 		return -ENOMEM;
@@ -240,11 +263,12 @@ static int resource_attributes(struct export_config *cfg, otel_getenv_fn getenv_
 {
 	const char *text = getenv_fn("OTEL_RESOURCE_ATTRIBUTES"), *service = getenv_fn("OTEL_SERVICE_NAME");
 	struct export_header *pairs = NULL;
+	char why[128];
 	size_t n = 0;
-	int r = otel_parse_list(text, &pairs, &n);
+	int r = otel_parse_list(text, &pairs, &n, why, sizeof(why));
 
 	if (r) {
-		fprintf(err, "otelprofd: OTEL_RESOURCE_ATTRIBUTES: '%s' is not a list of key=value\n", text);
+		fprintf(err, "otelprofd: OTEL_RESOURCE_ATTRIBUTES: %s (expected key=value,key=value)\n", why);
 		return r;
 	}
 	/* OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES. */
@@ -285,15 +309,22 @@ static int resource_attributes(struct export_config *cfg, otel_getenv_fn getenv_
 }
 
 static int env_string(struct export_config *cfg, const char **field, otel_getenv_fn getenv_fn,
-		      const char *name)
+		      const char *name, FILE *err)
 {
+	bool specific;
 	const char *v;
 
 	if (*field)
 		return 0;
-	v = otlp_env(getenv_fn, name, NULL);
+	v = otlp_env(getenv_fn, name, &specific);
 	if (!v)
 		return 0;
+	/* Paths end up in log lines: no forged ones. */
+	if (parse_has_control(v)) {
+		fprintf(err, "otelprofd: OTEL_EXPORTER_OTLP_%s%s: control characters are not allowed\n",
+			specific ? "PROFILES_" : "", name);
+		return -EINVAL;
+	}
 	if (keep(cfg, strdup(v)))
 		return -ENOMEM;
 	*field = cfg->owned[cfg->nowned - 1];
@@ -302,9 +333,12 @@ static int env_string(struct export_config *cfg, const char **field, otel_getenv
 
 int otel_env_apply(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *err)
 {
-	const char *v, *endpoint = cfg->endpoint;
+	const char *v, *endpoint = cfg->endpoint, *why = NULL;
+	/* Where headers and endpoint came from, to name it in messages (a flag or a file's key). */
+	const char *headers_from = "headers", *endpoint_from = "endpoint";
 	enum endpoint_kind kind = ENDPOINT_FLAG;
 	bool specific = false;
+	char shown[256], list_why[128];
 	int r;
 
 	if (!cfg->protocol && (v = otlp_env(getenv_fn, "PROTOCOL", NULL))) {
@@ -314,7 +348,7 @@ int otel_env_apply(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *er
 			cfg->protocol = EXPORT_PROTOCOL_HTTP;
 		else {
 			fprintf(err, "otelprofd: OTEL_EXPORTER_OTLP_PROTOCOL: '%s' is not supported "
-				"(grpc or http/protobuf)\n", v);
+				"(grpc or http/protobuf)\n", parse_escape(v, shown, sizeof(shown)));
 			return -EINVAL;
 		}
 	}
@@ -328,7 +362,8 @@ int otel_env_apply(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *er
 		else if (!strcmp(v, "none"))
 			cfg->compression = EXPORT_COMPRESSION_NONE;
 		else {
-			fprintf(err, "otelprofd: OTEL_EXPORTER_OTLP_COMPRESSION: '%s' is not supported (gzip or none)\n", v);
+			fprintf(err, "otelprofd: OTEL_EXPORTER_OTLP_COMPRESSION: '%s' is not supported (gzip or none)\n",
+				parse_escape(v, shown, sizeof(shown)));
 			return -EINVAL;
 		}
 	}
@@ -340,7 +375,7 @@ int otel_env_apply(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *er
 
 		if (parse_uint(v, 1, 3600000, &ms)) {
 			fprintf(err, "otelprofd: OTEL_EXPORTER_OTLP_TIMEOUT: '%s' is not a number of milliseconds "
-				"(1-3600000)\n", v);
+				"(1-3600000)\n", parse_escape(v, shown, sizeof(shown)));
 			return -EINVAL;
 		}
 		cfg->timeout_ns = ms * 1000000ULL;
@@ -355,35 +390,37 @@ int otel_env_apply(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *er
 		cfg->queue_size = EXPORT_DEFAULT_QUEUE_SIZE;
 	if (!cfg->queue_bytes)
 		cfg->queue_bytes = EXPORT_DEFAULT_QUEUE_BYTES;
-	if ((r = env_string(cfg, &cfg->ca_file, getenv_fn, "CERTIFICATE")) ||
-	    (r = env_string(cfg, &cfg->client_cert, getenv_fn, "CLIENT_CERTIFICATE")) ||
-	    (r = env_string(cfg, &cfg->client_key, getenv_fn, "CLIENT_KEY")) ||
-	    (r = env_string(cfg, &cfg->headers_text, getenv_fn, "HEADERS")))
+	if (!cfg->headers_text && otlp_env(getenv_fn, "HEADERS", &specific))
+		headers_from = specific ? "OTEL_EXPORTER_OTLP_PROFILES_HEADERS" : "OTEL_EXPORTER_OTLP_HEADERS";
+	if ((r = env_string(cfg, &cfg->ca_file, getenv_fn, "CERTIFICATE", err)) ||
+	    (r = env_string(cfg, &cfg->client_cert, getenv_fn, "CLIENT_CERTIFICATE", err)) ||
+	    (r = env_string(cfg, &cfg->client_key, getenv_fn, "CLIENT_KEY", err)))
 		return r;
+	/* Headers hold credentials: no message shows a value, so the list's own parser checks them. */
+	if (!cfg->headers_text && (v = otlp_env(getenv_fn, "HEADERS", NULL))) {
+		if (keep(cfg, strdup(v)))
+			return -ENOMEM;
+		cfg->headers_text = cfg->owned[cfg->nowned - 1];
+	}
 	if (!!cfg->client_cert != !!cfg->client_key) {
 		fprintf(err, "otelprofd: a client certificate needs its key and a key its certificate "
 			"(--client-cert and --client-key)\n");
 		return -EINVAL;
 	}
-	r = otel_parse_list(cfg->headers_text, &cfg->headers, &cfg->nheaders);
+	r = otel_parse_list(cfg->headers_text, &cfg->headers, &cfg->nheaders, list_why, sizeof(list_why));
 	if (r) {
-		fprintf(err, "otelprofd: headers: '%s' is not a list of key=value\n", cfg->headers_text);
+		fprintf(err, "otelprofd: %s: %s (expected key=value,key=value)\n", headers_from, list_why);
 		return r;
 	}
 	for (size_t i = 0; i < cfg->nheaders; i++) {
-		const char *why = NULL;
-		char shown[65];
-		size_t n = 0;
+		char key[72];
 
 		for (char *k = cfg->headers[i].key; *k; k++)
 			*k = (char)tolower((unsigned char)*k);
 		if (header_ok(&cfg->headers[i], cfg->protocol == EXPORT_PROTOCOL_GRPC, &why))
 			continue;
-		/* The key as it can be shown on one line. */
-		for (const char *k = cfg->headers[i].key; *k && n + 1 < sizeof(shown); k++)
-			shown[n++] = *k >= 0x20 && *k < 0x7f ? *k : '?';
-		shown[n] = 0;
-		fprintf(err, "otelprofd: headers: '%s' cannot be sent as a %s header: %s\n", shown,
+		fprintf(err, "otelprofd: %s: '%s' cannot be sent as a %s header: %s\n", headers_from,
+			parse_escape(cfg->headers[i].key, key, sizeof(key)),
 			cfg->protocol == EXPORT_PROTOCOL_GRPC ? "gRPC" : "HTTP", why);
 		return -EINVAL;
 	}
@@ -399,13 +436,15 @@ int otel_env_apply(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *er
 	if (!endpoint) {
 		endpoint = otlp_env(getenv_fn, "ENDPOINT", &specific);
 		kind = specific ? ENDPOINT_AS_IS : ENDPOINT_BASE;
+		endpoint_from = specific ? "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
 	}
 	if (!endpoint)
 		return 0;
-	r = resolve_endpoint(cfg, endpoint, kind);
+	r = resolve_endpoint(cfg, endpoint, kind, &why);
 	if (r == -EINVAL)
-		fprintf(err, "otelprofd: endpoint: '%s' is not a collector address "
-			"(examples: localhost:4317, https://collector:4318)\n", endpoint);
+		fprintf(err, "otelprofd: %s: '%s' is not a collector address: %s "
+			"(examples: localhost:4317, https://collector:4318)\n", endpoint_from,
+			parse_redact_url(endpoint, shown, sizeof(shown)), why);
 	if (r)
 		return r;
 	cfg->enabled = true;

@@ -68,7 +68,8 @@ typedef const char *(*otel_getenv_fn)(const char *name);
 int otel_env_apply(struct export_config *cfg, otel_getenv_fn getenv_fn, FILE *err);
 void export_config_free(struct export_config *cfg);
 
-/* "k=v,k2=v2" with %XX-decoded values (the OTEL list format) into pairs. 0 or -EINVAL/-ENOMEM. */
-int otel_parse_list(const char *text, struct export_header **pairs, size_t *n);
+/* "k=v,k2=v2" with %XX-decoded values (the OTEL list format) into pairs. 0, or -EINVAL/-ENOMEM with
+ * the reason in why, which names the entry by its position and key, never by its value. */
+int otel_parse_list(const char *text, struct export_header **pairs, size_t *n, char *why, size_t whysize);
 
 #endif

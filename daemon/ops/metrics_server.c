@@ -1,8 +1,10 @@
 #include "ops/metrics_server.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -13,10 +15,29 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
+#include "parse.h"
 
 #define REQUEST_MAX 4096
-#define IO_TIMEOUT_MS 2000
+/* To send the request, then again to read the answer: a slow client is cut, not waited for. */
+#define DEADLINE_NS (5 * 1000000000ULL)
+#define MAX_CONNECTIONS 64
+
+/* Why a connection was closed without an answer (otelprofd_metrics_connections_dropped_total). */
+enum drop_reason { DROP_OVER_LIMIT, DROP_TIMEOUT, DROP_TOO_LARGE, DROP_MAX };
+static const char *const drop_names[DROP_MAX] = { "over_limit", "timeout", "request_too_large" };
+
+struct connection {
+	int fd;               /* -1: a free slot */
+	bool writing;         /* the request was read and out is being sent */
+	uint64_t accepted_ns; /* CLOCK_MONOTONIC: the oldest waiting one makes room at the cap */
+	uint64_t deadline_ns; /* closed when its request (or answer) is not through by then */
+	size_t got;           /* bytes of the request in req */
+	char req[REQUEST_MAX];
+	char *out;            /* the whole answer, head and body */
+	size_t out_len, out_off;
+};
 
 struct metrics_server {
 	int fd;
@@ -28,120 +49,230 @@ struct metrics_server {
 	size_t len;
 	bool ready;
 	char reason[256];
+	/* The server thread's own: */
+	struct connection conns[MAX_CONNECTIONS];
+	uint64_t dropped[DROP_MAX];
+	uint64_t accept_paused_until_ns; /* after EMFILE and the like, so a full table does not spin */
 };
 
-/* Split "host:port" or "[v6]:port". 0 or -EINVAL. */
-static int split_address(const char *address, char *host, size_t hostlen, char *port, size_t portlen)
+static void conn_close(struct metrics_server *s, struct connection *c, int reason)
 {
-	const char *colon;
+	if (reason >= 0)
+		s->dropped[reason]++;
+	close(c->fd);
+	free(c->out);
+	c->fd = -1;
+	c->out = NULL;
+}
 
-	if (address[0] == '[') {
-		const char *end = strchr(address, ']');
+/* The body of /metrics: the published text and the server's own counters. */
+static void write_metrics(struct metrics_server *s, FILE *f)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->text)
+		fwrite(s->text, 1, s->len, f);
+	pthread_mutex_unlock(&s->lock);
+	fprintf(f, "# HELP otelprofd_metrics_connections_dropped_total connections to this server closed "
+		   "unanswered, by reason (%d open at most)\n"
+		   "# TYPE otelprofd_metrics_connections_dropped_total counter\n", MAX_CONNECTIONS);
+	for (int i = 0; i < DROP_MAX; i++)
+		fprintf(f, "otelprofd_metrics_connections_dropped_total{reason=\"%s\"} %" PRIu64 "\n", drop_names[i],
+			s->dropped[i]);
+}
 
-		if (!end || end[1] != ':' || (size_t)(end - address - 1) >= hostlen)
-			return -EINVAL;
-		memcpy(host, address + 1, end - address - 1);
-		host[end - address - 1] = 0;
-		colon = end + 1;
+/* Prepare the answer to the request in c->req (complete, NUL-terminated). */
+static int conn_answer(struct metrics_server *s, struct connection *c)
+{
+	char path[256], method[16], *body = NULL;
+	size_t len = 0;
+	int status = 200;
+	const char *type = "text/plain", *status_text = "OK";
+	FILE *f = open_memstream(&body, &len);
+
+	if (!f)
+		return -ENOMEM;
+	if (sscanf(c->req, "%15s %255s", method, path) != 2 || strcmp(method, "GET"))
+		path[0] = 0;
+	path[strcspn(path, "?")] = 0;
+	if (!path[0]) {
+		status = 405, status_text = "Method Not Allowed";
+		fputs("GET only\n", f);
+	} else if (!strcmp(path, "/metrics")) {
+		type = "text/plain; version=0.0.4";
+		write_metrics(s, f);
+	} else if (!strcmp(path, "/ready") || !strcmp(path, "/healthz")) {
+		pthread_mutex_lock(&s->lock);
+		if (!s->ready)
+			status = 503, status_text = "Service Unavailable";
+		fprintf(f, "%s%s\n", s->ready ? "ready" : "not ready: ", s->ready ? "" : s->reason);
+		pthread_mutex_unlock(&s->lock);
 	} else {
-		colon = strrchr(address, ':');
-		if (!colon || (size_t)(colon - address) >= hostlen)
-			return -EINVAL;
-		memcpy(host, address, colon - address);
-		host[colon - address] = 0;
+		status = 404, status_text = "Not Found";
+		fputs("/metrics or /ready\n", f);
 	}
-	if (!colon[1] || strlen(colon + 1) >= portlen || strspn(colon + 1, "0123456789") != strlen(colon + 1))
-		return -EINVAL;
-	strcpy(port, colon + 1);
+	if (fclose(f) || !body) {
+		free(body);
+		return -ENOMEM;
+	}
+	f = open_memstream(&c->out, &c->out_len);
+	if (!f) {
+		free(body);
+		return -ENOMEM;
+	}
+	fprintf(f, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+		status, status_text, type, len);
+	fwrite(body, 1, len, f);
+	free(body);
+	if (fclose(f) || !c->out)
+		return -ENOMEM;
+	c->out_off = 0;
 	return 0;
 }
 
-static bool write_all(int fd, const char *buf, size_t len)
+static void conn_write(struct metrics_server *s, struct connection *c)
 {
-	while (len) {
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		ssize_t n;
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
 
-		if (poll(&p, 1, IO_TIMEOUT_MS) <= 0)
-			return false;
-		n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n <= 0)
-			return false;
-		buf += n;
-		len -= (size_t)n;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return; /* poll() says when there is room */
+		if (n <= 0) {
+			conn_close(s, c, -1);
+			return;
+		}
+		c->out_off += (size_t)n;
 	}
-	return true;
+	conn_close(s, c, -1);
 }
 
-static void respond(int fd, int status, const char *reason, const char *type, const char *body, size_t len)
+static void conn_read(struct metrics_server *s, struct connection *c, uint64_t now)
 {
-	char head[256];
-	int n = snprintf(head, sizeof(head),
-			 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-			 status, reason, type, len);
+	ssize_t n = recv(c->fd, c->req + c->got, REQUEST_MAX - 1 - c->got, 0);
 
-	if (write_all(fd, head, (size_t)n))
-		write_all(fd, body, len);
-}
-
-/* Read the request head (bounded in bytes and time) and answer it. */
-static void serve(struct metrics_server *s, int fd)
-{
-	char req[REQUEST_MAX + 1], path[256], method[16];
-	size_t got = 0;
-
-	while (got < REQUEST_MAX && !memmem(req, got, "\r\n\r\n", 4)) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&p, 1, IO_TIMEOUT_MS) <= 0)
-			return;
-		n = recv(fd, req + got, REQUEST_MAX - got, 0);
-		if (n <= 0)
-			return;
-		got += (size_t)n;
-	}
-	req[got] = 0;
-	if (sscanf(req, "%15s %255s", method, path) != 2 || strcmp(method, "GET")) {
-		respond(fd, 405, "Method Not Allowed", "text/plain", "GET only\n", 9);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(s, c, -1); /* gone before asking: a port check, not an error */
 		return;
 	}
-	path[strcspn(path, "?")] = 0;
-	pthread_mutex_lock(&s->lock);
-	if (!strcmp(path, "/metrics")) {
-		respond(fd, 200, "OK", "text/plain; version=0.0.4", s->text ? s->text : "", s->len);
-	} else if (!strcmp(path, "/ready") || !strcmp(path, "/healthz")) {
-		char body[300];
-		int n = snprintf(body, sizeof(body), "%s%s\n", s->ready ? "ready" : "not ready: ", s->ready ? "" : s->reason);
-
-		respond(fd, s->ready ? 200 : 503, s->ready ? "OK" : "Service Unavailable", "text/plain", body, (size_t)n);
-	} else {
-		respond(fd, 404, "Not Found", "text/plain", "/metrics or /ready\n", 19);
+	c->got += (size_t)n;
+	c->req[c->got] = 0;
+	if (!strstr(c->req, "\r\n\r\n")) {
+		if (c->got == REQUEST_MAX - 1)
+			conn_close(s, c, DROP_TOO_LARGE);
+		return;
 	}
-	pthread_mutex_unlock(&s->lock);
+	if (conn_answer(s, c)) {
+		conn_close(s, c, -1);
+		return;
+	}
+	c->writing = true;
+	c->deadline_ns = now + DEADLINE_NS;
+	conn_write(s, c);
 }
 
+/* A slot for a new connection: a free one, else the oldest still waiting for its request's
+ * (counted), so idle connections cannot lock out a scrape; NULL when every one is answering. */
+static struct connection *conn_slot(struct metrics_server *s)
+{
+	struct connection *oldest = NULL;
+
+	for (int i = 0; i < MAX_CONNECTIONS; i++) {
+		struct connection *c = &s->conns[i];
+
+		if (c->fd < 0)
+			return c;
+		if (!c->writing && (!oldest || c->accepted_ns < oldest->accepted_ns))
+			oldest = c;
+	}
+	if (oldest)
+		conn_close(s, oldest, DROP_OVER_LIMIT);
+	return oldest;
+}
+
+static void accept_all(struct metrics_server *s, uint64_t now)
+{
+	/* Bounded, so a flood of connections leaves time to answer the ones already open. */
+	for (int i = 0; i < 2 * MAX_CONNECTIONS; i++) {
+		int fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct connection *c;
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				s->accept_paused_until_ns = now + 100000000ULL; /* out of descriptors, or memory */
+			return;
+		}
+		c = conn_slot(s);
+		if (!c) {
+			s->dropped[DROP_OVER_LIMIT]++;
+			close(fd);
+			continue;
+		}
+		*c = (struct connection){ .fd = fd, .accepted_ns = now, .deadline_ns = now + DEADLINE_NS };
+	}
+}
+
+/* One thread, one poll() over the listening socket and every connection, each non-blocking. */
 static void *run(void *arg)
 {
 	struct metrics_server *s = arg;
+	struct pollfd p[2 + MAX_CONNECTIONS];
+	struct connection *polled[MAX_CONNECTIONS];
 
 	for (;;) {
-		struct pollfd p[2] = { { .fd = s->fd, .events = POLLIN }, { .fd = s->stop_pipe[0], .events = POLLIN } };
-		int fd;
+		uint64_t now = clock_ns(CLOCK_MONOTONIC), wake = now + 3600 * 1000000000ULL;
+		nfds_t n = 2;
+		bool listening = now >= s->accept_paused_until_ns;
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		p[0] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = listening ? s->fd : -1, .events = POLLIN };
+		if (!listening)
+			wake = s->accept_paused_until_ns;
+		for (int i = 0; i < MAX_CONNECTIONS; i++) {
+			struct connection *c = &s->conns[i];
+
+			if (c->fd >= 0 && now >= c->deadline_ns)
+				conn_close(s, c, DROP_TIMEOUT);
+			if (c->fd < 0)
+				continue;
+			if (c->deadline_ns < wake)
+				wake = c->deadline_ns;
+			polled[n - 2] = c;
+			p[n++] = (struct pollfd){ .fd = c->fd, .events = c->writing ? POLLOUT : POLLIN };
+		}
+		if (poll(p, n, (int)((wake - now) / 1000000 + 1)) < 0 && errno != EINTR)
 			break;
-		if (p[1].revents)
+		if (p[0].revents)
 			break;
-		if (!(p[0].revents & POLLIN))
-			continue;
-		fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		serve(s, fd);
-		close(fd);
+		now = clock_ns(CLOCK_MONOTONIC);
+		for (nfds_t i = 2; i < n; i++) {
+			if (!p[i].revents)
+				continue;
+			if (polled[i - 2]->writing)
+				conn_write(s, polled[i - 2]);
+			else
+				conn_read(s, polled[i - 2], now);
+		}
+		if (p[1].revents & POLLIN)
+			accept_all(s, now);
 	}
+	for (int i = 0; i < MAX_CONNECTIONS; i++)
+		if (s->conns[i].fd >= 0)
+			conn_close(s, &s->conns[i], -1);
 	return NULL;
+}
+
+/* 127.0.0.0/8, ::1 or ::ffff:127.x: reachable from this host only. */
+static bool loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24 == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
 }
 
 struct metrics_server *metrics_server_start(const char *address)
@@ -149,6 +280,8 @@ struct metrics_server *metrics_server_start(const char *address)
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct metrics_server *s = calloc(1, sizeof(*s));
 	char host[256], port[16];
+	const char *why;
+	unsigned portnum;
 	struct addrinfo *ai = NULL;
 	struct sockaddr_storage bound;
 	socklen_t boundlen = sizeof(bound);
@@ -158,13 +291,16 @@ struct metrics_server *metrics_server_start(const char *address)
 	if (!s)
 		return NULL;
 	s->fd = s->stop_pipe[0] = s->stop_pipe[1] = -1;
+	for (int i = 0; i < MAX_CONNECTIONS; i++)
+		s->conns[i].fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	snprintf(s->reason, sizeof(s->reason), "starting");
-	if (split_address(address, host, sizeof(host), port, sizeof(port))) {
-		log_error("--metrics-address: '%s' is not HOST:PORT", address);
+	if (parse_host_port(address, strlen(address), true, host, sizeof(host), &portnum, &why)) {
+		log_error("--metrics-address: '%s' is not HOST:PORT: %s", address, why);
 		errno = EINVAL;
 		goto fail;
 	}
+	snprintf(port, sizeof(port), "%u", portnum);
 	r = getaddrinfo(host, port, &hints, &ai);
 	if (r) {
 		log_error("--metrics-address: cannot resolve '%s': %s", host, gai_strerror(r));
@@ -173,13 +309,16 @@ struct metrics_server *metrics_server_start(const char *address)
 	}
 	s->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s->fd, ai->ai_addr, ai->ai_addrlen) || listen(s->fd, 16) ||
+	    bind(s->fd, ai->ai_addr, ai->ai_addrlen) || listen(s->fd, SOMAXCONN) ||
 	    getsockname(s->fd, (struct sockaddr *)&bound, &boundlen) || pipe2(s->stop_pipe, O_CLOEXEC)) {
 		log_error("Failed to listen on %s for metrics: %s", address, strerror(errno));
 		goto fail;
 	}
 	s->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
 						    : ((struct sockaddr_in *)&bound)->sin_port);
+	if (!loopback(ai->ai_addr))
+		log_warn("The metrics server listens on %s, reachable from the network: /metrics and /ready have no "
+			 "authentication", address);
 	freeaddrinfo(ai);
 	ai = NULL;
 	/* The thread takes no signals: SIGINT and SIGTERM belong to the main loop's signalfd. */

@@ -5,6 +5,7 @@ else a failure to load is a failure.
 """
 import ctypes
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -61,6 +62,13 @@ def otelprofd():
     if not path or not os.path.exists(path):
         fail("OTELPROFD is not set to the built binary")
     return path
+
+
+def free_port(host="127.0.0.1"):
+    """A TCP port free on host now (otelprofd refuses port 0 in --metrics-address)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
 
 
 def run(args, timeout=120, check=True):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """What a user sees on bad input and without privileges: one clear line and exit 2."""
 import os
+import shutil
 import subprocess
 
 import bpftest
@@ -8,13 +9,19 @@ import bpftest
 exe = bpftest.otelprofd()
 
 
-def expect(args, code, text, env=None, user=None):
-    p = subprocess.run([exe] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=60, env=env, user=user)
+def expect(args, code, text, env=None, user=None, timeout=60, absent=None):
+    """Run otelprofd: exit code and text in the output, and absent (a secret, a raw control
+    character) not in it."""
+    try:
+        p = subprocess.run([exe] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=timeout, env=env, user=user)
+    except subprocess.TimeoutExpired:
+        bpftest.fail(f"otelprofd {args!r} still running after {timeout} s")
     out = p.stdout + p.stderr
-    if p.returncode != code or text not in out:
-        bpftest.fail(f"otelprofd {' '.join(args)}: exit {p.returncode}, expected {code} with {text!r}:\n{out}")
-    print(f"ok: otelprofd {' '.join(args)} -> {code}")
+    if p.returncode != code or text not in out or (absent and absent in out):
+        bpftest.fail(f"otelprofd {args!r}: exit {p.returncode}, expected {code} with {text!r}"
+                     f"{f' and without {absent!r}' if absent else ''}:\n{out}")
+    print(f"ok: otelprofd {args!r} -> {code}")
 
 
 expect(["--help"], 0, "--frequency")
@@ -28,6 +35,23 @@ expect(["--output", "x.txt"], 2, "cannot tell the format")
 expect(["--follow-children"], 2, "needs --pid")
 expect(["--no-such-flag"], 2, "unknown option")
 expect(["stray"], 2, "unexpected argument")
+expect(["--pid", "1,,2"], 2, "empty element")
+expect(["--metrics-address", "127.0.0.1:99999"], 2, "the port is not a number from 1 to 65535")
+expect(["--endpoint", "::::"], 2, "an IPv6 address needs brackets")
+expect(["--endpoint", "collector:4317\r\nforged line"], 2, "control characters are not allowed", absent="\r")
+env = dict(os.environ, OTEL_EXPORTER_OTLP_HEADERS="x=1,authorization=Bearer%zzs3cret")
+expect([], 2, "entry 2 ('authorization'): value is not percent-encoded properly", env=env, absent="s3cret")
+
+# --config: a FIFO nobody writes to is refused at once (it hung the open); a byte order mark is fine.
+tmp = bpftest.tmpdir()
+fifo = os.path.join(tmp, "fifo.conf")
+os.mkfifo(fifo)
+expect(["--check-config", "--config", fifo], 2, "not a regular file", timeout=10)
+bom = os.path.join(tmp, "bom.conf")
+with open(bom, "wb") as f:
+    f.write(b"\xef\xbb\xbf# made on another system\nfrequency = 99\n")
+expect(["--check-config", "--config", bom], 0, "configuration is valid", timeout=10)
+shutil.rmtree(tmp)
 
 # Without privileges: name what is missing, exit 2. Needs a user to drop to.
 if os.geteuid() == 0:

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Self-monitoring of the real daemon: /metrics in the Prometheus text format with counters that
 move, /ready answering 200 while sampling works and 503 once profiles stop being delivered (the
-collector here is a port nobody listens on), and the periodic one-line summary in the log."""
+collector here is a port nobody listens on), and the periodic one-line summary in the log. The
+server answers while 100 idle connections are open, cuts a client that sends its request one byte
+a second, and warns when it listens beyond loopback."""
 import os
 import re
+import select
+import socket
 import subprocess
 import time
 import urllib.error
@@ -13,7 +17,8 @@ import bpftest
 
 bpftest.require_bpf()
 workload = subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "30"])
-cmd = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "99", "--metrics-address", "127.0.0.1:0",
+cmd = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "99", "--metrics-address",
+       f"127.0.0.1:{bpftest.free_port()}",
        "--stats-interval", "1s", "--endpoint", "127.0.0.1:1", "--insecure", "--export-interval", "1s",
        "--timeout", "1s", "--duration", "16s"]
 print("$", " ".join(cmd), flush=True)
@@ -75,7 +80,62 @@ try:
     status, _ = get("/nowhere")
     if status != 404:
         bpftest.fail(f"/nowhere answered {status}")
-    time.sleep(10)
+    ready_at = time.time()
+
+    # 100 idle connections (64 are kept open at most; the oldest idle make room): a scrape still
+    # gets its answer at once.
+    idle = []
+    for _ in range(100):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        idle.append(s)
+    answers = {}
+    for path in ("/metrics", "/ready"):
+        t0 = time.time()
+        status, answers[path] = get(path)
+        took = time.time() - t0
+        print(f"{path} with 100 idle connections open: {status} in {took * 1000:.0f} ms")
+        if status != 200 or took > 2:
+            bpftest.fail(f"{path} answered {status} in {took:.1f} s with 100 idle connections open")
+    m = re.search(r'otelprofd_metrics_connections_dropped_total\{reason="over_limit"\} (\d+)', answers["/metrics"])
+    if not m or int(m.group(1)) < 36:
+        bpftest.fail("over_limit drops not counted with 100 idle connections:\n" + answers["/metrics"][-600:])
+    for s in idle:
+        s.close()
+
+    # Slowloris: one byte a second is cut at the 5 s deadline.
+    slow = socket.create_connection(("127.0.0.1", port), timeout=5)
+    t0 = time.time()
+    closed_after = None
+    for byte in b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 20:
+        try:
+            slow.send(bytes([byte]))
+            readable, _, _ = select.select([slow], [], [], 1)
+            if readable and slow.recv(4096) == b"":
+                closed_after = time.time() - t0
+                break
+        except (BrokenPipeError, ConnectionResetError):
+            closed_after = time.time() - t0
+            break
+    slow.close()
+    print(f"slow client cut after {closed_after} s")
+    if closed_after is None or not 4 <= closed_after <= 8:
+        bpftest.fail(f"a client sending a byte a second was cut after {closed_after} s (deadline 5 s)")
+    # A request head over 4 KiB is not read to its end.
+    big = socket.create_connection(("127.0.0.1", port), timeout=2)
+    try:
+        big.sendall(b"GET /metrics HTTP/1.1\r\nX-Big: " + b"a" * 8000)
+        answer = big.recv(4096)
+    except (BrokenPipeError, ConnectionResetError):
+        answer = b""
+    big.close()
+    if answer:
+        bpftest.fail(f"a request head over 4 KiB was answered: {answer[:80]!r}")
+    _, text = get("/metrics")
+    for reason in ("timeout", "request_too_large"):
+        if f'otelprofd_metrics_connections_dropped_total{{reason="{reason}"}} 0' in text:
+            bpftest.fail(f"the {reason} drop is not counted")
+
+    time.sleep(max(0, 10 - (time.time() - ready_at)))
     status, body = get("/ready")
     print(f"/ready after 13 s with no collector: {status} {body.strip()}")
     if status != 503 or "no profile delivered" not in body:
@@ -97,4 +157,13 @@ if len(summaries) < 5:
     bpftest.fail(f"{len(summaries)} summary lines in 16 s with --stats-interval 1s")
 if "not ready: no profile delivered" not in log:
     bpftest.fail("the summary does not say why the daemon is not ready")
+if "reachable from the network" in log:
+    bpftest.fail("warned about the network on a loopback address")
+
+# Every address: a warning, once.
+cmd = [bpftest.otelprofd(), "--pid", str(os.getpid()), "--metrics-address", f"0.0.0.0:{bpftest.free_port('0.0.0.0')}",
+       "--duration", "1s", "-o", os.path.join(bpftest.tmpdir(), "x.folded")]
+p = bpftest.run(cmd)
+if p.stderr.count("reachable from the network") != 1:
+    bpftest.fail("no single warning for a metrics server on 0.0.0.0")
 print("PASS")

@@ -122,7 +122,7 @@ class Daemon:
 
     def __init__(self, log_path, args):
         self.log_path = log_path
-        cmd = [bpftest.otelprofd(), "--metrics-address", "127.0.0.1:0", *args]
+        cmd = [bpftest.otelprofd(), "--metrics-address", f"127.0.0.1:{bpftest.free_port()}", *args]
         print("$", " ".join(cmd), flush=True)
         self.proc = subprocess.Popen(cmd, stderr=open(log_path, "w"))
         self.pid = self.proc.pid

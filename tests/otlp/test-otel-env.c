@@ -92,6 +92,76 @@ static void test_grpc_endpoints(void **state)
 	assert_int_equal(apply(&c, (const char *const[]){ "OTEL_EXPORTER_OTLP_ENDPOINT", "[::1]:4317", NULL }), 0);
 	assert_string_equal(c.target, "[::1]:4317");
 	export_config_free(&c);
+	c = (struct export_config){ 0 };
+	assert_int_equal(apply(&c, (const char *const[]){ "OTEL_EXPORTER_OTLP_ENDPOINT", "[fe80::1]", NULL }), 0);
+	assert_string_equal(c.target, "[fe80::1]:4317");
+	export_config_free(&c);
+	c = (struct export_config){ 0 };
+	assert_int_equal(apply(&c, (const char *const[]){ "OTEL_EXPORTER_OTLP_ENDPOINT", "otel-1.example.com.:65535",
+				       NULL }), 0);
+	assert_string_equal(c.target, "otel-1.example.com.:65535");
+	export_config_free(&c);
+}
+
+/* What otel_env_apply() writes on err for the environment env. */
+static char *apply_message(const char *const *env, int expect)
+{
+	struct export_config c = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *err = open_memstream(&text, &len);
+
+	fake_env = env;
+	assert_int_equal(otel_env_apply(&c, fake_getenv, err), expect);
+	fclose(err);
+	export_config_free(&c);
+	return text;
+}
+
+/* Header values are secrets: a message names the entry (position, key), never the value; a URL's
+ * user:password is hidden; control characters are escaped. */
+static void test_messages_hide_secrets(void **state)
+{
+	static const struct {
+		const char *var, *value, *message;
+	} cases[] = {
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "a=1,authorization=Bearer%s3cret",
+		  "otelprofd: OTEL_EXPORTER_OTLP_HEADERS: entry 2 ('authorization'): value is not percent-encoded "
+		  "properly (expected key=value,key=value)\n" },
+		{ "OTEL_EXPORTER_OTLP_PROFILES_HEADERS", "a=1,,Bearer s3cret",
+		  "otelprofd: OTEL_EXPORTER_OTLP_PROFILES_HEADERS: entry 3: no '=' between key and value "
+		  "(expected key=value,key=value)\n" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "=s3cret", "otelprofd: OTEL_EXPORTER_OTLP_HEADERS: entry 1: empty key" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k%zz=s3cret", "entry 1: the key is not percent-encoded properly" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k\x1b[2J=s3cret",
+		  "OTEL_EXPORTER_OTLP_HEADERS: 'k\\x1b[2j' cannot be sent as a gRPC header" },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=s3cret%0D%0AX: 1", "OTEL_EXPORTER_OTLP_HEADERS: 'k' cannot be sent" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "https://admin:s3cret@c:4317",
+		  "otelprofd: OTEL_EXPORTER_OTLP_ENDPOINT: 'https://***@c:4317' is not a collector address: "
+		  "user:password@ is not supported" },
+		{ "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "admin:s3c@ret@c:4317/x",
+		  "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT: '***@c:4317/x'" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "c:1\r\nforged: s3cret",
+		  "'c:1\\x0d\\x0aforged: s3cret' is not a collector address: control characters" },
+		{ "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc\n", "'grpc\\x0a' is not supported" },
+		/* Some services take an API key in the query. */
+		{ "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "https://c:0/v1?key=s3cret",
+		  "'https://c:0/v1?***' is not a collector address: the port is not a number from 1 to 65535" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = apply_message((const char *const[]){ cases[i].var, cases[i].value, NULL }, -EINVAL);
+
+		print_message("%s", text);
+		assert_non_null(strstr(text, cases[i].message));
+		/* One line; the endpoint with a forged line is shown escaped, so its text may stay. */
+		assert_ptr_equal(strchr(text, '\n'), text + strlen(text) - 1);
+		if (!strstr(cases[i].value, "forged"))
+			assert_null(strstr(text, "s3cret"));
+		assert_null(strstr(text, "s3c@ret"));
+		free(text);
+	}
 }
 
 static void test_http_endpoints(void **state)
@@ -186,6 +256,23 @@ static void test_bad_variables(void **state)
 		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=a%7Fb" },
 		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=caf%C3%A9" },
 		{ "OTEL_EXPORTER_OTLP_HEADERS", "ok=1,grpc-timeout=1S" },
+		/* Ports 1-65535, IPv6 in brackets, RFC 1123 host names, nothing that could forge a log line
+		 * or a request line. */
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "::::" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "::1:4317" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1]x" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "c:0" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "c:65536" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "c:" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1]:99999" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "exa_mple:1" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "-bad:1" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "999.1.1.1:1" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:1/pa th" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:1/x\r\nHost: y" },
+		{ "OTEL_EXPORTER_OTLP_ENDPOINT", "https://user:pw@c:1" },
+		{ "OTEL_EXPORTER_OTLP_CERTIFICATE", "/ca\n.pem" },
 	};
 
 	(void)state;
@@ -335,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_bad_flags),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_messages_hide_secrets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
