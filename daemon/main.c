@@ -546,9 +546,6 @@ out:
 
 static int write_output(const struct options *opts, const struct profile *p)
 {
-	FILE *f;
-	int r;
-
 	switch (opts->format) {
 	case OUTPUT_OTLP:
 		return otlp_write_file(p, &(struct otlp_encode_options){
@@ -559,13 +556,7 @@ static int write_output(const struct options *opts, const struct profile *p)
 	case OUTPUT_PPROF:
 		return write_pprof_file(p, opts->output);
 	case OUTPUT_FOLDED:
-		f = fopen(opts->output, "we");
-		if (!f)
-			return -errno;
-		r = write_folded(p, f);
-		if (fclose(f) && !r)
-			r = -errno;
-		return r;
+		return write_folded_file(p, opts->output);
 	}
 	return -EINVAL;
 }
