@@ -334,6 +334,19 @@ static void collect_metrics(struct daemon *d, struct self_metrics *m)
 	self_metrics_read_process(m);
 }
 
+/* The counters' one-line summary, with rates since the last one: every --stats-interval, and at SIGUSR1. */
+static void log_summary(struct daemon *d, const struct self_metrics *m, uint64_t now, const char *prefix)
+{
+	struct self_report *r = &d->report;
+	char line[512];
+
+	self_metrics_format_summary(m, r->summary_ns ? &r->at_summary : NULL, (now - r->summary_ns) / 1e9,
+				    line, sizeof(line));
+	log_info("%s%s", prefix, line);
+	r->at_summary = *m;
+	r->summary_ns = now;
+}
+
 /* Once a second: readiness, the metrics the server publishes, and the periodic log summary. */
 static void tick(struct daemon *d, uint64_t now)
 {
@@ -384,26 +397,60 @@ static void tick(struct daemon *d, uint64_t now)
 			free(text);
 		}
 	}
-	if (d->opts->stats_interval_ns && now - r->summary_ns >= d->opts->stats_interval_ns) {
-		char line[512];
-
-		self_metrics_format_summary(m, r->summary_ns ? &r->at_summary : NULL, (now - r->summary_ns) / 1e9,
-					    line, sizeof(line));
-		log_info("%s", line);
-		r->at_summary = *m;
-		r->summary_ns = now;
-	}
+	if (d->opts->stats_interval_ns && now - r->summary_ns >= d->opts->stats_interval_ns)
+		log_summary(d, m, now, "");
 }
 
-static int setup_signals(sigset_t *mask)
+/* The signals the event loop reads from its signalfd: INT and TERM end the run, HUP, USR1 and USR2
+ * do not (see on_signal()). */
+static void handled_signals(sigset_t *mask)
 {
 	sigemptyset(mask);
 	sigaddset(mask, SIGINT);
 	sigaddset(mask, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, mask, NULL))
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGUSR1);
+	sigaddset(mask, SIGUSR2);
+}
+
+/* Blocked before the first thread starts, so that every thread inherits the mask and a signal sent to
+ * the process waits for the event loop. A thread without the mask would take the signal's default
+ * action: for SIGHUP and SIGUSR1, end the process with nothing written. */
+static int block_signals(void)
+{
+	sigset_t mask;
+
+	handled_signals(&mask);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -errno;
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
+}
+
+/* A signal read from the signalfd: true when it ends the run. */
+static bool on_signal(struct daemon *d, uint32_t signo)
+{
+	struct self_metrics m;
+
+	switch (signo) {
+	case SIGHUP:
+		/* The unit has no ExecReload=: only a user sends it, and learns what to do instead. */
+		log_info("Received SIGHUP: ignored; the configuration is read at start, restart to apply a new one");
+		return false;
+	case SIGUSR1:
+		collect_metrics(d, &m);
+		/* Readiness is judged once a second by tick(): its last word. */
+		m.ready = d->report.now.ready;
+		memcpy(m.not_ready_reason, d->report.now.not_ready_reason, sizeof(m.not_ready_reason));
+		log_summary(d, &m, clock_ns(CLOCK_MONOTONIC), "SIGUSR1: ");
+		return false;
+	case SIGUSR2:
+		log_info("Received SIGUSR2: ignored");
+		return false;
+	default:
+		log_info("Received %s, writing what was collected", signo == SIGINT ? "SIGINT" : "SIGTERM");
+		return true;
+	}
 }
 
 static int add_epoll(int epfd, int fd)
@@ -440,9 +487,7 @@ static int run_loop(struct daemon *d)
 	uint64_t last_drain_ns = 0;
 	sigset_t mask;
 
-	r = setup_signals(&mask);
-	if (r)
-		return r;
+	handled_signals(&mask);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (epfd < 0 || sigfd < 0) {
@@ -510,11 +555,12 @@ static int run_loop(struct daemon *d)
 			} else if (fd == sigfd) {
 				struct signalfd_siginfo si;
 
-				if (read(sigfd, &si, sizeof(si)) == sizeof(si))
-					log_info("Received %s, writing what was collected",
-						 si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
-				r = 0;
-				goto out;
+				if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+					continue;
+				if (on_signal(d, si.ssi_signo)) {
+					r = 0;
+					goto out;
+				}
 			} else if (fd == timerfd) {
 				r = 0;
 				goto out;
@@ -628,6 +674,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level(opts.verbose ? LOG_LEVEL_DEBUG : opts.quiet ? LOG_LEVEL_ERROR : LOG_LEVEL_INFO);
+	r = block_signals();
+	if (r) {
+		log_error("Failed to block signals: %s", strerror(-r));
+		goto out;
+	}
 
 	limits = (struct agg_limits){
 		.max_entries = opts.max_stacks, .max_stack_bytes = MAX_STACK_BYTES, .max_samples = opts.max_samples,
