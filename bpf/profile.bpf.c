@@ -187,15 +187,21 @@ static __always_inline __u32 copy_stack(struct sample_buf *b)
 		want = OTELPROF_MAX_STACK_COPY;
 	b->w.size = 0;
 	for (int i = 0; i <= OTELPROF_MAX_STACK_COPY / OTELPROF_STACK_PAGE; i++) {
-		__u32 off = *(volatile __u32 *)&b->w.size;
+		__u64 off = *(volatile __u32 *)&b->w.size;
 		__u64 addr = b->w.sp + off;
-		__u32 chunk = OTELPROF_STACK_PAGE - (addr & (OTELPROF_STACK_PAGE - 1));
+		__u64 chunk = OTELPROF_STACK_PAGE - (addr & (OTELPROF_STACK_PAGE - 1));
 
 		if (off >= want)
 			break;
 		if (chunk > want - off)
 			chunk = want - off;
-		/* Bounds the verifier can see: off <= MAX, chunk <= PAGE, the buffer has MAX + PAGE. */
+		/* Bounds the verifier can see: off <= MAX, chunk <= PAGE, the buffer has MAX + PAGE. The
+		 * compiler knows both hold and drops the test unless barrier_var() hides the values: then
+		 * the size register carried only want - off's range, and off + (want - off) fit the
+		 * buffer only for want up to half of it (--stack-copy 32KiB; 64KiB was refused). 64-bit,
+		 * so the test reads the very register passed to the helper, not a zero-extended copy. */
+		barrier_var(off);
+		barrier_var(chunk);
 		if (off > OTELPROF_MAX_STACK_COPY || chunk > OTELPROF_STACK_PAGE)
 			break;
 		if (bpf_probe_read_user(b->stack + off, chunk, (const void *)addr))

@@ -23,6 +23,7 @@
 #include "ops/metrics_server.h"
 #include "ops/self_report.h"
 #include "ops/service_notify.h"
+#include "ops/signals.h"
 #include "output/otlp_encode.h"
 #include "output/writers.h"
 #include "process/cgroup_filter.h"
@@ -125,16 +126,10 @@ static struct profile *build_interval(struct daemon *d)
 	return p;
 }
 
-static void log_counters(const struct daemon *d, const struct profile *p)
-{
-	struct self_sources src = self_sources_of(d);
-
-	self_report_log_counters(&src, p);
-}
-
 /* End of an export interval: send what was sampled and start afresh. */
 static void export_interval(struct daemon *d, bool last)
 {
+	struct self_sources src = self_sources_of(d);
 	struct profile *p = build_interval(d);
 
 	aggregate_reset(d->agg);
@@ -143,7 +138,7 @@ static void export_interval(struct daemon *d, bool last)
 		return;
 	}
 	if (last)
-		log_counters(d, p);
+		self_report_log_counters(&src, p);
 	export_loop_submit(d->export, p);
 	profile_free(p);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
@@ -176,15 +171,31 @@ static void tick(struct daemon *d, uint64_t now)
 	self_report_update(&d->report, &src, now);
 }
 
-static int setup_signals(sigset_t *mask)
+/* A signal read from the signalfd: true when it ends the run. */
+static bool on_signal(struct daemon *d, uint32_t signo)
 {
-	sigemptyset(mask);
-	sigaddset(mask, SIGINT);
-	sigaddset(mask, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, mask, NULL))
-		return -errno;
-	signal(SIGPIPE, SIG_IGN);
-	return 0;
+	struct self_sources src = self_sources_of(d);
+	struct self_metrics m;
+
+	switch (signo) {
+	case SIGHUP:
+		/* The unit has no ExecReload=: only a user sends it, and learns what to do instead. */
+		log_info("Received SIGHUP: ignored; the configuration is read at start, restart to apply a new one");
+		return false;
+	case SIGUSR1:
+		self_report_collect(&src, &m);
+		/* Readiness is judged once a second by tick(): its last word. */
+		m.ready = d->report.now.ready;
+		memcpy(m.not_ready_reason, d->report.now.not_ready_reason, sizeof(m.not_ready_reason));
+		self_report_log_summary(&d->report, &m, clock_ns(CLOCK_MONOTONIC), "SIGUSR1: ");
+		return false;
+	case SIGUSR2:
+		log_info("Received SIGUSR2: ignored");
+		return false;
+	default:
+		log_info("Received %s, writing what was collected", signo == SIGINT ? "SIGINT" : "SIGTERM");
+		return true;
+	}
 }
 
 static int add_epoll(int epfd, int fd)
@@ -201,9 +212,7 @@ static int run_loop(struct daemon *d)
 	uint64_t last_drain_ns = 0;
 	sigset_t mask;
 
-	r = setup_signals(&mask);
-	if (r)
-		return r;
+	signals_handled(&mask);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (epfd < 0 || sigfd < 0) {
@@ -271,11 +280,12 @@ static int run_loop(struct daemon *d)
 			} else if (fd == sigfd) {
 				struct signalfd_siginfo si;
 
-				if (read(sigfd, &si, sizeof(si)) == sizeof(si))
-					log_info("Received %s, writing what was collected",
-						 si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
-				r = 0;
-				goto out;
+				if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+					continue;
+				if (on_signal(d, si.ssi_signo)) {
+					r = 0;
+					goto out;
+				}
 			} else if (fd == timerfd) {
 				r = 0;
 				goto out;
@@ -307,9 +317,6 @@ out:
 
 static int write_output(const struct options *opts, const struct profile *p)
 {
-	FILE *f;
-	int r;
-
 	switch (opts->format) {
 	case OUTPUT_OTLP:
 		return otlp_write_file(p, &(struct otlp_encode_options){
@@ -320,13 +327,7 @@ static int write_output(const struct options *opts, const struct profile *p)
 	case OUTPUT_PPROF:
 		return write_pprof_file(p, opts->output);
 	case OUTPUT_FOLDED:
-		f = fopen(opts->output, "we");
-		if (!f)
-			return -errno;
-		r = write_folded(p, f);
-		if (fclose(f) && !r)
-			r = -errno;
-		return r;
+		return write_folded_file(p, opts->output);
 	}
 	return -EINVAL;
 }
@@ -341,6 +342,7 @@ int main(int argc, char **argv)
 	size_t ncgroup_ids;
 	const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
 	int r, loop_r, status = 1;
+	struct self_sources src;
 	bool keep_bpf;
 
 	switch (options_parse(&opts, argc, argv, stdout, stderr)) {
@@ -352,6 +354,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level(opts.verbose ? LOG_LEVEL_DEBUG : opts.quiet ? LOG_LEVEL_ERROR : LOG_LEVEL_INFO);
+	r = signals_block();
+	if (r) {
+		log_error("Failed to block signals: %s", strerror(-r));
+		goto out;
+	}
 
 	limits = (struct agg_limits){
 		.max_entries = opts.max_stacks, .max_stack_bytes = MAX_STACK_BYTES, .max_samples = opts.max_samples,
@@ -457,7 +464,8 @@ int main(int argc, char **argv)
 		log_error("Failed to build the profile: %s", strerror(errno));
 		goto out;
 	}
-	log_counters(&d, p);
+	src = self_sources_of(&d);
+	self_report_log_counters(&src, p);
 	if (d.k8s)
 		k8s_log_counters(d.k8s);
 	r = write_output(&opts, p);

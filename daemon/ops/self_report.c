@@ -85,15 +85,19 @@ void self_report_update(struct self_report *r, const struct self_sources *src, u
 			free(text);
 		}
 	}
-	if (src->opts->stats_interval_ns && now - r->summary_ns >= src->opts->stats_interval_ns) {
-		char line[512];
+	if (src->opts->stats_interval_ns && now - r->summary_ns >= src->opts->stats_interval_ns)
+		self_report_log_summary(r, m, now, "");
+}
 
-		self_metrics_format_summary(m, r->summary_ns ? &r->at_summary : NULL, (now - r->summary_ns) / 1e9,
-					    line, sizeof(line));
-		log_info("%s", line);
-		r->at_summary = *m;
-		r->summary_ns = now;
-	}
+void self_report_log_summary(struct self_report *r, const struct self_metrics *m, uint64_t now, const char *prefix)
+{
+	char line[512];
+
+	self_metrics_format_summary(m, r->summary_ns ? &r->at_summary : NULL, (now - r->summary_ns) / 1e9,
+				    line, sizeof(line));
+	log_info("%s%s", prefix, line);
+	r->at_summary = *m;
+	r->summary_ns = now;
 }
 
 void self_report_log_counters(const struct self_sources *src, const struct profile *p)

@@ -41,6 +41,9 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 /* Once a second: a snapshot into r->now, readiness, the metrics the server publishes, and the
  * periodic log summary. */
 void self_report_update(struct self_report *r, const struct self_sources *src, uint64_t now);
+/* The counters' one-line summary with rates since the last one, prefixed (every --stats-interval,
+ * and at SIGUSR1); m becomes the base of the next. */
+void self_report_log_summary(struct self_report *r, const struct self_metrics *m, uint64_t now, const char *prefix);
 /* The counters of a run that built p: kept and dropped samples at info level, details at debug. */
 void self_report_log_counters(const struct self_sources *src, const struct profile *p);
 

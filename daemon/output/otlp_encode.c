@@ -7,15 +7,13 @@
 #include "output/otlp_encode.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "profile/intern.h"
+#include "output/output_file.h"
 #include "otlp_profiles_service.pb-c.h"
 
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest PbRequest;
@@ -817,50 +815,32 @@ void otlp_batch_free(struct otlp_batch *batch)
 	*batch = (struct otlp_batch){ 0 };
 }
 
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int otlp_write_file(const struct profile *p, const struct otlp_encode_options *options, const char *path)
 {
 	struct otlp_encode_options unbounded = *options;
+	struct output_file *f = NULL;
 	struct otlp_batch batch;
-	char tmp[4096];
-	int fd, r;
+	FILE *out;
+	int r;
 
 	unbounded.max_message_size = 0;
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
 	if ((r = otlp_encode(p, &unbounded, &batch)))
 		return r;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
+	f = output_file_open(path);
+	if (!f) {
 		r = -errno;
 		goto out;
 	}
+	out = output_file_stream(f);
 	/* An empty profile is an empty request: zero bytes, which decodes as one. */
-	r = batch.nmessages ? write_all(fd, batch.messages[0].data, batch.messages[0].len) : 0;
-	if (!r && fchmod(fd, 0644))
+	if (batch.nmessages && fwrite(batch.messages[0].data, 1, batch.messages[0].len, out) != batch.messages[0].len) {
 		r = -errno;
-	if (close(fd) && !r)
-		r = -errno;
-	if (!r && rename(tmp, path))
-		r = -errno;
-	if (r)
-		unlink(tmp);
+		goto out;
+	}
+	r = output_file_commit(f);
+	f = NULL;
 out:
+	output_file_abort(f);
 	otlp_batch_free(&batch);
 	return r;
 }

@@ -5,6 +5,7 @@
 
 #include "profile/intern.h"
 #include "output/writers.h"
+#include "output/output_file.h"
 
 #define FOLDED_MAX_LINE (64 * 1024)
 
@@ -76,9 +77,13 @@ int write_folded(const struct profile *p, FILE *out)
 	for (size_t i = 0; i < nrows; i++)
 		rows[i] = (struct folded_row){ intern_key(lines, (uint32_t)i, NULL), counts[i] };
 	qsort(rows, nrows, sizeof(*rows), by_stack);
+	/* Each write checked: the cause (a full disk) is known only when it happens. */
 	for (size_t i = 0; i < nrows; i++)
-		fprintf(out, "%s %" PRIu64 "\n", rows[i].stack, rows[i].count);
-	err = fflush(out) || ferror(out) ? -EIO : 0;
+		if (fprintf(out, "%s %" PRIu64 "\n", rows[i].stack, rows[i].count) < 0) {
+			err = -errno;
+			goto out;
+		}
+	err = fflush(out) ? -errno : ferror(out) ? -EIO : 0;
 
 out:
 	free(rows);
@@ -86,4 +91,19 @@ out:
 	free(counts);
 	intern_free(lines);
 	return err;
+}
+
+int write_folded_file(const struct profile *p, const char *path)
+{
+	struct output_file *f = output_file_open(path);
+	int r;
+
+	if (!f)
+		return -errno;
+	r = write_folded(p, output_file_stream(f));
+	if (r) {
+		output_file_abort(f);
+		return r;
+	}
+	return output_file_commit(f);
 }

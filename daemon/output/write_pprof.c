@@ -1,13 +1,13 @@
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "profile/intern.h"
+#include "output/output_file.h"
 #include "pprof_profile.pb-c.h"
 #include "output/writers.h"
 
@@ -257,43 +257,61 @@ out:
 	return err;
 }
 
+/* data gzipped into out a chunk at a time. 0 or -errno: a failed write says why (a full disk), which
+ * zlib's own file functions do not reliably keep. */
+static int gzip_to(FILE *out, const uint8_t *data, size_t len)
+{
+	uint8_t chunk[16384];
+	z_stream zs = { 0 };
+	size_t n;
+	int r, err = 0;
+
+	if (len > UINT_MAX)
+		return -EFBIG;
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)data;
+	zs.avail_in = (uInt)len;
+	do {
+		zs.next_out = chunk;
+		zs.avail_out = sizeof(chunk);
+		r = deflate(&zs, Z_FINISH);
+		if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR) {
+			err = -EIO;
+			break;
+		}
+		n = sizeof(chunk) - zs.avail_out;
+		if (n && fwrite(chunk, 1, n, out) != n) {
+			err = -errno;
+			break;
+		}
+	} while (r != Z_STREAM_END);
+	deflateEnd(&zs);
+	return err;
+}
+
 int write_pprof_file(const struct profile *p, const char *path)
 {
-	size_t len, plen = strlen(path);
+	struct output_file *f = NULL;
 	uint8_t *buf = NULL;
-	char *tmp = malloc(plen + 16);
-	gzFile gz = NULL;
-	int err, fd = -1;
+	size_t len;
+	int err;
 
-	if (!tmp)
-		return -ENOMEM;
-	snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
 	err = encode_pprof(p, &buf, &len);
 	if (err)
-		goto out;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
+		return err;
+	f = output_file_open(path);
+	if (!f) {
 		err = -errno;
 		goto out;
 	}
-	gz = gzdopen(fd, "wb");
-	if (!gz) {
-		close(fd);
-		unlink(tmp);
-		err = -ENOMEM;
-		goto out;
-	}
-	if ((len && gzwrite(gz, buf, (unsigned)len) != (int)len) || gzclose(gz) != Z_OK) {
-		unlink(tmp);
-		err = -EIO;
-		goto out;
-	}
-	if (chmod(tmp, 0644) || rename(tmp, path)) {
-		err = -errno;
-		unlink(tmp);
+	err = gzip_to(output_file_stream(f), buf, len);
+	if (!err) {
+		err = output_file_commit(f);
+		f = NULL;
 	}
 out:
+	output_file_abort(f);
 	free(buf);
-	free(tmp);
 	return err;
 }

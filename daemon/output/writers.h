@@ -14,11 +14,13 @@
 
 /* Folded stacks ("process;root;...;leaf count"), kernel frames suffixed "_[k]", sorted. */
 int write_folded(const struct profile *p, FILE *out);
+/* The same, written to path whole or not at all (see output_file.h). */
+int write_folded_file(const struct profile *p, const char *path);
 /* The top rows functions by self samples, with self and total percentages. */
 int write_top(const struct profile *p, unsigned rows, FILE *out);
 /* An uncompressed pprof Profile message; *buf is malloc'ed and owned by the caller. */
 int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len);
-/* A gzipped pprof file, written to path atomically (temporary file, then rename). */
+/* A gzipped pprof file, written to path whole or not at all (see output_file.h). */
 int write_pprof_file(const struct profile *p, const char *path);
 
 #endif

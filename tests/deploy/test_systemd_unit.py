@@ -75,6 +75,12 @@ if not {"CAP_BPF", "CAP_PERFMON"} <= caps or "CAP_SYS_ADMIN" in caps:
     fail(f"unexpected capability set {caps}")
 if "ProtectProc" in settings and "invisible" in settings["ProtectProc"]:
     fail("ProtectProc=invisible hides the processes to profile")
+# The daemon writes its last profile at SIGTERM and ignores SIGHUP (it reads its configuration at
+# start): a KillSignal= other than SIGTERM would lose the last interval, an ExecReload= would promise
+# a reload that does not happen.
+if settings.get("KillSignal", ["SIGTERM"]) != ["SIGTERM"] or "ExecReload" in settings:
+    fail(f"KillSignal={settings.get('KillSignal')} ExecReload={settings.get('ExecReload')}: "
+         "the daemon stops on SIGTERM and does not reload")
 
 # The hint the daemon prints without privileges names the same capabilities the unit grants.
 if os.geteuid() == 0 and shutil.which("setpriv"):

@@ -32,6 +32,7 @@ expect(["--pid", "abc"], 2, "not a process id")
 expect(["--pid", "99999999"], 2, "no process with id")
 expect(["--duration", "soon"], 2, "not a duration")
 expect(["--output", "x.txt"], 2, "cannot tell the format")
+expect(["--stack-copy", "65537"], 2, "not a size from 0 to 64KiB")  # one byte past the maximum
 expect(["--follow-children"], 2, "needs --pid")
 expect(["--no-such-flag"], 2, "unknown option")
 expect(["stray"], 2, "unexpected argument")

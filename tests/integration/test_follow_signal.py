@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """--pid with --follow-children profiles a child the target starts after otelprofd did (and only
-with the flag); SIGTERM and SIGINT stop a run of unbounded duration and still write the profile."""
+with the flag); SIGTERM and SIGINT stop a run of unbounded duration and still write the profile;
+SIGHUP, SIGUSR1 and SIGUSR2 mid-run do not: the run goes on to its end, each is logged (SIGUSR1 with
+the counters' summary line) and the file is whole."""
 import os
 import signal
 import subprocess
@@ -55,4 +57,34 @@ for sig in (signal.SIGTERM, signal.SIGINT):
     print(f"{sig.name}: exit 0, {samples} samples written")
     if samples < 200:
         bpftest.fail(f"only {samples} samples written after {sig.name} at 199 Hz for 3 s")
+# Signals that must not end the run: -d 6s, SIGHUP at 1.5 s, SIGUSR1 at 2.5 s, SIGUSR2 at 3.5 s.
+folded = os.path.join(out, "hup-usr.folded")
+work = subprocess.Popen([workload, "15"])
+start = time.monotonic()
+daemon = subprocess.Popen([bpftest.otelprofd(), "--pid", str(work.pid), "-F", "199", "-d", "6s", "-o", folded],
+                          stderr=subprocess.PIPE, text=True)
+try:
+    for at, sig in ((1.5, signal.SIGHUP), (2.5, signal.SIGUSR1), (3.5, signal.SIGUSR2)):
+        time.sleep(max(0, start + at - time.monotonic()))
+        if daemon.poll() is not None:
+            bpftest.fail(f"otelprofd ended (exit {daemon.returncode}) before {sig.name} was sent")
+        daemon.send_signal(sig)
+    _, err = daemon.communicate(timeout=60)
+finally:
+    work.kill()
+    work.wait()
+elapsed = time.monotonic() - start
+print(err)
+if daemon.returncode != 0:
+    bpftest.fail(f"exit {daemon.returncode} after SIGHUP, SIGUSR1 and SIGUSR2")
+if elapsed < 6:
+    bpftest.fail(f"the run ended after {elapsed:.1f} s, before its 6 s")
+for line in ("Received SIGHUP: ignored", "SIGUSR1: stats: ", "Received SIGUSR2: ignored",
+             "Wrote "):
+    if line not in err:
+        bpftest.fail(f"no {line!r} in the log")
+samples = sum(bpftest.read_folded(folded).values())
+print(f"SIGHUP, SIGUSR1, SIGUSR2: the run lasted {elapsed:.1f} s, exit 0, {samples} samples written")
+if samples < 400:
+    bpftest.fail(f"only {samples} samples written at 199 Hz for 6 s")
 print("PASS")

@@ -6,6 +6,7 @@
   main -> run -> g1..g22 -> spin (C++), from the program's entry.
 - Recursion 200 frames of 1 KiB deep, past the 16 KiB window: the stacks are marked [truncated],
   counted in the log, and every frame below the mark is one of the workload's own.
+- --stack-copy 64KiB, the maximum: a recursion of 50 frames of 1 KiB is unwound whole to main.
 - The same program built with frame pointers, recursing 60 deep (past the window, within the
   kernel's 127-frame walk): the frame-pointer chain that begins with the unwound frames is kept
   whole, so the samples in its functions with frame pointers reach main, not [truncated].
@@ -130,6 +131,25 @@ check(garbage == 0, f"recursion: {garbage} truncated samples with frames that ar
 m = re.search(r"Unwound (\d+) of (\d+) user stacks with DWARF CFI \((\d+) truncated", log)
 check(m is not None and int(m.group(3)) >= truncated, "recursion: the log counts the truncated stacks"
       + (f" ({m.group(3)})" if m else ""))
+
+# The largest window (--stack-copy 64KiB, the documented maximum): a recursion of 50 frames of 1 KiB,
+# past what 32 KiB holds, is unwound whole. (The verifier once refused every window above 32 KiB.)
+stacks, log = profile("recurse-64k", [deep, "30", "recurse", "50"], extra=("--stack-copy", "64KiB"))
+total = whole = 0
+for stack, n in stacks.items():
+    chain = user_frames(stack)
+    if "recurse" not in chain:
+        continue
+    total += n
+    chain = chain[chain.index("main"):] if "main" in chain else []
+    if stack[1] != "[truncated]" and chain[:2] == ["main", "run"] and all(f == "recurse" for f in chain[2:-1]):
+        whole += n
+    elif n > 1:
+        print(f"  not whole ({n}): {';'.join(stack[:8])}...")
+deepest = max((user_frames(s).count("recurse") for s in stacks), default=0)
+check(total >= 300 and whole >= 0.99 * total and deepest == 51,
+      f"--stack-copy 64KiB: {whole} of {total} samples of a 50 KiB recursion unwound to main "
+      f"(deepest: {deepest} recurse frames)")
 
 # Recursion past the window in a program with frame pointers: its roots are kept.
 stacks, log = profile("recurse-fp", [deep_fp, "30", "recurse", "60"])

@@ -1,0 +1,127 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output/output_file.h"
+
+/* Names tried when one is taken (by a leftover, or planted): each is random, so a few suffice. */
+#define OUTPUT_FILE_ATTEMPTS 32
+
+struct output_file {
+	char *path; /* the final name */
+	char *tmp;  /* the temporary file beside it */
+	FILE *stream;
+};
+
+static uint64_t random_suffix(void)
+{
+	struct timespec ts;
+	uint64_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == sizeof(v))
+		return v;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec * 1000000000u ^ (uint64_t)ts.tv_nsec;
+}
+
+/* Accepts one half built. */
+static void output_file_free(struct output_file *f)
+{
+	if (!f)
+		return;
+	free(f->tmp);
+	free(f->path);
+	free(f);
+}
+
+struct output_file *output_file_open(const char *path)
+{
+	size_t len = strlen(path) + sizeof(".tmp-") + 16;
+	struct output_file *f = calloc(1, sizeof(*f));
+	int fd = -1, err;
+
+	if (!f || !(f->path = strdup(path)) || !(f->tmp = malloc(len))) {
+		err = ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < OUTPUT_FILE_ATTEMPTS && fd < 0; i++) {
+		snprintf(f->tmp, len, "%s.tmp-%016" PRIx64, path, random_suffix());
+		fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		err = errno;
+		goto fail;
+	}
+	f->stream = fdopen(fd, "w");
+	if (!f->stream) {
+		err = errno;
+		close(fd);
+		unlink(f->tmp);
+		goto fail;
+	}
+	return f;
+fail:
+	output_file_free(f);
+	errno = err;
+	return NULL;
+}
+
+FILE *output_file_stream(struct output_file *f)
+{
+	return f->stream;
+}
+
+/* Sync the directory as well, so that after a crash the rename is there too. Best effort: the file
+ * is in place whatever this says. */
+static void sync_directory(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+int output_file_commit(struct output_file *f)
+{
+	int r = 0;
+
+	/* A stream that failed earlier may not fail its flush again: ferror() keeps the news. */
+	if (fflush(f->stream))
+		r = -errno;
+	else if (ferror(f->stream))
+		r = -EIO;
+	if (!r && fsync(fileno(f->stream)))
+		r = -errno;
+	if (fclose(f->stream) && !r)
+		r = -errno;
+	if (!r && rename(f->tmp, f->path))
+		r = -errno;
+	if (r)
+		unlink(f->tmp);
+	else
+		sync_directory(f->path);
+	output_file_free(f);
+	return r;
+}
+
+void output_file_abort(struct output_file *f)
+{
+	if (!f)
+		return;
+	fclose(f->stream);
+	unlink(f->tmp);
+	output_file_free(f);
+}

@@ -1,0 +1,183 @@
+/*
+ * Output files: in place whole after a commit, absent after an abort or a failure, no temporary file
+ * left either way, and a symbolic link at the final name replaced, never followed. (A full disk is
+ * tested for real, on a tiny tmpfs, by the integration test output-file.)
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output/output_file.h"
+
+static char dir[] = "/tmp/test-output-fileXXXXXX";
+
+/* Entries of the test directory, . and .. aside. */
+static int entries(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void read_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+/* text written to path through an output file: the commit's result. */
+static int commit_text(const char *path, const char *text)
+{
+	struct output_file *f = output_file_open(path);
+
+	assert_non_null(f);
+	fputs(text, output_file_stream(f));
+	return output_file_commit(f);
+}
+
+/* The file at path holds exactly text. */
+static void assert_contents(const char *path, const char *text)
+{
+	char buf[64];
+
+	read_file(path, buf, sizeof(buf));
+	assert_string_equal(buf, text);
+}
+
+static void test_commit(void **state)
+{
+	char path[256];
+	struct output_file *f;
+	struct stat st;
+	mode_t old = umask(022);
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/a.folded", dir);
+	f = output_file_open(path);
+	assert_non_null(f);
+	assert_int_equal(entries(), 1); /* the temporary, not yet the final name */
+	assert_int_equal(access(path, F_OK), -1);
+	fprintf(output_file_stream(f), "main;f 3\n");
+	assert_int_equal(output_file_commit(f), 0);
+	assert_contents(path, "main;f 3\n");
+	assert_int_equal(entries(), 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+
+	/* Replaced whole by the next one, and the umask is honoured. */
+	umask(077);
+	assert_int_equal(commit_text(path, "main;g 1\n"), 0);
+	assert_contents(path, "main;g 1\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	umask(old);
+	unlink(path);
+}
+
+static void test_abort(void **state)
+{
+	char path[256];
+	struct output_file *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/b.folded", dir);
+	f = output_file_open(path);
+	fprintf(output_file_stream(f), "half a li");
+	output_file_abort(f);
+	assert_int_equal(entries(), 0);
+
+	/* An earlier profile stays as it was. */
+	assert_int_equal(commit_text(path, "old 1\n"), 0);
+	f = output_file_open(path);
+	fprintf(output_file_stream(f), "new");
+	output_file_abort(f);
+	assert_contents(path, "old 1\n");
+	assert_int_equal(entries(), 1);
+	unlink(path);
+	output_file_abort(NULL);
+}
+
+/* A link planted at the final name: its target keeps its contents, the link becomes the profile. */
+static void test_symlink_replaced(void **state)
+{
+	char path[256], target[256];
+	struct stat st;
+	FILE *t;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/c.folded", dir);
+	snprintf(target, sizeof(target), "%s/victim", dir);
+	t = fopen(target, "we");
+	fputs("precious\n", t);
+	fclose(t);
+	assert_int_equal(symlink(target, path), 0);
+	assert_int_equal(commit_text(path, "main 1\n"), 0);
+	assert_contents(target, "precious\n");
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_contents(path, "main 1\n");
+	unlink(path);
+	unlink(target);
+}
+
+/* Failures leave nothing: a directory in the way of the rename, a directory that does not exist. */
+static void test_failures(void **state)
+{
+	char path[256];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/d.folded", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(commit_text(path, "main 1\n"), -EISDIR);
+	assert_int_equal(entries(), 1);
+	rmdir(path);
+
+	snprintf(path, sizeof(path), "%s/missing/e.folded", dir);
+	errno = 0;
+	assert_null(output_file_open(path));
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(entries(), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_commit),
+		cmocka_unit_test(test_abort),
+		cmocka_unit_test(test_symlink_replaced),
+		cmocka_unit_test(test_failures),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
