@@ -7,15 +7,14 @@ Writes, from a compiled program SRC_ELF (its own DWARF stripped):
   OUT           SRC_ELF plus .debug_info, .debug_abbrev, .debug_line and .debug_str, each
                 SHF_COMPRESSED (ELFCOMPRESS_ZLIB) over one shared zlib stream that really inflates to
                 CLAIM_MIB MiB of zeros (default 1008): ~1 MB on disk, 4 x CLAIM_MIB once inflated.
-                With --noise the stream repeats 16 KiB of noise instead, at ~100:1: a bomb whose
+                With --noise the stream repeats 16 KiB of noise instead, at ~140:1: a bomb whose
                 claims are plausible (under the forgery ratio), refused by the byte bound alone.
   OUT.debug     the same file, as the separate debug file of:
-  OUT-link      SRC_ELF without DWARF and with .gnu_debuglink=OUT.debug (same build id), so the
+  OUT-link      SRC_ELF without DWARF and with .gnu_debuglink=OUT.debug (its own build id), so the
                 bomb is reached through the debug file search (beside the binary, or by build id).
 """
 import os
 import random
-import shutil
 import struct
 import subprocess
 import sys
@@ -65,6 +64,14 @@ def section_headers(data):
     return out
 
 
+def other_build_id(data):
+    """A copy of the ELF file data whose GNU build id has its last byte flipped."""
+    data = bytearray(data)
+    offset, size = struct.unpack_from("<QQ", data, dict(section_headers(data))[".note.gnu.build-id"] + 0x18)
+    data[offset + size - 1] ^= 0xff
+    return data
+
+
 def main():
     src, bomb = sys.argv[1], sys.argv[2]
     claim = int(sys.argv[3]) << 20 if len(sys.argv) > 3 else 1008 << 20
@@ -97,9 +104,18 @@ def main():
         f.write(data)
     os.chmod(bomb, 0o755)
 
-    shutil.copyfile(bomb, bomb + ".debug")
-    subprocess.run(["objcopy", "--strip-debug", "--add-gnu-debuglink=" + bomb + ".debug", src, bomb + "-link"],
-                   check=True)
+    # The debug-file pair gets a build id of its own, so that a cache holding OUT does not answer
+    # for OUT-link by build id before its debug file is searched.
+    with open(bomb + ".debug", "wb") as f:
+        f.write(other_build_id(data))
+    with open(src, "rb") as f:
+        stripped = other_build_id(bytearray(f.read()))
+    with open(bomb + ".src", "wb") as f:
+        f.write(stripped)
+    subprocess.run(["objcopy", "--strip-debug", "--add-gnu-debuglink=" + bomb + ".debug", bomb + ".src",
+                    bomb + "-link"], check=True)
+    os.unlink(bomb + ".src")
+    os.chmod(bomb + "-link", 0o755)
 
 
 if __name__ == "__main__":
