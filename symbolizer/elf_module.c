@@ -18,10 +18,10 @@
 
 #include "demangle.h"
 #include "dwarf_lines.h"
+#include "elf_cost.h"
 #include "htlhash.h"
 
 #define MAX_LOAD_SEGMENTS 16
-#define MAX_SECTIONS 65536
 /* Demangled names kept per module; past this, frames keep the mangled name. */
 #define MAX_POOL_BYTES (8u << 20)
 #define POOL_CHUNK 16384
@@ -110,6 +110,9 @@ struct elf_module {
 	size_t cfi_bytes_max;     /* most CFI entries libdw can parse here (by the sections' sizes) */
 	size_t cfi_bytes;         /* estimate of the CFI entries parsed so far */
 	bool aranges_counted;     /* libdwfl's address-to-CU table is in libdw_bytes */
+	size_t max_bytes;         /* the bound what libdw inflates is held to (options->max_bytes) */
+	bool no_dwarf;            /* DWARF over the bound: libdw never opens it (nor a debug file) */
+	bool no_symbols;          /* symbol table over the bound too: libdwfl never reads it */
 	uint64_t crc_bytes;       /* debuglink candidates CRC-checked while opening */
 
 	/* Used only while elf_module_open() runs (debug file search). */
@@ -136,58 +139,9 @@ static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
 
 /* ---- bounds on what libelf/libdw will read ---- */
 
-/* Reject files whose sections claim absurd sizes, before libdw decompresses or maps them. */
-static int check_sections(Elf *elf, size_t *inflated, size_t *cfi)
+/* A regular, sane ELF file: its size, and what it costs once libdw has inflated its sections. */
+static int file_cost(int fd, size_t *size, struct elf_cost *cost)
 {
-	size_t shnum, shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_kind(elf) != ELF_K_ELF)
-		return -ENOEXEC;
-	if (elf_getshdrnum(elf, &shnum) || elf_getshdrstrndx(elf, &shstrndx))
-		return -ENOEXEC;
-	if (shnum > MAX_SECTIONS)
-		return -EFBIG;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &shdr))
-			return -ENOEXEC;
-		if (shdr.sh_type != SHT_NOBITS && shdr.sh_size > ELF_MODULE_MAX_SECTION_BYTES)
-			return -EFBIG;
-		if (shdr.sh_flags & SHF_COMPRESSED) {
-			GElf_Chdr chdr;
-
-			if (!gelf_getchdr(scn, &chdr) || chdr.ch_size > ELF_MODULE_MAX_SECTION_BYTES)
-				return -EFBIG;
-			*inflated += chdr.ch_size; /* libdw keeps the decompressed copy in memory */
-		}
-		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (name && shdr.sh_type != SHT_NOBITS && (!strcmp(name, ".eh_frame") || !strcmp(name, ".debug_frame")))
-			*cfi += shdr.sh_size;
-		if (name && !strncmp(name, ".zdebug", 7) && shdr.sh_type != SHT_NOBITS) {
-			/* GNU style: "ZLIB" and the uncompressed size, big endian. */
-			Elf_Data *d = elf_rawdata(scn, NULL);
-			uint64_t size = 0;
-
-			if (!d || d->d_size < 12 || memcmp(d->d_buf, "ZLIB", 4))
-				return -ENOEXEC;
-			for (int i = 0; i < 8; i++)
-				size = size << 8 | ((const unsigned char *)d->d_buf)[4 + i];
-			if (size > ELF_MODULE_MAX_SECTION_BYTES)
-				return -EFBIG;
-			*inflated += size;
-		}
-	}
-	return 0;
-}
-
-/* A regular, sane ELF file: *bytes grows by what it will cost (file size plus decompressed
- * sections), m->cfi_bytes_max by its CFI sections' share. */
-static int check_fd(struct elf_module *m, int fd, size_t *bytes)
-{
-	size_t inflated = 0, cfi = 0;
 	struct stat st;
 	Elf *elf;
 	int r;
@@ -200,14 +154,38 @@ static int check_fd(struct elf_module *m, int fd, size_t *bytes)
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	r = check_sections(elf, &inflated, &cfi);
+	*cost = (struct elf_cost){ 0 };
+	r = elf_cost_of(elf, cost);
 	elf_end(elf);
-	if (r == 0) {
-		*bytes += (size_t)st.st_size;
-		m->libdw_bytes += inflated;
-		m->cfi_bytes_max += cfi / LIBDW_FDE_MIN_SIZE * LIBDW_FDE_BYTES;
-	}
+	*size = (size_t)st.st_size;
 	return r;
+}
+
+/* Whether bytes more keep the module within its bound. */
+static bool module_affords(const struct elf_module *m, size_t bytes)
+{
+	return elf_cost_add(elf_module_bytes(m), bytes, 0) <= m->max_bytes;
+}
+
+/*
+ * Decide, before libdw inflates anything, what of the binary the bound allows: all of it, its
+ * symbol table without the DWARF, or neither (offsets still map to addresses, and the build id
+ * still names the file for a backend to symbolize).
+ */
+static void admit_binary(struct elf_module *m, size_t size, const struct elf_cost *cost)
+{
+	m->file_bytes += size;
+	m->cfi_bytes_max += cost->cfi / LIBDW_FDE_MIN_SIZE * LIBDW_FDE_BYTES;
+	if (!module_affords(m, cost->symbols)) {
+		m->no_symbols = m->no_dwarf = true;
+	} else if (!module_affords(m, elf_cost_add(cost->symbols, cost->dwarf, 0))) {
+		m->no_dwarf = true;
+		m->libdw_bytes += cost->symbols;
+	} else {
+		m->libdw_bytes += cost->symbols + cost->dwarf;
+		return;
+	}
+	m->counters.inflate_refused++;
 }
 
 int elf_module_peek(int fd, struct elf_module_peek *peek)
@@ -231,7 +209,7 @@ int elf_module_peek(int fd, struct elf_module_peek *peek)
 		peek->build_id_len = (size_t)n;
 	}
 	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
-		for (size_t i = 0; i < MAX_SECTIONS && (scn = elf_nextscn(elf, scn)) && !peek->has_dwarf; i++) {
+		for (size_t i = 0; i < ELF_COST_MAX_SECTIONS && (scn = elf_nextscn(elf, scn)) && !peek->has_dwarf; i++) {
 			GElf_Shdr shdr;
 			const char *name;
 
@@ -283,20 +261,25 @@ static bool same_crc(struct elf_module *m, int fd, GElf_Word crc)
 	return off == st.st_size && (GElf_Word)c == crc;
 }
 
-/* A candidate is used only when it is a regular, sane ELF that belongs to this binary. */
+/* A candidate is used only when it is a regular, sane ELF that belongs to this binary, and when
+ * what libdw would inflate of it fits the module's bound (else refused, counted). */
 static int accept_debug_fd(struct elf_module *m, int fd, GElf_Word crc, bool check_crc)
 {
-	size_t size = 0, libdw = m->libdw_bytes, cfi = m->cfi_bytes_max;
+	struct elf_cost cost;
+	size_t size;
 
 	if (fd < 0)
 		return -1;
-	if (check_fd(m, fd, &size) == 0 &&
+	if (file_cost(fd, &size, &cost) == 0 &&
 	    (m->build_id_len ? same_build_id(m, fd) : check_crc && same_crc(m, fd, crc))) {
-		m->file_bytes += size;
-		return fd;
+		if (module_affords(m, elf_cost_add(size, cost.symbols, cost.dwarf))) {
+			m->file_bytes += size;
+			m->libdw_bytes += cost.symbols + cost.dwarf;
+			m->cfi_bytes_max += cost.cfi / LIBDW_FDE_MIN_SIZE * LIBDW_FDE_BYTES;
+			return fd;
+		}
+		m->counters.inflate_refused++;
 	}
-	m->libdw_bytes = libdw;
-	m->cfi_bytes_max = cfi;
 	close(fd);
 	return -1;
 }
@@ -442,8 +425,10 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 {
 	static const struct elf_module_options none = { .root_fd = -1 };
 	struct elf_module *m = calloc(1, sizeof(*m));
+	struct elf_cost cost;
 	const char *name;
 	void **userdata;
+	size_t size;
 	int err = ENOEXEC, r;
 
 	if (!options)
@@ -453,12 +438,14 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 		errno = ENOMEM;
 		return NULL;
 	}
-	r = check_fd(m, fd, &m->file_bytes);
+	m->max_bytes = options->max_bytes ? options->max_bytes : ELF_MODULE_DEFAULT_MAX_BYTES;
+	r = file_cost(fd, &size, &cost);
 	if (r) {
 		close(fd);
 		err = -r;
 		goto fail;
 	}
+	admit_binary(m, size, &cost);
 	m->has_htlhash = sym_htlhash_fd(fd, m->htlhash) == 0;
 	m->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
@@ -486,9 +473,11 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 		goto fail;
 	read_build_id(m);
 	/* Load DWARF now, while the process's root is at hand for the debug file search. */
-	m->opening = options;
-	m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
-	m->opening = NULL;
+	if (!m->no_dwarf) {
+		m->opening = options;
+		m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
+		m->opening = NULL;
+	}
 	m->nslots = options->cache_slots; /* 0: sized by the symbol count on first lookup */
 	return m;
 
@@ -780,7 +769,7 @@ static int by_addr(const void *a, const void *b)
 /* The function symbols of the symbol table, sorted once (libdwfl's own search is linear). */
 static void build_symbols(struct elf_module *m)
 {
-	int n = dwfl_module_getsymtab(m->mod);
+	int n = m->no_symbols ? 0 : dwfl_module_getsymtab(m->mod);
 	size_t cap;
 
 	m->syms_built = true;
@@ -1140,7 +1129,8 @@ int elf_module_cfi_rule(struct elf_module *m, uint64_t vaddr, struct cfi_rule *r
 		m->cfi_bytes += LIBDW_FDE_BYTES;
 	if (r || (cfi && rule->found))
 		return r;
-	cfi = dwfl_module_dwarf_cfi(m->mod, &bias);
+	/* .debug_frame comes with the DWARF (libdw inflates both): not when that was refused. */
+	cfi = m->no_dwarf ? NULL : dwfl_module_dwarf_cfi(m->mod, &bias);
 	if (!cfi) {
 		rule->found = false;
 		return 0;

@@ -16,11 +16,14 @@
 #include <stdint.h>
 
 #include "cfi.h"
+#include "elf_cost.h"
 #include "debuginfo_fetch.h"
 #include "symbolizer.h"
 
 /* Largest section (after decompression) accepted; a bigger claim marks the file bad. */
-#define ELF_MODULE_MAX_SECTION_BYTES (1ULL << 30)
+#define ELF_MODULE_MAX_SECTION_BYTES ELF_COST_MAX_SECTION_BYTES
+/* Bound of a module when the options give none (what the symbolizer's default cache holds). */
+#define ELF_MODULE_DEFAULT_MAX_BYTES ((size_t)2 << 30)
 /* Most nested DIEs followed when looking for the scopes of an address. */
 #define ELF_MODULE_MAX_DIE_DEPTH 64
 /* A .gnu_debuglink candidate of a binary without build id is checked by the CRC of its whole
@@ -41,6 +44,9 @@ struct elf_module_options {
 	struct debuginfo_fetch *debuginfod; /* last resort: a debuginfod file already in the cache
 					  (else the build id is queued for download); NULL: none */
 	size_t cache_slots;            /* remembered address results; 0: by the symbol count */
+	size_t max_bytes;              /* most bytes the module may account for (elf_module_bytes());
+					  what libdw would inflate past it is never opened: the DWARF,
+					  the debug file, or even the symbol table. 0: the default */
 };
 
 struct elf_module_counters {
@@ -51,6 +57,8 @@ struct elf_module_counters {
 	uint64_t lines_by_libdw;    /* compile units whose line program our reader could not read
 				       (libdw then builds the CU's whole line table) */
 	uint64_t debuglink_too_big; /* debuglink candidates not CRC-checked (over the size bounds) */
+	uint64_t inflate_refused;   /* files (the binary or a debug file) whose compressed sections
+				       claim more than max_bytes allows: not handed to libdw */
 };
 
 struct elf_module;

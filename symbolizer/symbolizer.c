@@ -766,7 +766,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	if (fd >= 0) {
 		m->elf = elf_module_open(fd, &(struct elf_module_options){
 			.root_fd = root, .path = map->path, .debug_dirs = s->config.debug_dirs,
-			.debuginfod = s->debuginfod,
+			.debuginfod = s->debuginfod, .max_bytes = s->config.max_module_bytes,
 		});
 	}
 	if (root >= 0)
@@ -783,8 +783,10 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	}
 	if (s->debuginfod)
 		debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
-	if (m->elf)
+	if (m->elf) {
 		s->stats.debuglink_too_big += elf_module_counters(m->elf)->debuglink_too_big;
+		s->stats.modules_too_big += elf_module_counters(m->elf)->inflate_refused;
+	}
 	add_file_id(m, map, m->elf ? elf_module_htlhash(m->elf) : NULL);
 	if (!m->elf) {
 		s->stats.module_open_failed++;

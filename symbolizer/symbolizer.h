@@ -65,7 +65,8 @@ struct symbolizer_config {
 	size_t max_modules;        /* cached ELF files; default 1024 */
 	size_t max_processes;      /* processes whose mappings are kept; default 16384 */
 	size_t max_module_bytes;   /* bytes of cached modules (files mapped, decompressed sections,
-				      our memory and libdw's estimated), held as modules grow;
+				      our memory and libdw's estimated), held as modules grow; one
+				      module's sections are never inflated past it;
 				      default 2 GiB (the daemon's --symbol-cache: 128 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
@@ -119,6 +120,9 @@ struct symbolizer_stats {
 	uint64_t die_bound_hit;    /* DWARF lookups stopped by the DIE depth or visit bound */
 	uint64_t lines_by_libdw;   /* compile units whose line program only libdw could read */
 	uint64_t debuglink_too_big; /* .gnu_debuglink candidates too big to CRC-check (not used) */
+	uint64_t modules_too_big;  /* binaries and debug files whose compressed sections claim more than
+				      max_module_bytes allows: kept without the DWARF (or the symbols)
+				      they would inflate, so frames keep their mapping and build id */
 	uint64_t debuginfod_reloaded; /* modules reopened because their debug file arrived */
 	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);
 				      refreshed by symbolizer_maintain() */

@@ -101,6 +101,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  NULL, y->module_bytes_over),
 		C("symbolizer_debuglink_too_big_total", "debuglink candidates too big to CRC-check", NULL,
 		  y->debuglink_too_big),
+		C("symbolizer_modules_too_big_total", "binaries and debug files whose compressed sections claim more "
+		  "than --symbol-cache allows (kept without what they would inflate)", NULL, y->modules_too_big),
 		G("kallsyms_hidden", "1 when kernel addresses are hidden (kptr_restrict)", NULL, y->kallsyms_hidden),
 		C("process_events_total", "process records from BPF, by kind", "kind=\"exec\"", p->execs),
 		C("process_events_total", NULL, "kind=\"fork\"", p->forks),

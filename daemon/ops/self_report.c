@@ -125,6 +125,9 @@ void self_report_log_counters(const struct self_sources *src, const struct profi
 		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
 		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
+	if (ss->modules_too_big)
+		log_info("%" PRIu64 " binaries or debug files not inflated: their compressed sections claim more than "
+			 "--symbol-cache allows (their frames keep build ids and ELF symbols)", ss->modules_too_big);
 	if (ss->process_table_full || ss->processes_evicted)
 		log_info("%" PRIu64 " processes' mappings not kept (symbolizer process table full), %" PRIu64
 			 " ended processes' mappings evicted to make room, %" PRIu64 " lookups found no mappings",

@@ -25,7 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fd = memfd_create("fuzz-elf", MFD_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
 		return 0;
-	m = elf_module_open(dup(fd), &(struct elf_module_options){ .root_fd = -1, .debug_dirs = no_dirs });
+	/* The daemon's default --symbol-cache: a decompression bomb must be refused under it. */
+	m = elf_module_open(dup(fd), &(struct elf_module_options){
+		.root_fd = -1, .debug_dirs = no_dirs, .max_bytes = 128u << 20,
+	});
 	if (!m)
 		return 0;
 	/* Addresses derived from the input's own segments, plus a few fixed ones. */

@@ -50,15 +50,16 @@ static void print_stats(const struct symbolizer_stats *s)
 	       "\tdebuginfod_reloaded=%" PRIu64 "\tdi_requests=%" PRIu64 "\tdi_found=%" PRIu64 "\tdi_not_found=%" PRIu64
 	       "\tdi_failed=%" PRIu64 "\tdi_timeouts=%" PRIu64 "\tdi_too_big=%" PRIu64 "\tdi_negative_hits=%" PRIu64
 	       "\tdi_queue_full=%" PRIu64 "\tdi_rejected=%" PRIu64 "\tdi_cache_evicted=%" PRIu64
-	       "\tdi_cache_bytes=%" PRIu64 "\tdi_cache_files=%" PRIu64 "\tdebuglink_too_big=%" PRIu64 "\n",
+	       "\tdi_cache_bytes=%" PRIu64 "\tdi_cache_files=%" PRIu64 "\tdebuglink_too_big=%" PRIu64
+	       "\tmodules_too_big=%" PRIu64 "\n",
 	       s->inline_truncated, s->die_bound_hit, s->lines_by_libdw, s->debuginfod_reloaded, s->debuginfod.requests,
 	       s->debuginfod.found, s->debuginfod.not_found, s->debuginfod.failed, s->debuginfod.timeouts,
 	       s->debuginfod.too_big, s->debuginfod.negative_hits, s->debuginfod.queue_full, s->debuginfod.rejected,
 	       s->debuginfod.cache_evicted, s->debuginfod.cache_bytes, s->debuginfod.cache_files,
-	       s->debuglink_too_big);
+	       s->debuglink_too_big, s->modules_too_big);
 }
 
-static void elf_command(const char *path, uint64_t vaddr, const char *const *dirs)
+static void elf_command(const char *path, uint64_t vaddr, const char *const *dirs, size_t max_bytes)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct elf_module *m;
@@ -68,7 +69,9 @@ static void elf_command(const char *path, uint64_t vaddr, const char *const *dir
 		printf("error\t%s\n", strerror(errno));
 		return;
 	}
-	m = elf_module_open(fd, &(struct elf_module_options){ .root_fd = -1, .path = path, .debug_dirs = dirs });
+	m = elf_module_open(fd, &(struct elf_module_options){
+		.root_fd = -1, .path = path, .debug_dirs = dirs, .max_bytes = max_bytes,
+	});
 	if (!m) {
 		printf("error\t%s\n", strerror(errno));
 		return;
@@ -78,8 +81,9 @@ static void elf_command(const char *path, uint64_t vaddr, const char *const *dir
 	f.file_address = vaddr;
 	elf_module_symbolize(m, vaddr, &f);
 	print_frame(0, &f);
-	printf("counters\tdie_bound_hit=%" PRIu64 "\tinline_truncated=%" PRIu64 "\n", elf_module_counters(m)->die_bound_hit,
-	       elf_module_counters(m)->inline_truncated);
+	printf("counters\tdie_bound_hit=%" PRIu64 "\tinline_truncated=%" PRIu64 "\tinflate_refused=%" PRIu64 "\n",
+	       elf_module_counters(m)->die_bound_hit, elf_module_counters(m)->inline_truncated,
+	       elf_module_counters(m)->inflate_refused);
 	elf_module_free(m);
 }
 
@@ -139,7 +143,7 @@ int main(int argc, char **argv)
 			rc = symbolizer_kernel(s, a, &f);
 			print_frame(rc, &f);
 		} else if (!strcmp(cmd, "elf") && sscanf(line, "%*s %4095s %llx", arg, &a) == 2) {
-			elf_command(arg, a, ndirs ? dirs : NULL);
+			elf_command(arg, a, ndirs ? dirs : NULL, config.max_module_bytes);
 		} else if (!strcmp(cmd, "demangle") && sscanf(line, "%*s %4095s", arg) == 1) {
 			char *d = sym_demangle(arg);
 
