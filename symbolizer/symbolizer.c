@@ -34,8 +34,11 @@
 #define MODULE_IDLE_GENERATIONS 8
 /* Compiled CFI rules remembered (direct-mapped by module and address). */
 #define RULE_CACHE_SLOTS 8192
-/* File identities (device, inode) remembered per module: copies of one build id. */
+/* File identities (device, inode) remembered per module: identical copies of one file. */
 #define MODULE_FILE_IDS 4
+/* Largest file compared byte for byte with a cached module of its build id; a bigger copy gets a
+ * module of its own rather than stall the caller. */
+#define SHARE_MAX_COMPARE_BYTES (256ULL << 20)
 
 struct file_id {
 	uint64_t dev, inode;
@@ -52,6 +55,9 @@ struct cached_module {
 	unsigned refs;           /* mappings pointing here */
 	size_t bytes;            /* elf_module_bytes() when last measured (after each use) */
 	uint64_t serial;         /* unique per module ever opened: the rule cache's key */
+	bool shareable;          /* may serve identical copies in other files: its file is root's and
+				    writable by root alone (nobody else can change what was compared),
+				    and its debug file came from no process's root */
 };
 
 /* A compiled CFI rule of (module serial, ELF address); serial 0 marks an empty slot. */
@@ -552,10 +558,10 @@ static int open_under(int root, const char *path)
  * itself; otherwise resolve the path inside the process's root so a container's symlinks
  * cannot point outside it. Only regular files whose device and inode match are used.
  */
-static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct sym_map *map, int root)
+static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct sym_map *map, int root,
+			    struct stat *st)
 {
 	char path[128];
-	struct stat st;
 	int fd = -1;
 
 	if (!s->config.no_map_files) {
@@ -570,7 +576,7 @@ static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct 
 		if (fd < 0)
 			return fd;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != map->inode || st.st_dev != map->dev) {
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_ino != map->inode || st->st_dev != map->dev) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -589,19 +595,11 @@ static struct cached_module *find_module(struct symbolizer *s, uint64_t dev, uin
 	return NULL;
 }
 
-static struct cached_module *find_build_id(struct symbolizer *s, const unsigned char *bits, size_t n)
+static bool has_build_id(const struct elf_module *elf, const unsigned char *bits, size_t n)
 {
 	const unsigned char *other;
 
-	if (!n)
-		return NULL;
-	for (size_t i = 0; i < s->nmodules; i++) {
-		struct cached_module *m = s->modules[i];
-
-		if (m->elf && elf_module_build_id_raw(m->elf, &other) == n && !memcmp(bits, other, n))
-			return m;
-	}
-	return NULL;
+	return elf && n && elf_module_build_id_raw(elf, &other) == n && !memcmp(bits, other, n);
 }
 
 /* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
@@ -715,25 +713,57 @@ static const char *module_htlhash(const struct cached_module *m, const struct sy
 	return NULL;
 }
 
+/* fd holds exactly the bytes of elf's file (read once, compared with libelf's mapping of it). */
+static bool same_contents(const struct elf_module *elf, int fd, uint64_t size)
+{
+	unsigned char buf[65536];
+	const unsigned char *image;
+	uint64_t off = 0;
+	size_t len = 0;
+	ssize_t n;
+
+	if (size > SHARE_MAX_COMPARE_BYTES || !(image = elf_module_image(elf, &len)) || len != size)
+		return false;
+	while (off < size) {
+		n = pread(fd, buf, size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf), (off_t)off);
+		if (n <= 0 || memcmp(buf, image + off, (size_t)n))
+			return false;
+		off += (uint64_t)n;
+	}
+	return true;
+}
+
 /*
- * A cached module with the build id of the file fd, when sharing it loses nothing: sharing is
- * decided from the section headers before the costly open, and a copy with DWARF is not folded
- * into a cached copy without (that one is replaced once the full copy is open).
+ * A cached module that the file fd is an identical copy of. A build id is only a claim the file
+ * makes: anyone can write another program's into theirs, so a module of another file serves this
+ * one only when its bytes are the same and the cached module is one nobody but root could have
+ * shaped (see shareable). Files claiming a cached build id without being such a copy are counted
+ * and get a module of their own.
  */
-static struct cached_module *share_by_build_id(struct symbolizer *s, int fd, const struct sym_map *map)
+static struct cached_module *share_by_build_id(struct symbolizer *s, int fd, const struct sym_map *map,
+					       const struct stat *st)
 {
 	struct elf_module_peek peek;
-	struct cached_module *same;
 	char htlhash[SYM_HTLHASH_HEX_LEN + 1];
+	bool claimed = false;
 
-	if (elf_module_peek(fd, &peek))
+	if (elf_module_peek(fd, &peek) || !peek.build_id_len)
 		return NULL;
-	same = find_build_id(s, peek.build_id, peek.build_id_len);
-	if (!same || (peek.has_dwarf && !elf_module_has_dwarf(same->elf)))
-		return NULL;
-	add_file_id(same, map, sym_htlhash_fd(fd, htlhash) == 0 ? htlhash : NULL);
-	s->stats.modules_shared_by_build_id++;
-	return same;
+	for (size_t i = 0; i < s->nmodules; i++) {
+		struct cached_module *m = s->modules[i];
+
+		if (!has_build_id(m->elf, peek.build_id, peek.build_id_len))
+			continue;
+		claimed = true;
+		if (!m->shareable || !same_contents(m->elf, fd, (uint64_t)st->st_size))
+			continue;
+		add_file_id(m, map, sym_htlhash_fd(fd, htlhash) == 0 ? htlhash : NULL);
+		s->stats.modules_shared_by_build_id++;
+		return m;
+	}
+	if (claimed)
+		s->stats.modules_share_refused++;
+	return NULL;
 }
 
 /*
@@ -747,6 +777,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 					 bool *per_process_failure)
 {
 	struct cached_module *m = calloc(1, sizeof(*m)), *same;
+	struct stat st;
 	int root = -1, fd;
 
 	*per_process_failure = false;
@@ -755,8 +786,8 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	m->serial = ++s->next_serial;
 	s->stats.module_cache_misses++;
 	root = open_root(pid);
-	fd = open_mapped_file(s, pid, map, root);
-	if (fd >= 0 && (same = share_by_build_id(s, fd, map))) {
+	fd = open_mapped_file(s, pid, map, root, &st);
+	if (fd >= 0 && (same = share_by_build_id(s, fd, map, &st))) {
 		close(fd);
 		if (root >= 0)
 			close(root);
@@ -793,28 +824,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		m->bytes = sizeof(*m);
 		return insert_module(s, m);
 	}
-	{
-		const unsigned char *bits;
-		size_t n = elf_module_build_id_raw(m->elf, &bits);
-
-		same = find_build_id(s, bits, n);
-	}
-	if (same) {
-		/* Another copy of a cached build id; this one has DWARF the cached one lacks (or its
-		 * debug file turned up since): its module serves both from now on. */
-		add_file_id(same, map, elf_module_htlhash(m->elf));
-		if (!elf_module_has_dwarf(same->elf) && elf_module_has_dwarf(m->elf)) {
-			struct elf_module *stripped = same->elf;
-
-			same->elf = m->elf;
-			same->serial = m->serial; /* rules compiled for the old module are not reused */
-			m->elf = stripped;
-			module_measure(s, same);
-		}
-		s->stats.modules_shared_by_build_id++;
-		module_free(m);
-		return same;
-	}
+	m->shareable = st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)) && !elf_module_debug_in_root(m->elf);
 	s->stats.modules_loaded++;
 	m->bytes = sizeof(*m) + elf_module_bytes(m->elf);
 	return insert_module(s, m);
@@ -1160,15 +1170,15 @@ static void reload_fetched(struct symbolizer *s)
 	if (!s->debuginfod)
 		return;
 	while ((len = debuginfo_fetch_completed(s->debuginfod, id))) {
-		for (size_t i = 0; i < s->nmodules; i++) {
+		/* Every module of the build id: files claiming one are not all copies of one file. */
+		for (size_t i = 0; i < s->nmodules;) {
 			struct elf_module *elf = s->modules[i]->elf;
-			const unsigned char *bits;
 
-			if (elf && !elf_module_has_dwarf(elf) && elf_module_build_id_raw(elf, &bits) == len &&
-			    !memcmp(bits, id, len)) {
+			if (elf && !elf_module_has_dwarf(elf) && has_build_id(elf, id, len)) {
 				evict_at(s, i);
 				s->stats.debuginfod_reloaded++;
-				break;
+			} else {
+				i++;
 			}
 		}
 	}

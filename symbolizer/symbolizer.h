@@ -97,9 +97,12 @@ struct symbolizer_stats {
 	uint64_t process_table_full; /* a process's mappings not kept: max_processes live instances */
 	uint64_t instance_unknown;  /* lookups of an instance never prepared, or evicted or forgotten */
 	bool kallsyms_hidden;      /* kallsyms shows zero addresses (kptr_restrict) */
-	uint64_t module_cache_hits;   /* a mapping found its file already cached (same file or build id) */
+	uint64_t module_cache_hits;   /* a mapping found its file already cached (or an identical copy) */
 	uint64_t module_cache_misses; /* a mapping's file had to be opened */
-	uint64_t modules_shared_by_build_id; /* a new file turned out to have a cached build id */
+	uint64_t modules_shared_by_build_id; /* a new file was an identical copy of a cached module's */
+	uint64_t modules_share_refused; /* a new file carried a cached module's build id but was not an
+				      identical copy of a root-owned file: it got a module of its own
+				      (a forged build id, or only a stripped and a full build) */
 	uint64_t modules_bad;      /* files marked bad (not ELF, corrupt, over bounds, not the mapped file) */
 	uint64_t modules_cached;   /* modules in the cache now */
 	uint64_t module_bytes;     /* bytes the cached modules account for now (measured after each
