@@ -26,10 +26,8 @@
 #define MAPS_QUICK_REFRESHES 4
 /* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
 #define MAX_MAPS_PER_PROCESS 65536
-/* A perf map file is checked for growth at most this often per process. */
+/* A perf map file is checked for growth at most this often per process (bounds: perf_map.h). */
 #define PERF_MAP_CHECK_NS 1000000000ULL
-/* Perf map files bigger than this are not read. */
-#define PERF_MAP_MAX_BYTES (256u << 20)
 /* Unreferenced modules unused for this many maintain() calls are dropped. */
 #define MODULE_IDLE_GENERATIONS 8
 /* Compiled CFI rules remembered (direct-mapped by module and address). */
@@ -107,8 +105,12 @@ struct sym_process {
 	uint64_t refreshed_ns;
 	unsigned refreshes;         /* maps read again after a miss */
 	struct perf_map *jit;       /* /tmp/perf-NSPID.map, or NULL */
-	uint64_t jit_size;          /* size of the file when it was read */
+	size_t jit_bytes;           /* perf_map_bytes(jit), in the symbolizer's byte bound */
+	uint64_t jit_size, jit_ino; /* the file last read or refused after reading: not read again
+				       until it changes; 0 when evicted (read again) */
 	uint64_t jit_checked_ns;    /* last time its size was checked; 0 never */
+	uint64_t jit_used;          /* lookup tick of its last use, for LRU among modules and maps */
+	int jit_refused;            /* -errno of the last refusal, counted once until it changes */
 	struct sym_process *next; /* hash chain */
 };
 
@@ -125,6 +127,8 @@ struct symbolizer {
 	struct cached_module **modules;
 	size_t nmodules;
 	size_t module_bytes;
+	size_t perf_map_bytes;      /* of every loaded perf map: shares max_module_bytes */
+	size_t nperf_maps;          /* processes holding a perf map */
 	uint64_t tick;
 	uint64_t changeable_lookups; /* kernel lookups in BPF or ftrace code, or that missed */
 	uint64_t generation;
@@ -280,10 +284,25 @@ static struct sym_process **process_slot(struct symbolizer *s, pid_t pid, uint64
 	return pp;
 }
 
+/* Free p's perf map; it is read again at the next check. */
+static void jit_drop(struct symbolizer *s, struct sym_process *p)
+{
+	if (!p->jit)
+		return;
+	perf_map_free(p->jit);
+	p->jit = NULL;
+	s->perf_map_bytes -= p->jit_bytes;
+	s->nperf_maps--;
+	p->jit_bytes = 0;
+	p->jit_size = p->jit_ino = 0;
+	s->stats.perf_map_bytes = s->perf_map_bytes;
+}
+
 static void process_unlink(struct symbolizer *s, struct sym_process **slot)
 {
 	struct sym_process *p = *slot;
 
+	jit_drop(s, p);
 	*slot = p->next;
 	process_free(p);
 	s->nprocesses--;
@@ -645,15 +664,44 @@ static size_t lru_victim(const struct symbolizer *s, const struct cached_module 
 	return best;
 }
 
-/* Evict until the cache holds at most max_modules - room entries and fits the byte bound. keep,
- * the module a lookup is using, stays: when it alone is over the bound that is counted. */
-static void enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep)
+/* The process whose perf map was used least recently, other than keep; NULL when none. */
+static struct sym_process *lru_perf_map(const struct symbolizer *s, const struct sym_process *keep)
 {
-	while (s->nmodules + room > s->config.max_modules || s->module_bytes > s->config.max_module_bytes) {
-		size_t victim = lru_victim(s, keep);
+	struct sym_process *best = NULL;
 
+	for (size_t b = 0; s->nperf_maps && b < PROCESS_BUCKETS; b++)
+		for (struct sym_process *p = s->buckets[b]; p; p = p->next)
+			if (p->jit && p != keep && (!best || p->jit_used < best->jit_used))
+				best = p;
+	return best;
+}
+
+static size_t bytes_held(const struct symbolizer *s)
+{
+	return s->module_bytes + s->perf_map_bytes;
+}
+
+/*
+ * Evict until the cache holds at most max_modules - room entries and modules and perf maps fit the
+ * byte bound, least recently used first. keep, the module a lookup is using, and keep_jit's perf
+ * map stay: a module left alone over the bound is counted.
+ */
+static void enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep,
+			   const struct sym_process *keep_jit)
+{
+	while (s->nmodules + room > s->config.max_modules || bytes_held(s) > s->config.max_module_bytes) {
+		size_t victim = lru_victim(s, keep);
+		struct sym_process *jit = NULL;
+
+		if (s->nmodules + room <= s->config.max_modules) /* only bytes: a perf map may go instead */
+			jit = lru_perf_map(s, keep_jit);
+		if (jit && (victim == SIZE_MAX || jit->jit_used < s->modules[victim]->last_used)) {
+			jit_drop(s, jit);
+			s->stats.perf_maps_evicted++;
+			continue;
+		}
 		if (victim == SIZE_MAX) {
-			if (s->module_bytes > s->config.max_module_bytes)
+			if (keep && bytes_held(s) > s->config.max_module_bytes)
 				s->stats.module_bytes_over++;
 			break;
 		}
@@ -672,13 +720,13 @@ static void module_measure(struct symbolizer *s, struct cached_module *m)
 	s->module_bytes = s->module_bytes - m->bytes + bytes;
 	m->bytes = bytes;
 	s->stats.module_bytes = s->module_bytes;
-	if (s->module_bytes > s->config.max_module_bytes)
-		enforce_bounds(s, 0, m);
+	if (bytes_held(s) > s->config.max_module_bytes)
+		enforce_bounds(s, 0, m, NULL);
 }
 
 static struct cached_module *insert_module(struct symbolizer *s, struct cached_module *m)
 {
-	enforce_bounds(s, 1, NULL);
+	enforce_bounds(s, 1, NULL, NULL);
 	if (s->nmodules >= s->config.max_modules) {
 		s->stats.module_cache_full++;
 		module_free(m);
@@ -689,7 +737,7 @@ static struct cached_module *insert_module(struct symbolizer *s, struct cached_m
 	s->module_bytes += m->bytes;
 	s->stats.modules_cached = s->nmodules;
 	s->stats.module_bytes = s->module_bytes;
-	enforce_bounds(s, 0, m);
+	enforce_bounds(s, 0, m, NULL);
 	return m;
 }
 
@@ -870,54 +918,94 @@ static struct cached_module *module_for_map(struct symbolizer *s, pid_t pid, str
 	return m;
 }
 
-/* The innermost pid of a process in nested pid namespaces (the name its perf map carries). */
-static pid_t namespace_pid(pid_t pid)
+/* From /proc/PID/status: the innermost pid (the name its perf map carries) and the effective uid. */
+static int read_status(pid_t pid, pid_t *nspid, uid_t *euid)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
-	pid_t ns = pid;
+	bool uid_found = false;
 	FILE *f;
 
+	*nspid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return pid;
+		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		if (!strncmp(line, "NSpid:", 6)) {
-			char *last = strrchr(line, '\t');
+		unsigned long real, effective;
 
-			if (last)
-				ns = (pid_t)strtol(last + 1, NULL, 10);
+		if (!strncmp(line, "Uid:", 4) && sscanf(line + 4, "%lu %lu", &real, &effective) == 2) {
+			*euid = (uid_t)effective;
+			uid_found = true;
+		} else if (!strncmp(line, "NSpid:", 6)) { /* after Uid: */
+			char *last = strrchr(line, '\t');
+			pid_t ns = last ? (pid_t)strtol(last + 1, NULL, 10) : 0;
+
+			if (ns > 0)
+				*nspid = ns;
 			break;
 		}
 	}
 	free(line);
 	fclose(f);
-	return ns > 0 ? ns : pid;
+	return uid_found ? 0 : -ENOENT;
 }
 
-/* (Re)read the process's perf map when it appeared or grew; checked at most once a second. */
+/* A perf map not used (perf_map_open's or perf_map_parse's -errno): counted once until it changes. */
+static void jit_refuse(struct symbolizer *s, struct sym_process *p, int err)
+{
+	if (err == p->jit_refused)
+		return;
+	p->jit_refused = err;
+	if (err == -EFBIG)
+		s->stats.perf_maps_too_big++;
+	else if (err == -ELOOP || err == -EINVAL || err == -EPERM)
+		s->stats.perf_maps_refused++;
+}
+
+/* Keep jit as p's perf map within the byte bound (other maps and modules evicted least recently
+ * used first); 0, or -EFBIG when it does not fit alone. */
+static int jit_keep(struct symbolizer *s, struct sym_process *p, struct perf_map *jit)
+{
+	jit_drop(s, p);
+	p->jit = jit;
+	p->jit_bytes = perf_map_bytes(jit);
+	p->jit_used = ++s->tick;
+	s->perf_map_bytes += p->jit_bytes;
+	s->nperf_maps++;
+	s->stats.perf_map_bytes = s->perf_map_bytes;
+	enforce_bounds(s, 0, NULL, p);
+	if (bytes_held(s) <= s->config.max_module_bytes)
+		return 0;
+	jit_drop(s, p);
+	return -EFBIG;
+}
+
+/* (Re)read the process's perf map when it appeared or changed; checked at most once a second. */
 static void refresh_perf_map(struct symbolizer *s, struct sym_process *p)
 {
 	uint64_t now = now_ns();
+	struct perf_map *jit;
 	char path[64];
 	struct stat st;
-	int root, fd;
+	pid_t nspid;
+	uid_t euid = 0;
+	int root, fd, err;
 	FILE *f;
 
 	if (p->jit_checked_ns && now - p->jit_checked_ns < PERF_MAP_CHECK_NS)
 		return;
 	p->jit_checked_ns = now;
-	root = open_root(p->pid);
-	if (root < 0)
+	if (read_status(p->pid, &nspid, &euid) || (root = open_root(p->pid)) < 0)
 		return;
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", namespace_pid(p->pid));
-	fd = open_under(root, path);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", nspid);
+	fd = perf_map_open(root, path, euid, &st);
 	close(root);
-	if (fd < 0)
+	if (fd < 0) {
+		jit_refuse(s, p, fd);
 		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size == p->jit_size ||
-	    (uint64_t)st.st_size > PERF_MAP_MAX_BYTES) {
+	}
+	if ((uint64_t)st.st_size == p->jit_size && (uint64_t)st.st_ino == p->jit_ino) {
 		close(fd);
 		return;
 	}
@@ -926,17 +1014,20 @@ static void refresh_perf_map(struct symbolizer *s, struct sym_process *p)
 		close(fd);
 		return;
 	}
-	{
-		struct perf_map *jit = perf_map_parse(f);
-
-		if (jit) {
-			perf_map_free(p->jit);
-			p->jit = jit;
-			p->jit_size = (uint64_t)st.st_size;
-			s->stats.perf_map_loads++;
-		}
-	}
+	jit = perf_map_parse(f, PERF_MAP_MAX_FILE_BYTES);
+	err = jit ? 0 : -errno;
 	fclose(f);
+	if (!err) {
+		s->stats.perf_map_loads++;
+		err = jit_keep(s, p, jit);
+	}
+	if (err)
+		jit_refuse(s, p, err);
+	else
+		p->jit_refused = 0;
+	/* Read or refused after reading: not again until the file changes. */
+	p->jit_size = (uint64_t)st.st_size;
+	p->jit_ino = (uint64_t)st.st_ino;
 }
 
 static bool symbolize_jit(struct symbolizer *s, struct sym_process *p, uint64_t address, struct sym_frame *frame)
@@ -952,6 +1043,7 @@ static bool symbolize_jit(struct symbolizer *s, struct sym_process *p, uint64_t 
 	}
 	if (!sym)
 		return false;
+	p->jit_used = ++s->tick;
 	frame->module = "[jit]";
 	frame->lines[0] = (struct sym_line){ .function = sym->name, .system_name = sym->name };
 	frame->nlines = 1;
@@ -1197,7 +1289,7 @@ void symbolizer_maintain(struct symbolizer *s)
 		else
 			i++;
 	}
-	enforce_bounds(s, 0, NULL);
+	enforce_bounds(s, 0, NULL, NULL);
 	s->generation++;
 
 	/* Kernel modules loaded or removed: read kallsyms again. BPF programs come and go without

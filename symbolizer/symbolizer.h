@@ -65,8 +65,9 @@ struct symbolizer_config {
 	size_t max_modules;        /* cached ELF files; default 1024 */
 	size_t max_processes;      /* processes whose mappings are kept; default 16384 */
 	size_t max_module_bytes;   /* bytes of cached modules (files mapped, decompressed sections,
-				      our memory and libdw's estimated), held as modules grow;
-				      default 2 GiB (the daemon's --symbol-cache: 128 MiB) */
+				      our memory and libdw's estimated), held as modules grow, and of
+				      loaded perf maps; default 2 GiB (the daemon's --symbol-cache:
+				      128 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
@@ -110,6 +111,14 @@ struct symbolizer_stats {
 	uint64_t module_bytes_over; /* the byte bound could not be kept: only the module in use was left */
 	uint64_t jit_symbolized;   /* lookups answered by a perf map */
 	uint64_t perf_map_loads;   /* perf map files (re)read */
+	uint64_t perf_map_bytes;   /* bytes the loaded perf maps hold now (in max_module_bytes) */
+	uint64_t perf_maps_refused; /* perf maps not read: a symbolic link on the way, not a regular
+				      file, or not owned by the process's euid (nor root); once per
+				      process until the refusal changes */
+	uint64_t perf_maps_too_big; /* perf maps over a bound: PERF_MAP_MAX_FILE_BYTES or _SYMBOLS,
+				      or the byte bound with everything else evicted */
+	uint64_t perf_maps_evicted; /* perf maps dropped to keep the byte bound (read again when
+				      needed) */
 	uint64_t kallsyms_reloads; /* /proc/kallsyms read again (modules or BPF programs changed) */
 	uint64_t unwinds;          /* symbolizer_unwind() calls */
 	uint64_t unwind_frames_cfi; /* frames stepped with DWARF CFI */
