@@ -114,6 +114,7 @@ struct elf_module {
 	bool no_dwarf;            /* DWARF over the bound: libdw never opens it (nor a debug file) */
 	bool no_symbols;          /* symbol table over the bound too: libdwfl never reads it */
 	uint64_t crc_bytes;       /* debuglink candidates CRC-checked while opening */
+	bool debug_in_root;       /* the debug file came from the process's root (its owner's choice) */
 
 	/* Used only while elf_module_open() runs (debug file search). */
 	const struct elf_module_options *opening;
@@ -353,12 +354,12 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		dir[dlen] = 0;
 		if (path_join(path, sizeof(path), "", dir, "/", debuglink)) {
 			fd = accept_debug_fd(m, open_in_root(o->root_fd, path), crc, true);
-			if (fd >= 0)
+			if ((m->debug_in_root = fd >= 0))
 				return fd;
 		}
 		if (path_join(path, sizeof(path), "", dir, "/.debug/", debuglink)) {
 			fd = accept_debug_fd(m, open_in_root(o->root_fd, path), crc, true);
-			if (fd >= 0)
+			if ((m->debug_in_root = fd >= 0))
 				return fd;
 		}
 		for (const char *const *d = dirs; *d; d++) {
@@ -1157,6 +1158,19 @@ const char *elf_module_htlhash(const struct elf_module *m)
 bool elf_module_has_dwarf(const struct elf_module *m)
 {
 	return m->dwarf != NULL;
+}
+
+bool elf_module_debug_in_root(const struct elf_module *m)
+{
+	return m->debug_in_root;
+}
+
+const void *elf_module_image(const struct elf_module *m, size_t *size)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+
+	return elf ? elf_rawfile(elf, size) : NULL;
 }
 
 size_t elf_module_bytes(const struct elf_module *m)

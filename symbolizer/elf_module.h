@@ -95,6 +95,11 @@ size_t elf_module_build_id_raw(const struct elf_module *m, const unsigned char *
 const char *elf_module_htlhash(const struct elf_module *m);
 /* DWARF was found (in the file or a separate debug file). */
 bool elf_module_has_dwarf(const struct elf_module *m);
+/* The separate debug file was found through .gnu_debuglink inside the process's root, a place its
+ * owner chose (not a host debug directory nor debuginfod). */
+bool elf_module_debug_in_root(const struct elf_module *m);
+/* The ELF file's bytes as libelf maps them (no copy when mapped), or NULL. */
+const void *elf_module_image(const struct elf_module *m, size_t *size);
 /* Bytes this module accounts for: the files it maps plus its own allocations. */
 size_t elf_module_bytes(const struct elf_module *m);
 const struct elf_module_counters *elf_module_counters(const struct elf_module *m);

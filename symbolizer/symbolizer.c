@@ -26,16 +26,17 @@
 #define MAPS_QUICK_REFRESHES 4
 /* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
 #define MAX_MAPS_PER_PROCESS 65536
-/* A perf map file is checked for growth at most this often per process. */
+/* A perf map file is checked for growth at most this often per process (bounds: perf_map.h). */
 #define PERF_MAP_CHECK_NS 1000000000ULL
-/* Perf map files bigger than this are not read. */
-#define PERF_MAP_MAX_BYTES (256u << 20)
 /* Unreferenced modules unused for this many maintain() calls are dropped. */
 #define MODULE_IDLE_GENERATIONS 8
 /* Compiled CFI rules remembered (direct-mapped by module and address). */
 #define RULE_CACHE_SLOTS 8192
-/* File identities (device, inode) remembered per module: copies of one build id. */
+/* File identities (device, inode) remembered per module: identical copies of one file. */
 #define MODULE_FILE_IDS 4
+/* Largest file compared byte for byte with a cached module of its build id; a bigger copy gets a
+ * module of its own rather than stall the caller. */
+#define SHARE_MAX_COMPARE_BYTES (256ULL << 20)
 
 struct file_id {
 	uint64_t dev, inode;
@@ -52,6 +53,9 @@ struct cached_module {
 	unsigned refs;           /* mappings pointing here */
 	size_t bytes;            /* elf_module_bytes() when last measured (after each use) */
 	uint64_t serial;         /* unique per module ever opened: the rule cache's key */
+	bool shareable;          /* may serve identical copies in other files: its file is root's and
+				    writable by root alone (nobody else can change what was compared),
+				    and its debug file came from no process's root */
 };
 
 /* A compiled CFI rule of (module serial, ELF address); serial 0 marks an empty slot. */
@@ -101,8 +105,12 @@ struct sym_process {
 	uint64_t refreshed_ns;
 	unsigned refreshes;         /* maps read again after a miss */
 	struct perf_map *jit;       /* /tmp/perf-NSPID.map, or NULL */
-	uint64_t jit_size;          /* size of the file when it was read */
+	size_t jit_bytes;           /* perf_map_bytes(jit), in the symbolizer's byte bound */
+	uint64_t jit_size, jit_ino; /* the file last read or refused after reading: not read again
+				       until it changes; 0 when evicted (read again) */
 	uint64_t jit_checked_ns;    /* last time its size was checked; 0 never */
+	uint64_t jit_used;          /* lookup tick of its last use, for LRU among modules and maps */
+	int jit_refused;            /* -errno of the last refusal, counted once until it changes */
 	struct sym_process *next; /* hash chain */
 };
 
@@ -119,6 +127,8 @@ struct symbolizer {
 	struct cached_module **modules;
 	size_t nmodules;
 	size_t module_bytes;
+	size_t perf_map_bytes;      /* of every loaded perf map: shares max_module_bytes */
+	size_t nperf_maps;          /* processes holding a perf map */
 	uint64_t tick;
 	uint64_t changeable_lookups; /* kernel lookups in BPF or ftrace code, or that missed */
 	uint64_t generation;
@@ -274,10 +284,25 @@ static struct sym_process **process_slot(struct symbolizer *s, pid_t pid, uint64
 	return pp;
 }
 
+/* Free p's perf map; it is read again at the next check. */
+static void jit_drop(struct symbolizer *s, struct sym_process *p)
+{
+	if (!p->jit)
+		return;
+	perf_map_free(p->jit);
+	p->jit = NULL;
+	s->perf_map_bytes -= p->jit_bytes;
+	s->nperf_maps--;
+	p->jit_bytes = 0;
+	p->jit_size = p->jit_ino = 0;
+	s->stats.perf_map_bytes = s->perf_map_bytes;
+}
+
 static void process_unlink(struct symbolizer *s, struct sym_process **slot)
 {
 	struct sym_process *p = *slot;
 
+	jit_drop(s, p);
 	*slot = p->next;
 	process_free(p);
 	s->nprocesses--;
@@ -552,10 +577,10 @@ static int open_under(int root, const char *path)
  * itself; otherwise resolve the path inside the process's root so a container's symlinks
  * cannot point outside it. Only regular files whose device and inode match are used.
  */
-static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct sym_map *map, int root)
+static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct sym_map *map, int root,
+			    struct stat *st)
 {
 	char path[128];
-	struct stat st;
 	int fd = -1;
 
 	if (!s->config.no_map_files) {
@@ -570,7 +595,7 @@ static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct 
 		if (fd < 0)
 			return fd;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != map->inode || st.st_dev != map->dev) {
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_ino != map->inode || st->st_dev != map->dev) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -589,19 +614,11 @@ static struct cached_module *find_module(struct symbolizer *s, uint64_t dev, uin
 	return NULL;
 }
 
-static struct cached_module *find_build_id(struct symbolizer *s, const unsigned char *bits, size_t n)
+static bool has_build_id(const struct elf_module *elf, const unsigned char *bits, size_t n)
 {
 	const unsigned char *other;
 
-	if (!n)
-		return NULL;
-	for (size_t i = 0; i < s->nmodules; i++) {
-		struct cached_module *m = s->modules[i];
-
-		if (m->elf && elf_module_build_id_raw(m->elf, &other) == n && !memcmp(bits, other, n))
-			return m;
-	}
-	return NULL;
+	return elf && n && elf_module_build_id_raw(elf, &other) == n && !memcmp(bits, other, n);
 }
 
 /* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
@@ -647,15 +664,44 @@ static size_t lru_victim(const struct symbolizer *s, const struct cached_module 
 	return best;
 }
 
-/* Evict until the cache holds at most max_modules - room entries and fits the byte bound. keep,
- * the module a lookup is using, stays: when it alone is over the bound that is counted. */
-static void enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep)
+/* The process whose perf map was used least recently, other than keep; NULL when none. */
+static struct sym_process *lru_perf_map(const struct symbolizer *s, const struct sym_process *keep)
 {
-	while (s->nmodules + room > s->config.max_modules || s->module_bytes > s->config.max_module_bytes) {
-		size_t victim = lru_victim(s, keep);
+	struct sym_process *best = NULL;
 
+	for (size_t b = 0; s->nperf_maps && b < PROCESS_BUCKETS; b++)
+		for (struct sym_process *p = s->buckets[b]; p; p = p->next)
+			if (p->jit && p != keep && (!best || p->jit_used < best->jit_used))
+				best = p;
+	return best;
+}
+
+static size_t bytes_held(const struct symbolizer *s)
+{
+	return s->module_bytes + s->perf_map_bytes;
+}
+
+/*
+ * Evict until the cache holds at most max_modules - room entries and modules and perf maps fit the
+ * byte bound, least recently used first. keep, the module a lookup is using, and keep_jit's perf
+ * map stay: a module left alone over the bound is counted.
+ */
+static void enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep,
+			   const struct sym_process *keep_jit)
+{
+	while (s->nmodules + room > s->config.max_modules || bytes_held(s) > s->config.max_module_bytes) {
+		size_t victim = lru_victim(s, keep);
+		struct sym_process *jit = NULL;
+
+		if (s->nmodules + room <= s->config.max_modules) /* only bytes: a perf map may go instead */
+			jit = lru_perf_map(s, keep_jit);
+		if (jit && (victim == SIZE_MAX || jit->jit_used < s->modules[victim]->last_used)) {
+			jit_drop(s, jit);
+			s->stats.perf_maps_evicted++;
+			continue;
+		}
 		if (victim == SIZE_MAX) {
-			if (s->module_bytes > s->config.max_module_bytes)
+			if (keep && bytes_held(s) > s->config.max_module_bytes)
 				s->stats.module_bytes_over++;
 			break;
 		}
@@ -674,13 +720,13 @@ static void module_measure(struct symbolizer *s, struct cached_module *m)
 	s->module_bytes = s->module_bytes - m->bytes + bytes;
 	m->bytes = bytes;
 	s->stats.module_bytes = s->module_bytes;
-	if (s->module_bytes > s->config.max_module_bytes)
-		enforce_bounds(s, 0, m);
+	if (bytes_held(s) > s->config.max_module_bytes)
+		enforce_bounds(s, 0, m, NULL);
 }
 
 static struct cached_module *insert_module(struct symbolizer *s, struct cached_module *m)
 {
-	enforce_bounds(s, 1, NULL);
+	enforce_bounds(s, 1, NULL, NULL);
 	if (s->nmodules >= s->config.max_modules) {
 		s->stats.module_cache_full++;
 		module_free(m);
@@ -691,7 +737,7 @@ static struct cached_module *insert_module(struct symbolizer *s, struct cached_m
 	s->module_bytes += m->bytes;
 	s->stats.modules_cached = s->nmodules;
 	s->stats.module_bytes = s->module_bytes;
-	enforce_bounds(s, 0, m);
+	enforce_bounds(s, 0, m, NULL);
 	return m;
 }
 
@@ -715,25 +761,57 @@ static const char *module_htlhash(const struct cached_module *m, const struct sy
 	return NULL;
 }
 
+/* fd holds exactly the bytes of elf's file (read once, compared with libelf's mapping of it). */
+static bool same_contents(const struct elf_module *elf, int fd, uint64_t size)
+{
+	unsigned char buf[65536];
+	const unsigned char *image;
+	uint64_t off = 0;
+	size_t len = 0;
+	ssize_t n;
+
+	if (size > SHARE_MAX_COMPARE_BYTES || !(image = elf_module_image(elf, &len)) || len != size)
+		return false;
+	while (off < size) {
+		n = pread(fd, buf, size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf), (off_t)off);
+		if (n <= 0 || memcmp(buf, image + off, (size_t)n))
+			return false;
+		off += (uint64_t)n;
+	}
+	return true;
+}
+
 /*
- * A cached module with the build id of the file fd, when sharing it loses nothing: sharing is
- * decided from the section headers before the costly open, and a copy with DWARF is not folded
- * into a cached copy without (that one is replaced once the full copy is open).
+ * A cached module that the file fd is an identical copy of. A build id is only a claim the file
+ * makes: anyone can write another program's into theirs, so a module of another file serves this
+ * one only when its bytes are the same and the cached module is one nobody but root could have
+ * shaped (see shareable). Files claiming a cached build id without being such a copy are counted
+ * and get a module of their own.
  */
-static struct cached_module *share_by_build_id(struct symbolizer *s, int fd, const struct sym_map *map)
+static struct cached_module *share_by_build_id(struct symbolizer *s, int fd, const struct sym_map *map,
+					       const struct stat *st)
 {
 	struct elf_module_peek peek;
-	struct cached_module *same;
 	char htlhash[SYM_HTLHASH_HEX_LEN + 1];
+	bool claimed = false;
 
-	if (elf_module_peek(fd, &peek))
+	if (elf_module_peek(fd, &peek) || !peek.build_id_len)
 		return NULL;
-	same = find_build_id(s, peek.build_id, peek.build_id_len);
-	if (!same || (peek.has_dwarf && !elf_module_has_dwarf(same->elf)))
-		return NULL;
-	add_file_id(same, map, sym_htlhash_fd(fd, htlhash) == 0 ? htlhash : NULL);
-	s->stats.modules_shared_by_build_id++;
-	return same;
+	for (size_t i = 0; i < s->nmodules; i++) {
+		struct cached_module *m = s->modules[i];
+
+		if (!has_build_id(m->elf, peek.build_id, peek.build_id_len))
+			continue;
+		claimed = true;
+		if (!m->shareable || !same_contents(m->elf, fd, (uint64_t)st->st_size))
+			continue;
+		add_file_id(m, map, sym_htlhash_fd(fd, htlhash) == 0 ? htlhash : NULL);
+		s->stats.modules_shared_by_build_id++;
+		return m;
+	}
+	if (claimed)
+		s->stats.modules_share_refused++;
+	return NULL;
 }
 
 /*
@@ -747,6 +825,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 					 bool *per_process_failure)
 {
 	struct cached_module *m = calloc(1, sizeof(*m)), *same;
+	struct stat st;
 	int root = -1, fd;
 
 	*per_process_failure = false;
@@ -755,8 +834,8 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	m->serial = ++s->next_serial;
 	s->stats.module_cache_misses++;
 	root = open_root(pid);
-	fd = open_mapped_file(s, pid, map, root);
-	if (fd >= 0 && (same = share_by_build_id(s, fd, map))) {
+	fd = open_mapped_file(s, pid, map, root, &st);
+	if (fd >= 0 && (same = share_by_build_id(s, fd, map, &st))) {
 		close(fd);
 		if (root >= 0)
 			close(root);
@@ -795,28 +874,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		m->bytes = sizeof(*m);
 		return insert_module(s, m);
 	}
-	{
-		const unsigned char *bits;
-		size_t n = elf_module_build_id_raw(m->elf, &bits);
-
-		same = find_build_id(s, bits, n);
-	}
-	if (same) {
-		/* Another copy of a cached build id; this one has DWARF the cached one lacks (or its
-		 * debug file turned up since): its module serves both from now on. */
-		add_file_id(same, map, elf_module_htlhash(m->elf));
-		if (!elf_module_has_dwarf(same->elf) && elf_module_has_dwarf(m->elf)) {
-			struct elf_module *stripped = same->elf;
-
-			same->elf = m->elf;
-			same->serial = m->serial; /* rules compiled for the old module are not reused */
-			m->elf = stripped;
-			module_measure(s, same);
-		}
-		s->stats.modules_shared_by_build_id++;
-		module_free(m);
-		return same;
-	}
+	m->shareable = st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)) && !elf_module_debug_in_root(m->elf);
 	s->stats.modules_loaded++;
 	m->bytes = sizeof(*m) + elf_module_bytes(m->elf);
 	return insert_module(s, m);
@@ -862,54 +920,94 @@ static struct cached_module *module_for_map(struct symbolizer *s, pid_t pid, str
 	return m;
 }
 
-/* The innermost pid of a process in nested pid namespaces (the name its perf map carries). */
-static pid_t namespace_pid(pid_t pid)
+/* From /proc/PID/status: the innermost pid (the name its perf map carries) and the effective uid. */
+static int read_status(pid_t pid, pid_t *nspid, uid_t *euid)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
-	pid_t ns = pid;
+	bool uid_found = false;
 	FILE *f;
 
+	*nspid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return pid;
+		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		if (!strncmp(line, "NSpid:", 6)) {
-			char *last = strrchr(line, '\t');
+		unsigned long real, effective;
 
-			if (last)
-				ns = (pid_t)strtol(last + 1, NULL, 10);
+		if (!strncmp(line, "Uid:", 4) && sscanf(line + 4, "%lu %lu", &real, &effective) == 2) {
+			*euid = (uid_t)effective;
+			uid_found = true;
+		} else if (!strncmp(line, "NSpid:", 6)) { /* after Uid: */
+			char *last = strrchr(line, '\t');
+			pid_t ns = last ? (pid_t)strtol(last + 1, NULL, 10) : 0;
+
+			if (ns > 0)
+				*nspid = ns;
 			break;
 		}
 	}
 	free(line);
 	fclose(f);
-	return ns > 0 ? ns : pid;
+	return uid_found ? 0 : -ENOENT;
 }
 
-/* (Re)read the process's perf map when it appeared or grew; checked at most once a second. */
+/* A perf map not used (perf_map_open's or perf_map_parse's -errno): counted once until it changes. */
+static void jit_refuse(struct symbolizer *s, struct sym_process *p, int err)
+{
+	if (err == p->jit_refused)
+		return;
+	p->jit_refused = err;
+	if (err == -EFBIG)
+		s->stats.perf_maps_too_big++;
+	else if (err == -ELOOP || err == -EINVAL || err == -EPERM)
+		s->stats.perf_maps_refused++;
+}
+
+/* Keep jit as p's perf map within the byte bound (other maps and modules evicted least recently
+ * used first); 0, or -EFBIG when it does not fit alone. */
+static int jit_keep(struct symbolizer *s, struct sym_process *p, struct perf_map *jit)
+{
+	jit_drop(s, p);
+	p->jit = jit;
+	p->jit_bytes = perf_map_bytes(jit);
+	p->jit_used = ++s->tick;
+	s->perf_map_bytes += p->jit_bytes;
+	s->nperf_maps++;
+	s->stats.perf_map_bytes = s->perf_map_bytes;
+	enforce_bounds(s, 0, NULL, p);
+	if (bytes_held(s) <= s->config.max_module_bytes)
+		return 0;
+	jit_drop(s, p);
+	return -EFBIG;
+}
+
+/* (Re)read the process's perf map when it appeared or changed; checked at most once a second. */
 static void refresh_perf_map(struct symbolizer *s, struct sym_process *p)
 {
 	uint64_t now = now_ns();
+	struct perf_map *jit;
 	char path[64];
 	struct stat st;
-	int root, fd;
+	pid_t nspid;
+	uid_t euid = 0;
+	int root, fd, err;
 	FILE *f;
 
 	if (p->jit_checked_ns && now - p->jit_checked_ns < PERF_MAP_CHECK_NS)
 		return;
 	p->jit_checked_ns = now;
-	root = open_root(p->pid);
-	if (root < 0)
+	if (read_status(p->pid, &nspid, &euid) || (root = open_root(p->pid)) < 0)
 		return;
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", namespace_pid(p->pid));
-	fd = open_under(root, path);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", nspid);
+	fd = perf_map_open(root, path, euid, &st);
 	close(root);
-	if (fd < 0)
+	if (fd < 0) {
+		jit_refuse(s, p, fd);
 		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size == p->jit_size ||
-	    (uint64_t)st.st_size > PERF_MAP_MAX_BYTES) {
+	}
+	if ((uint64_t)st.st_size == p->jit_size && (uint64_t)st.st_ino == p->jit_ino) {
 		close(fd);
 		return;
 	}
@@ -918,17 +1016,20 @@ static void refresh_perf_map(struct symbolizer *s, struct sym_process *p)
 		close(fd);
 		return;
 	}
-	{
-		struct perf_map *jit = perf_map_parse(f);
-
-		if (jit) {
-			perf_map_free(p->jit);
-			p->jit = jit;
-			p->jit_size = (uint64_t)st.st_size;
-			s->stats.perf_map_loads++;
-		}
-	}
+	jit = perf_map_parse(f, PERF_MAP_MAX_FILE_BYTES);
+	err = jit ? 0 : -errno;
 	fclose(f);
+	if (!err) {
+		s->stats.perf_map_loads++;
+		err = jit_keep(s, p, jit);
+	}
+	if (err)
+		jit_refuse(s, p, err);
+	else
+		p->jit_refused = 0;
+	/* Read or refused after reading: not again until the file changes. */
+	p->jit_size = (uint64_t)st.st_size;
+	p->jit_ino = (uint64_t)st.st_ino;
 }
 
 static bool symbolize_jit(struct symbolizer *s, struct sym_process *p, uint64_t address, struct sym_frame *frame)
@@ -944,6 +1045,7 @@ static bool symbolize_jit(struct symbolizer *s, struct sym_process *p, uint64_t 
 	}
 	if (!sym)
 		return false;
+	p->jit_used = ++s->tick;
 	frame->module = "[jit]";
 	frame->lines[0] = (struct sym_line){ .function = sym->name, .system_name = sym->name };
 	frame->nlines = 1;
@@ -1162,15 +1264,15 @@ static void reload_fetched(struct symbolizer *s)
 	if (!s->debuginfod)
 		return;
 	while ((len = debuginfo_fetch_completed(s->debuginfod, id))) {
-		for (size_t i = 0; i < s->nmodules; i++) {
+		/* Every module of the build id: files claiming one are not all copies of one file. */
+		for (size_t i = 0; i < s->nmodules;) {
 			struct elf_module *elf = s->modules[i]->elf;
-			const unsigned char *bits;
 
-			if (elf && !elf_module_has_dwarf(elf) && elf_module_build_id_raw(elf, &bits) == len &&
-			    !memcmp(bits, id, len)) {
+			if (elf && !elf_module_has_dwarf(elf) && has_build_id(elf, id, len)) {
 				evict_at(s, i);
 				s->stats.debuginfod_reloaded++;
-				break;
+			} else {
+				i++;
 			}
 		}
 	}
@@ -1189,7 +1291,7 @@ void symbolizer_maintain(struct symbolizer *s)
 		else
 			i++;
 	}
-	enforce_bounds(s, 0, NULL);
+	enforce_bounds(s, 0, NULL, NULL);
 	s->generation++;
 
 	/* Kernel modules loaded or removed: read kallsyms again. BPF programs come and go without

@@ -65,9 +65,9 @@ struct symbolizer_config {
 	size_t max_modules;        /* cached ELF files; default 1024 */
 	size_t max_processes;      /* processes whose mappings are kept; default 16384 */
 	size_t max_module_bytes;   /* bytes of cached modules (files mapped, decompressed sections,
-				      our memory and libdw's estimated), held as modules grow; one
-				      module's sections are never inflated past it;
-				      default 2 GiB (the daemon's --symbol-cache: 128 MiB) */
+				      our memory and libdw's estimated), held as modules grow, and of
+				      loaded perf maps; one module's sections are never inflated past
+				      it; default 2 GiB (the daemon's --symbol-cache: 128 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
@@ -98,9 +98,12 @@ struct symbolizer_stats {
 	uint64_t process_table_full; /* a process's mappings not kept: max_processes live instances */
 	uint64_t instance_unknown;  /* lookups of an instance never prepared, or evicted or forgotten */
 	bool kallsyms_hidden;      /* kallsyms shows zero addresses (kptr_restrict) */
-	uint64_t module_cache_hits;   /* a mapping found its file already cached (same file or build id) */
+	uint64_t module_cache_hits;   /* a mapping found its file already cached (or an identical copy) */
 	uint64_t module_cache_misses; /* a mapping's file had to be opened */
-	uint64_t modules_shared_by_build_id; /* a new file turned out to have a cached build id */
+	uint64_t modules_shared_by_build_id; /* a new file was an identical copy of a cached module's */
+	uint64_t modules_share_refused; /* a new file carried a cached module's build id but was not an
+				      identical copy of a root-owned file: it got a module of its own
+				      (a forged build id, or only a stripped and a full build) */
 	uint64_t modules_bad;      /* files marked bad (not ELF, corrupt, over bounds, not the mapped file) */
 	uint64_t modules_cached;   /* modules in the cache now */
 	uint64_t module_bytes;     /* bytes the cached modules account for now (measured after each
@@ -108,6 +111,14 @@ struct symbolizer_stats {
 	uint64_t module_bytes_over; /* the byte bound could not be kept: only the module in use was left */
 	uint64_t jit_symbolized;   /* lookups answered by a perf map */
 	uint64_t perf_map_loads;   /* perf map files (re)read */
+	uint64_t perf_map_bytes;   /* bytes the loaded perf maps hold now (in max_module_bytes) */
+	uint64_t perf_maps_refused; /* perf maps not read: a symbolic link on the way, not a regular
+				      file, or not owned by the process's euid (nor root); once per
+				      process until the refusal changes */
+	uint64_t perf_maps_too_big; /* perf maps over a bound: PERF_MAP_MAX_FILE_BYTES or _SYMBOLS,
+				      or the byte bound with everything else evicted */
+	uint64_t perf_maps_evicted; /* perf maps dropped to keep the byte bound (read again when
+				      needed) */
 	uint64_t kallsyms_reloads; /* /proc/kallsyms read again (modules or BPF programs changed) */
 	uint64_t unwinds;          /* symbolizer_unwind() calls */
 	uint64_t unwind_frames_cfi; /* frames stepped with DWARF CFI */

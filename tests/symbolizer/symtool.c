@@ -57,6 +57,10 @@ static void print_stats(const struct symbolizer_stats *s)
 	       s->debuginfod.too_big, s->debuginfod.negative_hits, s->debuginfod.queue_full, s->debuginfod.rejected,
 	       s->debuginfod.cache_evicted, s->debuginfod.cache_bytes, s->debuginfod.cache_files,
 	       s->debuglink_too_big, s->modules_too_big);
+	printf("stats3\tmodules_share_refused=%" PRIu64 "\tperf_map_bytes=%" PRIu64 "\tperf_maps_refused=%" PRIu64
+	       "\tperf_maps_too_big=%" PRIu64 "\tperf_maps_evicted=%" PRIu64 "\n",
+	       s->modules_share_refused, s->perf_map_bytes, s->perf_maps_refused, s->perf_maps_too_big,
+	       s->perf_maps_evicted);
 }
 
 static void elf_command(const char *path, uint64_t vaddr, const char *const *dirs, size_t max_bytes)

@@ -485,26 +485,31 @@ def test_cache(tmp):
 
 
 def test_shared_copies(tmp):
-    # Copies of one build id: a stripped copy seen first does not hide the DWARF of a full copy
-    # seen later, and each file keeps its own htlhash (it hashes the file's bytes).
+    # Builds of one build id that differ (stripped, full, stripped of DWARF only) each get a module
+    # of their own and their own names: a build id is only a claim, and another file's DWARF is not
+    # lent (test_trust.py has the attack). An identical copy shares its module. Each file keeps its
+    # own htlhash (it hashes the file's bytes).
     stripped = copy_program(tmp, "copies", "stripped")
     subprocess.run(["strip", "--strip-all", stripped], check=True)
     full = copy_program(tmp, "copies", "full")
     later = copy_program(tmp, "copies", "stripped-later")
     subprocess.run(["strip", "--strip-debug", later], check=True)
+    again = copy_program(tmp, "copies", "full-again")
     tool = Tool("--debug-dir", os.path.join(tmp, "nothing-here"))
-    progs = {name: Program([path]) for name, path in (("stripped", stripped), ("full", full), ("later", later))}
+    progs = {name: Program([path]) for name, path in (("stripped", stripped), ("full", full), ("later", later),
+                                                      ("again", again))}
     frame, lines = tool.frame("user %d %x" % (progs["stripped"].pid, progs["stripped"].addr["ret"] - 1))
     check(not lines and frame["htlhash"] == htlhash_of(stripped), "copies: stripped copy first, no lines, its htlhash")
     check_chain(tool, progs["full"], "copies: full copy after a stripped one", full)
-    for name, path in (("stripped", stripped), ("later", later)):
-        frame, lines = tool.frame("user %d %x" % (progs[name].pid, progs[name].addr["ret"] - 1))
-        check(frame["htlhash"] == htlhash_of(path) and frame["build_id"] == build_id_of(full) and
-              [l["function"] for l in lines] == ["inner", "outer", "main"],
-              "copies: %s copy shares the DWARF module, keeps its own htlhash (%s)" % (name, frame))
+    check_chain(tool, progs["again"], "copies: identical copy of the full one", again)
+    frame, lines = tool.frame("user %d %x" % (progs["later"].pid, progs["later"].addr["ret"] - 1))
+    check(frame["htlhash"] == htlhash_of(later) and frame["build_id"] == build_id_of(full) and
+          [l["function"] for l in lines] == ["main"],
+          "copies: copy without DWARF names from its own symbols, keeps its own htlhash (%s %s)" % (frame, lines))
     st = tool.stats()
-    check(st["modules_shared_by_build_id"] == 2 and st["modules_cached"] == 1,
-          "copies: one module for three files (%s)" % {k: st[k] for k in ("modules_shared_by_build_id", "modules_cached")})
+    check(st["modules_shared_by_build_id"] == 1 and st["modules_share_refused"] == 2 and st["modules_cached"] == 3,
+          "copies: identical copies share, different builds do not (%s)" % {k: st[k] for k in (
+              "modules_shared_by_build_id", "modules_share_refused", "modules_cached")})
     for p in progs.values():
         p.close()
     tool.close()
