@@ -35,7 +35,9 @@ def children(pid):
 
 try:
     time.sleep(3)  # the attacker's samples are unwound first: its module is cached before the victim runs
-    victim = subprocess.Popen([os.path.join(out, "victim"), "3"], stdout=subprocess.DEVNULL)
+    # The victim outlives the run, so its module can always be opened again when the profile is built
+    # (on a loaded host a system-wide run may evict it before: an exited process is then unnamed).
+    victim = subprocess.Popen([os.path.join(out, "victim"), "9"], stdout=subprocess.DEVNULL)
     rc = daemon.wait(timeout=60)
 finally:
     # runuser does not pass SIGKILL on to the attacker it started
