@@ -1,0 +1,177 @@
+/*
+ * Private to the files of struct symbolizer: symbolizer.c (life cycle, kernel lookups,
+ * maintenance), symbolizer_process.c (the per-process instance table and its mappings),
+ * symbolizer_modules.c (the module cache), symbolizer_perf_maps.c (each process's JIT perf map)
+ * and symbolizer_lookup.c (user-space lookups and unwinding). It holds their structs and the
+ * functions they share, named symbolizer__*(). Nothing else includes it; the API is symbolizer.h.
+ *
+ * Ownership: the symbolizer owns every process entry (freed by symbolizer__process_free() once
+ * unlinked), every cached module (symbolizer__module_free() once out of the table) and every perf
+ * map (symbolizer__jit_drop()). A mapping's module pointer is a counted reference (refs), not
+ * ownership.
+ */
+#ifndef OTELPROF_SYMBOLIZER_INTERNAL_H
+#define OTELPROF_SYMBOLIZER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cfi.h"
+#include "elf_module.h"
+#include "htlhash.h"
+#include "kallsyms.h"
+#include "perf_map.h"
+#include "symbolizer.h"
+
+#define PROCESS_BUCKETS 4096
+/* Compiled CFI rules remembered (direct-mapped by module and address). */
+#define RULE_CACHE_SLOTS 8192
+/* File identities (device, inode) remembered per module: identical copies of one file. */
+#define MODULE_FILE_IDS 4
+
+struct file_id {
+	uint64_t dev, inode;
+	char htlhash[SYM_HTLHASH_HEX_LEN + 1]; /* of this file's bytes; "" when unreadable */
+};
+
+struct cached_module {
+	struct file_id ids[MODULE_FILE_IDS]; /* files known to hold this module */
+	unsigned nids;
+	struct elf_module *elf;  /* NULL: the file is bad until bad_until_ns */
+	uint64_t bad_until_ns;
+	uint64_t last_used;      /* lookup tick, for LRU */
+	uint64_t generation;     /* maintain() generation of the last use */
+	unsigned refs;           /* mappings pointing here */
+	size_t bytes;            /* elf_module_bytes() when last measured (after each use) */
+	uint64_t serial;         /* unique per module ever opened: the rule cache's key */
+	bool shareable;          /* may serve identical copies in other files: its file is root's and
+				    writable by root alone (nobody else can change what was compared),
+				    and its debug file came from no process's root */
+};
+
+/* A compiled CFI rule of (module serial, ELF address); serial 0 marks an empty slot. */
+struct rule_slot {
+	uint64_t serial, vaddr;
+	struct cfi_rule rule;
+};
+
+struct sym_map {
+	uint64_t start, end, offset;
+	uint64_t dev, inode;
+	char *path;
+	struct cached_module *module; /* NULL until first use */
+	bool tried;                   /* module lookup done (successful or not) */
+	uint64_t retry_ns;            /* the file could not be opened for this process: not before then */
+};
+
+/*
+ * Which process and program a pid runs: its start time and its executable. Maps read again later (a
+ * lookup missed every mapping) are only taken when the identity is unchanged: a reader that falls
+ * behind must not give an exited process the mappings of the one that reused its pid, nor a program
+ * the mappings of the one it exec'd.
+ */
+struct process_identity {
+	uint64_t start_ticks; /* /proc/PID/stat field 22 */
+	dev_t exe_dev;        /* /proc/PID/exe; 0 when it has none (kernel thread, or unreadable) */
+	ino_t exe_ino;
+};
+
+/*
+ * The mappings of one process instance. An instance is (pid, a caller's key: the daemon's process
+ * table gives one per process and per exec): a pid reused, or a process that exec'd, never reads
+ * or shows another instance's mappings. Key 0 is the pid's current process (callers without
+ * instances). Only symbolizer_prepare_instance() creates an entry for a non-zero key, and only
+ * while the pid is that instance; once retired (its program or process ended) an entry is never
+ * read from /proc again, and stays until forgotten or, when the table is full, evicted.
+ */
+struct sym_process {
+	pid_t pid;
+	uint64_t instance;          /* caller's key; 0: the pid's current process */
+	bool retired;               /* the pid no longer runs this instance: /proc is not read for it */
+	struct process_identity identity; /* what the pid ran when its maps were first read */
+	bool identity_known;        /* identity was read (maps were read once) */
+	uint64_t last_used;         /* lookup tick, to evict the least recently used retired entry */
+	struct sym_map *maps; /* file-backed mappings, sorted by start */
+	size_t nmaps;
+	uint64_t refreshed_ns;
+	unsigned refreshes;         /* maps read again after a miss */
+	struct perf_map *jit;       /* /tmp/perf-NSPID.map, or NULL */
+	size_t jit_bytes;           /* perf_map_bytes(jit), in the symbolizer's byte bound */
+	uint64_t jit_size, jit_ino; /* the file last read or refused after reading: not read again
+				       until it changes; 0 when evicted (read again) */
+	uint64_t jit_checked_ns;    /* last time its size was checked; 0 never */
+	uint64_t jit_used;          /* lookup tick of its last use, for LRU among modules and maps */
+	int jit_refused;            /* -errno of the last refusal, counted once until it changes */
+	struct sym_process *next; /* hash chain */
+};
+
+struct symbolizer {
+	struct symbolizer_config config;
+	struct symbolizer_stats stats;
+	struct debuginfo_fetch *debuginfod; /* NULL without DEBUGINFOD_URLS */
+	struct kallsyms *kallsyms;
+	uint64_t modules_hash;      /* of /proc/modules when kallsyms was read */
+	uint64_t kallsyms_loaded_ns; /* 0: not read yet (it is read at the first kernel lookup) */
+	uint64_t changeable_lookups_at_load;
+	struct sym_process *buckets[PROCESS_BUCKETS];
+	size_t nprocesses;
+	struct cached_module **modules;
+	size_t nmodules;
+	size_t module_bytes;
+	size_t perf_map_bytes;      /* of every loaded perf map: shares max_module_bytes */
+	size_t nperf_maps;          /* processes holding a perf map */
+	uint64_t tick;
+	uint64_t changeable_lookups; /* kernel lookups in BPF or ftrace code, or that missed */
+	uint64_t generation;
+	uint64_t next_serial;
+	struct rule_slot *rules;    /* RULE_CACHE_SLOTS, allocated at the first unwind */
+};
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t symbolizer__now_ns(void);
+
+/* ---- the instance table (symbolizer_process.c) ---- */
+
+/* Free an entry already unlinked from the table, its mappings and perf map. */
+void symbolizer__process_free(struct sym_process *p);
+/* The entry of (pid, instance); a missing one is read from /proc when create is set. */
+int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns, bool create,
+			    struct sym_process **out);
+/* The mapping of address, reading the maps again (rate-limited) when it misses every one. */
+struct sym_map *symbolizer__find_map_refresh(struct sym_process *p, uint64_t address,
+					     struct symbolizer_stats *stats);
+/* An O_PATH fd of /proc/PID/root (the caller closes it), or -errno. */
+int symbolizer__open_root(pid_t pid);
+
+/* ---- the module cache (symbolizer_modules.c) ---- */
+
+/* Free a module already out of the table (NULL accepted). */
+void symbolizer__module_free(struct cached_module *m);
+/* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
+void symbolizer__evict_at(struct symbolizer *s, size_t i);
+/* Bytes of every cached module and loaded perf map: what max_module_bytes bounds. */
+size_t symbolizer__bytes_held(const struct symbolizer *s);
+/* Evict until at most max_modules - room modules are cached and modules and perf maps fit the byte
+ * bound, least recently used first; keep and keep_jit's perf map stay. */
+void symbolizer__enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep,
+				const struct sym_process *keep_jit);
+/* Measure m again after a use (it grows) and keep the byte bound. */
+void symbolizer__module_measure(struct symbolizer *s, struct cached_module *m);
+/* The module of map's file, opened and cached on first use; NULL when it cannot be had now. */
+struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map);
+/* The htlhash of the file the mapping maps, or NULL. */
+const char *symbolizer__module_htlhash(const struct cached_module *m, const struct sym_map *map);
+/* Drop modules whose debug file debuginfod has since downloaded (opened again on next use). */
+void symbolizer__reload_fetched(struct symbolizer *s);
+
+/* ---- perf maps (symbolizer_perf_maps.c) ---- */
+
+/* Free p's perf map; it is read again at the next check. */
+void symbolizer__jit_drop(struct symbolizer *s, struct sym_process *p);
+/* Fill frame from p's perf map (read or refreshed as needed); false when it does not hold address. */
+bool symbolizer__symbolize_jit(struct symbolizer *s, struct sym_process *p, uint64_t address,
+			       struct sym_frame *frame);
+
+#endif

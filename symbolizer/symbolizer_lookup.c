@@ -1,0 +1,150 @@
+/* User-space lookups: an address of a process instance -> frame, and unwinding its copied stack
+ * with the CFI rules of its modules (remembered in a direct-mapped cache). */
+#include "symbolizer_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
+			     struct sym_frame *frame)
+{
+	struct cached_module *module;
+	struct sym_process *p;
+	struct sym_map *map;
+	uint64_t file_offset;
+	int r;
+
+	memset(frame, 0, offsetof(struct sym_frame, lines));
+	frame->kind = SYM_FRAME_NATIVE;
+	frame->file_address = address;
+	s->stats.lookups++;
+	r = symbolizer__get_process(s, pid, instance, 0, instance == 0, &p);
+	if (r)
+		return r;
+	map = symbolizer__find_map_refresh(p, address, &s->stats);
+	if (!map) {
+		if (symbolizer__symbolize_jit(s, p, address, frame))
+			return 0;
+		s->stats.no_mapping++;
+		return -ENOENT;
+	}
+
+	file_offset = address - map->start + map->offset;
+	frame->has_mapping = true;
+	frame->mapping = (struct sym_mapping){
+		.start = map->start, .limit = map->end, .file_offset = map->offset,
+		.path = map->path, .dev = map->dev, .inode = map->inode,
+	};
+	frame->file_address = file_offset;
+	module = symbolizer__module_for_map(s, pid, map);
+	if (!module || !module->elf)
+		return 0;
+	module->last_used = ++s->tick;
+	module->generation = s->generation;
+	frame->mapping.build_id = elf_module_build_id(module->elf);
+	frame->mapping.htlhash = symbolizer__module_htlhash(module, map);
+	if (!elf_module_offset_to_vaddr(module->elf, file_offset, &frame->file_address))
+		return 0;
+	{
+		const struct elf_module_counters *c = elf_module_counters(module->elf);
+		uint64_t truncated = c->inline_truncated, bound = c->die_bound_hit, libdw = c->lines_by_libdw;
+
+		if (elf_module_symbolize(module->elf, frame->file_address, frame))
+			s->stats.symbolized++;
+		s->stats.inline_truncated += c->inline_truncated - truncated;
+		s->stats.die_bound_hit += c->die_bound_hit - bound;
+		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;
+	}
+	symbolizer__module_measure(s, module);
+	return 0;
+}
+
+int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame)
+{
+	return symbolizer_user_instance(s, pid, 0, address, frame);
+}
+
+/* ---- unwinding ---- */
+
+struct unwind_ctx {
+	struct symbolizer *s;
+	struct sym_process *p;
+};
+
+static size_t rule_slot_of(uint64_t serial, uint64_t vaddr)
+{
+	uint64_t h = (vaddr ^ (serial * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+	return (size_t)(h >> 32) & (RULE_CACHE_SLOTS - 1);
+}
+
+/* unwind_rule_fn: the rule of a runtime pc through the process's mapping and the module's CFI. */
+static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
+{
+	struct unwind_ctx *u = ctx;
+	struct symbolizer *s = u->s;
+	struct cached_module *module;
+	struct rule_slot *slot;
+	struct sym_map *map = symbolizer__find_map_refresh(u->p, pc, &s->stats);
+	uint64_t vaddr;
+
+	if (!map)
+		return NULL; /* anonymous code (a JIT) or an unmapped library: frame pointers */
+	module = symbolizer__module_for_map(s, u->p->pid, map);
+	if (!module || !module->elf ||
+	    !elf_module_offset_to_vaddr(module->elf, pc - map->start + map->offset, &vaddr))
+		return NULL;
+	module->last_used = ++s->tick;
+	module->generation = s->generation;
+	slot = &s->rules[rule_slot_of(module->serial, vaddr)];
+	if (slot->serial == module->serial && slot->vaddr == vaddr) {
+		s->stats.cfi_rule_cache_hits++;
+		return &slot->rule;
+	}
+	s->stats.cfi_rule_cache_misses++;
+	if (elf_module_cfi_rule(module->elf, vaddr, &slot->rule)) {
+		s->stats.cfi_rule_errors++;
+		slot->rule.found = false; /* remembered as "no rule": the walker tries frame pointers */
+	}
+	slot->serial = module->serial;
+	slot->vaddr = vaddr;
+	symbolizer__module_measure(s, module);
+	return &slot->rule;
+}
+
+size_t symbolizer_unwind_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
+				  const struct sym_unwind_input *in, uint64_t *ips, size_t max,
+				  struct unwind_result *result)
+{
+	struct unwind_ctx u = { .s = s };
+	struct unwind_window w = {
+		.sp = in->sp, .data = in->stack, .size = in->stack_size, .complete = in->stack_complete,
+	};
+	struct unwind_regs regs = { .ip = in->ip, .sp = in->sp, .bp = in->bp };
+	size_t n;
+
+	memset(result, 0, sizeof(*result));
+	s->stats.unwinds++;
+	if (!s->rules && !(s->rules = calloc(RULE_CACHE_SLOTS, sizeof(*s->rules)))) {
+		result->end = UNWIND_END_NO_RULE;
+		s->stats.unwind_ends[result->end]++;
+		return 0;
+	}
+	if (symbolizer__get_process(s, pid, instance, 0, instance == 0, &u.p)) {
+		result->end = UNWIND_END_NO_RULE;
+		s->stats.unwind_ends[result->end]++;
+		return 0;
+	}
+	n = unwind_stack(&regs, &w, find_rule, &u, ips, max, result);
+	s->stats.unwind_frames_cfi += result->cfi_frames;
+	s->stats.unwind_frames_fp += result->fp_frames;
+	s->stats.unwind_ends[result->end]++;
+	return n;
+}
+
+size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwind_input *in, uint64_t *ips,
+			 size_t max, struct unwind_result *result)
+{
+	return symbolizer_unwind_instance(s, pid, 0, in, ips, max, result);
+}

@@ -1,0 +1,413 @@
+/*
+ * The module cache: the file behind a mapping opened without trusting its path, shared between
+ * files only when they are identical copies of a root-owned one, bounded in entries and bytes
+ * (with the perf maps), least recently used evicted.
+ */
+#include "symbolizer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Largest file compared byte for byte with a cached module of its build id; a bigger copy gets a
+ * module of its own rather than stall the caller. */
+#define SHARE_MAX_COMPARE_BYTES (256ULL << 20)
+
+void symbolizer__module_free(struct cached_module *m)
+{
+	if (!m)
+		return;
+	elf_module_free(m->elf);
+	free(m);
+}
+
+/* path resolved inside root (symlinks cannot leave it), opened read-only and non-blocking. */
+static int open_under(int root, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Open the file behind a mapping without trusting its path: map_files gives the mapped file
+ * itself; otherwise resolve the path inside the process's root so a container's symlinks
+ * cannot point outside it. Only regular files whose device and inode match are used.
+ */
+static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct sym_map *map, int root,
+			    struct stat *st)
+{
+	char path[128];
+	int fd = -1;
+
+	if (!s->config.no_map_files) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)map->start, (unsigned long long)map->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	}
+	if (fd < 0) {
+		if (root < 0)
+			return root;
+		fd = open_under(root, map->path);
+		if (fd < 0)
+			return fd;
+	}
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_ino != map->inode || st->st_dev != map->dev) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+static struct cached_module *find_module(struct symbolizer *s, uint64_t dev, uint64_t inode)
+{
+	for (size_t i = 0; i < s->nmodules; i++) {
+		struct cached_module *m = s->modules[i];
+
+		for (unsigned j = 0; j < m->nids; j++)
+			if (m->ids[j].dev == dev && m->ids[j].inode == inode)
+				return m;
+	}
+	return NULL;
+}
+
+static bool has_build_id(const struct elf_module *elf, const unsigned char *bits, size_t n)
+{
+	const unsigned char *other;
+
+	return elf && n && elf_module_build_id_raw(elf, &other) == n && !memcmp(bits, other, n);
+}
+
+/* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
+void symbolizer__evict_at(struct symbolizer *s, size_t i)
+{
+	struct cached_module *m = s->modules[i];
+
+	if (m->refs) {
+		for (size_t b = 0; b < PROCESS_BUCKETS; b++)
+			for (struct sym_process *p = s->buckets[b]; p; p = p->next)
+				for (size_t j = 0; j < p->nmaps; j++)
+					if (p->maps[j].module == m) {
+						p->maps[j].module = NULL;
+						p->maps[j].tried = false;
+					}
+	}
+	s->module_bytes -= m->bytes;
+	s->modules[i] = s->modules[--s->nmodules];
+	symbolizer__module_free(m);
+	s->stats.modules_evicted++;
+	s->stats.modules_cached = s->nmodules;
+	s->stats.module_bytes = s->module_bytes;
+}
+
+/* Least recently used module other than keep, unreferenced ones first; SIZE_MAX when none. */
+static size_t lru_victim(const struct symbolizer *s, const struct cached_module *keep)
+{
+	size_t best = SIZE_MAX;
+
+	for (size_t i = 0; i < s->nmodules; i++) {
+		const struct cached_module *m = s->modules[i], *b;
+
+		if (m == keep)
+			continue;
+		if (best == SIZE_MAX) {
+			best = i;
+			continue;
+		}
+		b = s->modules[best];
+		if ((m->refs == 0) != (b->refs == 0) ? m->refs == 0 : m->last_used < b->last_used)
+			best = i;
+	}
+	return best;
+}
+
+/* The process whose perf map was used least recently, other than keep; NULL when none. */
+static struct sym_process *lru_perf_map(const struct symbolizer *s, const struct sym_process *keep)
+{
+	struct sym_process *best = NULL;
+
+	for (size_t b = 0; s->nperf_maps && b < PROCESS_BUCKETS; b++)
+		for (struct sym_process *p = s->buckets[b]; p; p = p->next)
+			if (p->jit && p != keep && (!best || p->jit_used < best->jit_used))
+				best = p;
+	return best;
+}
+
+size_t symbolizer__bytes_held(const struct symbolizer *s)
+{
+	return s->module_bytes + s->perf_map_bytes;
+}
+
+/*
+ * Evict until the cache holds at most max_modules - room entries and modules and perf maps fit the
+ * byte bound, least recently used first. keep, the module a lookup is using, and keep_jit's perf
+ * map stay: a module left alone over the bound is counted.
+ */
+void symbolizer__enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep,
+				const struct sym_process *keep_jit)
+{
+	while (s->nmodules + room > s->config.max_modules || symbolizer__bytes_held(s) > s->config.max_module_bytes) {
+		size_t victim = lru_victim(s, keep);
+		struct sym_process *jit = NULL;
+
+		if (s->nmodules + room <= s->config.max_modules) /* only bytes: a perf map may go instead */
+			jit = lru_perf_map(s, keep_jit);
+		if (jit && (victim == SIZE_MAX || jit->jit_used < s->modules[victim]->last_used)) {
+			symbolizer__jit_drop(s, jit);
+			s->stats.perf_maps_evicted++;
+			continue;
+		}
+		if (victim == SIZE_MAX) {
+			if (keep && symbolizer__bytes_held(s) > s->config.max_module_bytes)
+				s->stats.module_bytes_over++;
+			break;
+		}
+		symbolizer__evict_at(s, victim);
+	}
+}
+
+/* A module grows as it is used (result cache, indexes, libdw's line tables and CFI): measure it
+ * again after each use and keep the byte bound then, not only when modules are inserted. */
+void symbolizer__module_measure(struct symbolizer *s, struct cached_module *m)
+{
+	size_t bytes = sizeof(*m) + elf_module_bytes(m->elf);
+
+	if (bytes == m->bytes)
+		return;
+	s->module_bytes = s->module_bytes - m->bytes + bytes;
+	m->bytes = bytes;
+	s->stats.module_bytes = s->module_bytes;
+	if (symbolizer__bytes_held(s) > s->config.max_module_bytes)
+		symbolizer__enforce_bounds(s, 0, m, NULL);
+}
+
+static struct cached_module *insert_module(struct symbolizer *s, struct cached_module *m)
+{
+	symbolizer__enforce_bounds(s, 1, NULL, NULL);
+	if (s->nmodules >= s->config.max_modules) {
+		s->stats.module_cache_full++;
+		symbolizer__module_free(m);
+		return NULL;
+	}
+	m->generation = s->generation;
+	s->modules[s->nmodules++] = m;
+	s->module_bytes += m->bytes;
+	s->stats.modules_cached = s->nmodules;
+	s->stats.module_bytes = s->module_bytes;
+	symbolizer__enforce_bounds(s, 0, m, NULL);
+	return m;
+}
+
+/* Another file holding module m (a copy in another container, a hard link): remembered with its
+ * own htlhash, which hashes the file's bytes and so differs between a stripped and a full copy. */
+static void add_file_id(struct cached_module *m, const struct sym_map *map, const char *htlhash)
+{
+	unsigned slot = m->nids < MODULE_FILE_IDS ? m->nids++ : MODULE_FILE_IDS - 1;
+
+	m->ids[slot] = (struct file_id){ .dev = map->dev, .inode = map->inode };
+	if (htlhash)
+		snprintf(m->ids[slot].htlhash, sizeof(m->ids[slot].htlhash), "%s", htlhash);
+}
+
+/* The htlhash of the file the mapping maps, or NULL. */
+const char *symbolizer__module_htlhash(const struct cached_module *m, const struct sym_map *map)
+{
+	for (unsigned i = 0; i < m->nids; i++)
+		if (m->ids[i].dev == map->dev && m->ids[i].inode == map->inode)
+			return m->ids[i].htlhash[0] ? m->ids[i].htlhash : NULL;
+	return NULL;
+}
+
+/* fd holds exactly the bytes of elf's file (read once, compared with libelf's mapping of it). */
+static bool same_contents(const struct elf_module *elf, int fd, uint64_t size)
+{
+	unsigned char buf[65536];
+	const unsigned char *image;
+	uint64_t off = 0;
+	size_t len = 0;
+	ssize_t n;
+
+	if (size > SHARE_MAX_COMPARE_BYTES || !(image = elf_module_image(elf, &len)) || len != size)
+		return false;
+	while (off < size) {
+		n = pread(fd, buf, size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf), (off_t)off);
+		if (n <= 0 || memcmp(buf, image + off, (size_t)n))
+			return false;
+		off += (uint64_t)n;
+	}
+	return true;
+}
+
+/*
+ * A cached module that the file fd is an identical copy of. A build id is only a claim the file
+ * makes: anyone can write another program's into theirs, so a module of another file serves this
+ * one only when its bytes are the same and the cached module is one nobody but root could have
+ * shaped (see shareable). Files claiming a cached build id without being such a copy are counted
+ * and get a module of their own.
+ */
+static struct cached_module *share_by_build_id(struct symbolizer *s, int fd, const struct sym_map *map,
+					       const struct stat *st)
+{
+	struct elf_module_peek peek;
+	char htlhash[SYM_HTLHASH_HEX_LEN + 1];
+	bool claimed = false;
+
+	if (elf_module_peek(fd, &peek) || !peek.build_id_len)
+		return NULL;
+	for (size_t i = 0; i < s->nmodules; i++) {
+		struct cached_module *m = s->modules[i];
+
+		if (!has_build_id(m->elf, peek.build_id, peek.build_id_len))
+			continue;
+		claimed = true;
+		if (!m->shareable || !same_contents(m->elf, fd, (uint64_t)st->st_size))
+			continue;
+		add_file_id(m, map, sym_htlhash_fd(fd, htlhash) == 0 ? htlhash : NULL);
+		s->stats.modules_shared_by_build_id++;
+		return m;
+	}
+	if (claimed)
+		s->stats.modules_share_refused++;
+	return NULL;
+}
+
+/*
+ * Open and cache the file behind map. When the file cannot be opened for this process (it exited,
+ * or its path now names another file: a FIFO, a symlink, a replaced binary) that is a fact about
+ * the process, not the file: *per_process_failure is set and nothing is cached, so other
+ * processes mapping the same file are not affected. A file that opens but is not usable ELF is
+ * cached as bad for a while.
+ */
+static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct sym_map *map,
+					 bool *per_process_failure)
+{
+	struct cached_module *m = calloc(1, sizeof(*m)), *same;
+	struct stat st;
+	int root = -1, fd;
+
+	*per_process_failure = false;
+	if (!m)
+		return NULL;
+	m->serial = ++s->next_serial;
+	s->stats.module_cache_misses++;
+	root = symbolizer__open_root(pid);
+	fd = open_mapped_file(s, pid, map, root, &st);
+	if (fd >= 0 && (same = share_by_build_id(s, fd, map, &st))) {
+		close(fd);
+		if (root >= 0)
+			close(root);
+		symbolizer__module_free(m);
+		return same;
+	}
+	if (fd >= 0) {
+		m->elf = elf_module_open(fd, &(struct elf_module_options){
+			.root_fd = root, .path = map->path, .debug_dirs = s->config.debug_dirs,
+			.debuginfod = s->debuginfod, .max_bytes = s->config.max_module_bytes,
+		});
+	}
+	if (root >= 0)
+		close(root);
+	if (fd < 0) {
+		/* Not the file's fault (the process exited, or its path names another file now): nothing
+		 * is marked bad, so other processes mapping the same file are not affected. */
+		s->stats.module_open_failed++;
+		if (root == -ENOENT || root == -ESRCH)
+			s->stats.process_gone++;
+		*per_process_failure = true;
+		symbolizer__module_free(m);
+		return NULL;
+	}
+	if (s->debuginfod)
+		debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
+	if (m->elf) {
+		s->stats.debuglink_too_big += elf_module_counters(m->elf)->debuglink_too_big;
+		s->stats.modules_too_big += elf_module_counters(m->elf)->inflate_refused;
+	}
+	add_file_id(m, map, m->elf ? elf_module_htlhash(m->elf) : NULL);
+	if (!m->elf) {
+		s->stats.module_open_failed++;
+		s->stats.modules_bad++;
+		m->bad_until_ns = symbolizer__now_ns() + s->config.bad_file_retry_ns;
+		m->bytes = sizeof(*m);
+		return insert_module(s, m);
+	}
+	m->shareable = st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)) && !elf_module_debug_in_root(m->elf);
+	s->stats.modules_loaded++;
+	m->bytes = sizeof(*m) + elf_module_bytes(m->elf);
+	return insert_module(s, m);
+}
+
+struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map)
+{
+	struct cached_module *m;
+	bool per_process_failure;
+
+	if (map->tried && !map->module && map->retry_ns) {
+		if (symbolizer__now_ns() < map->retry_ns)
+			return NULL;
+		map->tried = false; /* this process's time is up: try its file again */
+		map->retry_ns = 0;
+	}
+	if (map->tried) {
+		m = map->module;
+		if (!m || m->elf || symbolizer__now_ns() < m->bad_until_ns)
+			return m;
+		/* A bad file's time is up: forget it and try the file again. */
+		for (size_t i = 0; i < s->nmodules; i++)
+			if (s->modules[i] == m) {
+				symbolizer__evict_at(s, i);
+				break;
+			}
+	}
+	m = find_module(s, map->dev, map->inode);
+	if (m)
+		s->stats.module_cache_hits++;
+	else
+		m = open_module(s, pid, map, &per_process_failure);
+	if (!m && per_process_failure) {
+		map->tried = true;
+		map->retry_ns = symbolizer__now_ns() + s->config.bad_file_retry_ns;
+		return NULL;
+	}
+	if (!m)
+		return NULL; /* retried on a later lookup */
+	m->refs++;
+	map->module = m;
+	map->tried = true;
+	return m;
+}
+
+/* Modules opened without DWARF whose debug file has since been downloaded are dropped, so the
+ * next lookup opens them again with it. */
+void symbolizer__reload_fetched(struct symbolizer *s)
+{
+	unsigned char id[64];
+	size_t len;
+
+	if (!s->debuginfod)
+		return;
+	while ((len = debuginfo_fetch_completed(s->debuginfod, id))) {
+		/* Every module of the build id: files claiming one are not all copies of one file. */
+		for (size_t i = 0; i < s->nmodules;) {
+			struct elf_module *elf = s->modules[i]->elf;
+
+			if (elf && !elf_module_has_dwarf(elf) && has_build_id(elf, id, len)) {
+				symbolizer__evict_at(s, i);
+				s->stats.debuginfod_reloaded++;
+			} else {
+				i++;
+			}
+		}
+	}
+	debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
+}

@@ -1,0 +1,349 @@
+/*
+ * The table of process instances and their mappings: entries created, found, read again from
+ * /proc/PID/maps only while the pid still runs the same instance, retired, evicted and forgotten.
+ */
+#include "symbolizer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "proc_maps.h"
+#include "proc_stat.h"
+
+/* A process whose address misses every mapping re-reads its maps at most this often, after its first
+ * MAPS_QUICK_REFRESHES re-reads (a process just started maps its libraries while being sampled). */
+#define MAPS_REFRESH_NS 1000000000ULL
+#define MAPS_QUICK_REFRESHES 4
+/* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
+#define MAX_MAPS_PER_PROCESS 65536
+
+static void module_release(struct cached_module *m)
+{
+	if (m && m->refs)
+		m->refs--;
+}
+
+static void maps_free(struct sym_map *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		module_release(maps[i].module);
+		free(maps[i].path);
+	}
+	free(maps);
+}
+
+void symbolizer__process_free(struct sym_process *p)
+{
+	maps_free(p->maps, p->nmaps);
+	perf_map_free(p->jit);
+	free(p);
+}
+
+static struct sym_process **process_slot(struct symbolizer *s, pid_t pid, uint64_t instance)
+{
+	struct sym_process **pp = &s->buckets[(uint32_t)pid % PROCESS_BUCKETS];
+
+	while (*pp && ((*pp)->pid != pid || (*pp)->instance != instance))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void process_unlink(struct symbolizer *s, struct sym_process **slot)
+{
+	struct sym_process *p = *slot;
+
+	symbolizer__jit_drop(s, p);
+	*slot = p->next;
+	symbolizer__process_free(p);
+	s->nprocesses--;
+}
+
+/* Drop the least recently used retired instance to make room; false when none is retired. */
+static bool evict_retired(struct symbolizer *s)
+{
+	struct sym_process **victim = NULL;
+
+	for (size_t b = 0; b < PROCESS_BUCKETS; b++)
+		for (struct sym_process **pp = &s->buckets[b]; *pp; pp = &(*pp)->next)
+			if ((*pp)->retired && (!victim || (*pp)->last_used < (*victim)->last_used))
+				victim = pp;
+	if (!victim)
+		return false;
+	process_unlink(s, victim);
+	s->stats.processes_evicted++;
+	return true;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct sym_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The identity of pid now. 0, or -ESRCH when it is gone. */
+static int read_identity(pid_t pid, struct process_identity *id)
+{
+	char path[64];
+	struct stat st;
+	int r;
+
+	memset(id, 0, sizeof(*id));
+	r = proc_stat_start_ticks("/proc", pid, &id->start_ticks);
+	if (r)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (stat(path, &st) == 0) {
+		id->exe_dev = st.st_dev;
+		id->exe_ino = st.st_ino;
+	}
+	return 0;
+}
+
+static bool same_identity(const struct process_identity *a, const struct process_identity *b)
+{
+	/* No executable on one side (its main thread exited, a zombie leader): the start time decides. */
+	return a->start_ticks == b->start_ticks &&
+	       (!a->exe_ino || !b->exe_ino || (a->exe_dev == b->exe_dev && a->exe_ino == b->exe_ino));
+}
+
+static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout);
+
+/*
+ * Replace p's mappings with what /proc/PID/maps says now, when the pid still runs what it ran at the
+ * first read (and did not change during this one). -ESRCH when it is gone; -ESTALE when it runs
+ * another process or program now (p is retired, its mappings kept).
+ */
+static int read_maps(struct sym_process *p, struct symbolizer_stats *stats)
+{
+	struct process_identity before, after;
+	struct sym_map *maps = NULL;
+	size_t n = 0;
+	int r = read_identity(p->pid, &before);
+
+	if (r)
+		return r;
+	if (p->identity_known && !same_identity(&before, &p->identity)) {
+		p->retired = true;
+		stats->process_changed++;
+		return -ESTALE;
+	}
+	r = read_maps_now(p, &maps, &n);
+	if (r)
+		return r;
+	if (read_identity(p->pid, &after) || !same_identity(&before, &after)) {
+		/* It exec'd or exited during the read: what was read may be the next program's. */
+		maps_free(maps, n);
+		return -ESRCH;
+	}
+	maps_free(p->maps, p->nmaps);
+	p->maps = maps;
+	p->nmaps = n;
+	p->refreshed_ns = symbolizer__now_ns();
+	p->identity = after;
+	p->identity_known = true;
+	return 0;
+}
+
+/* The file-backed executable mappings /proc/PID/maps lists now, sorted by start (caller frees). */
+static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout)
+{
+	char path[64], *line = NULL;
+	size_t linecap = 0, cap = 0, n = 0;
+	struct sym_map *maps = NULL;
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (getline(&line, &linecap, f) > 0) {
+		struct proc_map pm;
+
+		if (!proc_map_parse_line(line, &pm) || !pm.executable || !pm.inode || pm.path[0] != '/')
+			continue;
+		if (n == MAX_MAPS_PER_PROCESS)
+			break;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			struct sym_map *nm = realloc(maps, ncap * sizeof(*nm));
+
+			if (!nm) {
+				err = -ENOMEM;
+				break;
+			}
+			maps = nm;
+			cap = ncap;
+		}
+		maps[n] = (struct sym_map){
+			.start = pm.start, .end = pm.end, .offset = pm.offset,
+			.dev = makedev(pm.dev_major, pm.dev_minor), .inode = pm.inode,
+			.path = strdup(pm.path),
+		};
+		if (!maps[n].path) {
+			err = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	free(line);
+	fclose(f);
+	if (err) {
+		maps_free(maps, n);
+		return err;
+	}
+	if (n)
+		qsort(maps, n, sizeof(*maps), by_start);
+	*out = maps;
+	*nout = n;
+	return 0;
+}
+
+/* The entry of (pid, instance); a missing one is read from /proc when create is set. */
+int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns, bool create,
+			    struct sym_process **out)
+{
+	struct sym_process **slot = process_slot(s, pid, instance), *p;
+	int r;
+
+	if (*slot) {
+		(*slot)->last_used = ++s->tick;
+		*out = *slot;
+		return 0;
+	}
+	if (!create) {
+		s->stats.instance_unknown++;
+		return -ESRCH;
+	}
+	if (s->nprocesses >= s->config.max_processes && !evict_retired(s)) {
+		s->stats.process_table_full++;
+		return -ENOSPC;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->instance = instance;
+	p->last_used = ++s->tick;
+	r = read_maps(p, &s->stats);
+	if (!r && start_ns && !proc_stat_same_start(start_ns, p->identity.start_ticks)) {
+		/* The caller's process exited and another took its pid before we got here. */
+		maps_free(p->maps, p->nmaps);
+		s->stats.process_changed++;
+		r = -ESRCH;
+	} else if (r == -ESRCH) {
+		s->stats.process_gone++;
+	}
+	if (r) {
+		free(p);
+		return r;
+	}
+	/* slot may have moved: evict_retired() can unlink the entry before it in the chain. */
+	slot = process_slot(s, pid, instance);
+	*slot = p;
+	s->nprocesses++;
+	*out = p;
+	return 0;
+}
+
+int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns)
+{
+	struct sym_process *p;
+
+	return symbolizer__get_process(s, pid, instance, start_ns, true, &p);
+}
+
+int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
+{
+	struct sym_process *p = *process_slot(s, pid, instance);
+
+	if (!p)
+		return symbolizer_prepare_instance(s, pid, instance, 0);
+	if (p->retired)
+		return -ESRCH;
+	return read_maps(p, &s->stats); /* the mappings read before stay when the process is gone */
+}
+
+int symbolizer_prepare_process(struct symbolizer *s, pid_t pid)
+{
+	return symbolizer_prepare_instance(s, pid, 0, 0);
+}
+
+static struct sym_map *find_map(struct sym_process *p, uint64_t address)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (address < p->maps[mid].start)
+			hi = mid;
+		else if (address >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+/* The mapping of address, reading the maps again (rate-limited) when it misses every one. */
+struct sym_map *symbolizer__find_map_refresh(struct sym_process *p, uint64_t address, struct symbolizer_stats *stats)
+{
+	struct sym_map *map = find_map(p, address);
+
+	if (!map && !p->retired &&
+	    (p->refreshes < MAPS_QUICK_REFRESHES || symbolizer__now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
+		p->refreshes++;
+		if (read_maps(p, stats) == 0)
+			map = find_map(p, address);
+	}
+	return map;
+}
+
+int symbolizer__open_root(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+void symbolizer_retire_process(struct symbolizer *s, pid_t pid)
+{
+	for (struct sym_process **pp = &s->buckets[(uint32_t)pid % PROCESS_BUCKETS]; *pp;) {
+		if ((*pp)->pid != pid) {
+			pp = &(*pp)->next;
+		} else if ((*pp)->instance == 0) {
+			process_unlink(s, pp); /* nobody can name the old process by key 0 any more */
+		} else {
+			(*pp)->retired = true;
+			pp = &(*pp)->next;
+		}
+	}
+}
+
+void symbolizer_forget_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
+{
+	struct sym_process **slot = process_slot(s, pid, instance);
+
+	if (*slot)
+		process_unlink(s, slot);
+}
+
+void symbolizer_forget_process(struct symbolizer *s, pid_t pid)
+{
+	for (struct sym_process **pp = &s->buckets[(uint32_t)pid % PROCESS_BUCKETS]; *pp;) {
+		if ((*pp)->pid == pid)
+			process_unlink(s, pp);
+		else
+			pp = &(*pp)->next;
+	}
+}
