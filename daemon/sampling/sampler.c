@@ -287,6 +287,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	s->skel->rodata->track_processes = config->track_processes;
 	s->skel->rodata->stack_copy = config->stack_copy;
 	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
+	s->skel->rodata->trace_context = config->trace_context;
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	r = libbpf_num_possible_cpus();
 	if (r <= 0) {
@@ -298,6 +299,14 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
+	/* Without the hook a context published after a process's first sample is not seen: said once. */
+	if (config->trace_context && libbpf_find_vmlinux_btf_id("__x64_sys_prctl", BPF_TRACE_FENTRY) < 0) {
+		log_warn("No fentry hook on prctl in this kernel: process contexts published after a process's "
+			 "first sample are not read");
+		bpf_program__set_autoload(s->skel->progs.on_prctl, false);
+	} else {
+		bpf_program__set_autoload(s->skel->progs.on_prctl, config->trace_context);
+	}
 
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC);
 	r = profile_bpf__load(s->skel);
@@ -359,6 +368,12 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 			goto fail;
 		}
 	}
+	if (config->trace_context && bpf_program__autoload(s->skel->progs.on_prctl)) {
+		s->skel->links.on_prctl = bpf_program__attach(s->skel->progs.on_prctl);
+		if (!s->skel->links.on_prctl)
+			log_warn("Failed to attach to prctl: %s; process contexts published after a process's first "
+				 "sample are not read", strerror(errno));
+	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
 	if (!s->rb) {
 		r = -errno;
@@ -404,6 +419,17 @@ int sampler_fd(const struct sampler *s)
 int sampler_consume(struct sampler *s)
 {
 	return ring_buffer__consume(s->rb);
+}
+
+int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelprof_trace_proc *entry)
+{
+	int r;
+
+	if (!entry) {
+		r = bpf_map__delete_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), 0);
+		return r == -ENOENT ? 0 : r;
+	}
+	return bpf_map__update_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), entry, sizeof(*entry), BPF_ANY);
 }
 
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX])
