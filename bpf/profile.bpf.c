@@ -432,7 +432,7 @@ static __always_inline void send_proc_event(enum otelprof_record_kind kind, stru
 	e->filename[0] = 0;
 	if (bprm)
 		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
-	bpf_ringbuf_submit(e, wakeup_flags(kind == OTELPROF_RECORD_EXEC || kind == OTELPROF_RECORD_CTX_NAMED));
+	bpf_ringbuf_submit(e, wakeup_flags(kind == OTELPROF_RECORD_EXEC));
 	count(OTELPROF_CNT_PROC_EVENTS);
 }
 
@@ -469,31 +469,6 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	bpf_map_delete_elem(&sampled, &pid); /* a new program: its first sample wakes user space again */
 	if (is_target(pid) && in_target_cgroup())
 		send_proc_event(OTELPROF_RECORD_EXEC, task, NULL, bprm);
-	return 0;
-}
-
-#define PR_SET_VMA 0x53564d41
-#define PR_SET_VMA_ANON_NAME 0
-
-/*
- * OTEP 4719: a process publishes (or updates) its context, then names the mapping "OTEL_CTX" with
- * prctl, even where the kernel cannot name it: user space reads the context again at once instead
- * of polling every process's maps. x86-64 system call wrapper: the arguments are in regs.
- */
-SEC("fentry/__x64_sys_prctl")
-int BPF_PROG(on_prctl, struct pt_regs *regs)
-{
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	char name[8];
-
-	if (PT_REGS_PARM1_CORE_SYSCALL(regs) != PR_SET_VMA || PT_REGS_PARM2_CORE_SYSCALL(regs) != PR_SET_VMA_ANON_NAME)
-		return 0;
-	if (bpf_probe_read_user(name, sizeof(name), (const void *)PT_REGS_PARM5_CORE_SYSCALL(regs)) ||
-	    __builtin_memcmp(name, "OTEL_CTX", sizeof(name)))
-		return 0;
-	count(OTELPROF_CNT_CTX_NAMED);
-	if (is_target(pid) && in_target_cgroup())
-		send_proc_event(OTELPROF_RECORD_CTX_NAMED, bpf_get_current_task_btf(), NULL, NULL);
 	return 0;
 }
 

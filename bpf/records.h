@@ -40,8 +40,6 @@ enum otelprof_record_kind {
 	OTELPROF_RECORD_EXEC = 2,   /* struct otelprof_proc_event: a process called execve */
 	OTELPROF_RECORD_FORK = 3,   /* struct otelprof_proc_event: a new process (not a thread) */
 	OTELPROF_RECORD_EXIT = 4,   /* struct otelprof_proc_event: the last thread of a process exited */
-	OTELPROF_RECORD_CTX_NAMED = 5, /* struct otelprof_proc_event: the process named a mapping OTEL_CTX
-					  (OTEP 4719: its process context was published or updated) */
 };
 
 /* Bits of otelprof_sample.flags. */
@@ -81,7 +79,6 @@ enum otelprof_counter {
 					   attached (NULL pointer, or valid != 1) */
 	OTELPROF_CNT_TRACE_READ_ERROR,  /* thread context unreadable: TLS, pointer or record in unmapped
 					   memory, or a module id beyond the thread's DTV */
-	OTELPROF_CNT_CTX_NAMED,         /* OTEL_CTX namings seen (process context published) */
 	OTELPROF_CNT_MAX,
 };
 

@@ -29,8 +29,17 @@ struct entry {
 	uint64_t reread_at;          /* earliest re-read for an unknown key */
 };
 
+/* A process without a context, and when to look again. */
+struct probe {
+	uint32_t pid;
+	uint64_t start_ns, next;
+};
+
 struct trace_table {
 	struct trace_table_config cfg;
+	struct probe probes[TRACE_PROBE_SLOTS];
+	uint64_t budget_second;      /* the second (now / 1e9) the budget counts */
+	unsigned budget_used;
 	struct entry *entries;
 	size_t n, max;
 	size_t last;                 /* index of the last entry found: samples come in runs */
@@ -123,8 +132,24 @@ void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, u
 	struct process_ctx *ctx;
 	int r;
 
+	struct probe *pr = &t->probes[pid % TRACE_PROBE_SLOTS];
+
 	if (e && !force)
 		return;
+	if (!force) {
+		if (pr->pid == pid && pr->start_ns == start_ns && now < pr->next)
+			return;
+		if (now / NS_PER_S != t->budget_second) {
+			t->budget_second = now / NS_PER_S;
+			t->budget_used = 0;
+		}
+		if (t->budget_used >= TRACE_CHECKS_PER_SECOND) {
+			t->counters.checks_deferred++;
+			return;
+		}
+		t->budget_used++;
+		*pr = (struct probe){ .pid = pid, .start_ns = start_ns, .next = now + NS_PER_S };
+	}
 	r = process_ctx_read(t->cfg.proc_root, pid, &ctx);
 	if (r) {
 		count_read_error(t, r);
@@ -192,14 +217,14 @@ static const char *key_name(struct trace_table *t, struct entry **e, uint8_t k, 
 	uint32_t pid = (*e)->pid;
 	uint64_t start_ns = (*e)->start_ns;
 
-	if (k < (*e)->ctx->nkeys)
+	if (k < (*e)->ctx->nkeys && (*e)->ctx->keys[k] && *(*e)->ctx->keys[k])
 		return (*e)->ctx->keys[k];
 	if (now < (*e)->reread_at)
 		return NULL;
 	(*e)->reread_at = now + KEY_REREAD_NS;
 	trace_table_check(t, pid, start_ns, (*e)->instance, true, now);
 	*e = find(t, pid, start_ns);
-	return *e && k < (*e)->ctx->nkeys ? (*e)->ctx->keys[k] : NULL;
+	return *e && k < (*e)->ctx->nkeys && (*e)->ctx->keys[k] && *(*e)->ctx->keys[k] ? (*e)->ctx->keys[k] : NULL;
 }
 
 size_t trace_table_link(struct trace_table *t, uint32_t pid, uint64_t start_ns, const struct otelprof_trace_ctx *tc,

@@ -3,8 +3,10 @@
  * context each process published (resource attributes, thread-local key map) and where its threads
  * keep their context record, handed to the BPF program through a callback (the sampler's map).
  *
- * A process is read at its first sample, and again when it names its OTEL_CTX mapping (the BPF
- * hook's record) or a sample carries a key its map does not name (at most once a second); a
+ * A sampled process without a context is looked at again at most once a second (so a context
+ * published after its start is picked up within a second), at most TRACE_CHECKS_PER_SECOND
+ * processes a second over all (more wait, counted); a process with one is read again when a sample
+ * carries a key its map does not name (at most once a second); a
  * context that says threads publish records but whose variable is not found yet (a library still to
  * be dlopen'ed) is looked for again, backing off from 1 s to 64 s. Processes without a context keep
  * no entry.
@@ -22,6 +24,11 @@
 
 #include "process/process_ctx.h"
 #include "records.h"
+
+/* Process context reads (a /proc/PID/maps scan each) per second, over every process. */
+#define TRACE_CHECKS_PER_SECOND 64
+/* Processes without a context whose last look is remembered (direct-mapped by pid). */
+#define TRACE_PROBE_SLOTS 4096
 
 /* Why a context or a thread context record (or a part of it) was not used. */
 enum trace_reject {
@@ -46,6 +53,7 @@ struct trace_table_counters {
 	uint64_t rejected[TRACE_REJECT_MAX];
 	uint64_t table_full;        /* processes with a context left out: the table was full */
 	uint64_t map_failed;        /* entries the BPF map refused */
+	uint64_t checks_deferred;   /* looks put off: over TRACE_CHECKS_PER_SECOND */
 };
 
 /* Set (entry) or clear (NULL) pid's entry in the BPF program's map. 0 or -errno. */
@@ -64,7 +72,8 @@ struct trace_table;
 struct trace_table *trace_table_new(const struct trace_table_config *config);
 void trace_table_free(struct trace_table *t);
 
-/* A process's first sample (or its OTEL_CTX naming: force): read its context now. now: CLOCK_MONOTONIC. */
+/* A sample of a process: read its context when it has none and was not looked at in the last second
+ * (force: now, whatever it has). now: CLOCK_MONOTONIC. */
 void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, uint64_t instance, bool force,
 		       uint64_t now);
 /* Look again for the variables not found yet, when due. */

@@ -96,12 +96,6 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 			trace_table_retire(rp->traces, e->pid);
 		process_table_exit(rp->processes, e->pid, e->start_ns);
 		break;
-	case OTELPROF_RECORD_CTX_NAMED:
-		/* Published or updated now: read it again (a process never sampled is read at its first). */
-		pi = process_table_find(rp->processes, e->pid, e->start_ns);
-		if (pi && rp->traces)
-			trace_table_check(rp->traces, e->pid, e->start_ns, pi->instance, true, clock_ns(CLOCK_MONOTONIC));
-		break;
 	}
 }
 
@@ -125,8 +119,7 @@ static size_t sample_link(struct record_path *rp, const struct otelprof_sample *
 
 	if (!rp->traces || !pi)
 		return 0;
-	if (pi->samples == 1)
-		trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, false, clock_ns(CLOCK_MONOTONIC));
+	trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, false, clock_ns(CLOCK_MONOTONIC));
 	if (!(s->flags & OTELPROF_SAMPLE_TRACE_CTX) || s->hdr.size < sizeof(*s) + sizeof(*tc))
 		return 0;
 	tc = (const void *)((const uint8_t *)s + s->hdr.size - sizeof(*tc));
@@ -169,7 +162,6 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 	case OTELPROF_RECORD_EXEC:
 	case OTELPROF_RECORD_FORK:
 	case OTELPROF_RECORD_EXIT:
-	case OTELPROF_RECORD_CTX_NAMED:
 		if (hdr->size < sizeof(struct otelprof_proc_event)) {
 			rp->counters.malformed_records++;
 			return;

@@ -299,14 +299,6 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
-	/* Without the hook a context published after a process's first sample is not seen: said once. */
-	if (config->trace_context && libbpf_find_vmlinux_btf_id("__x64_sys_prctl", BPF_TRACE_FENTRY) < 0) {
-		log_warn("No fentry hook on prctl in this kernel: process contexts published after a process's "
-			 "first sample are not read");
-		bpf_program__set_autoload(s->skel->progs.on_prctl, false);
-	} else {
-		bpf_program__set_autoload(s->skel->progs.on_prctl, config->trace_context);
-	}
 
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC);
 	r = profile_bpf__load(s->skel);
@@ -367,12 +359,6 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 			*err = r;
 			goto fail;
 		}
-	}
-	if (config->trace_context && bpf_program__autoload(s->skel->progs.on_prctl)) {
-		s->skel->links.on_prctl = bpf_program__attach(s->skel->progs.on_prctl);
-		if (!s->skel->links.on_prctl)
-			log_warn("Failed to attach to prctl: %s; process contexts published after a process's first "
-				 "sample are not read", strerror(errno));
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
 	if (!s->rb) {

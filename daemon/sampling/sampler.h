@@ -25,8 +25,7 @@ struct sampler_config {
 	bool track_processes;       /* send exec, fork and exit records */
 	unsigned stack_copy;        /* bytes of user stack copied per sample with the user registers
 				       (0: none; at most OTELPROF_MAX_STACK_COPY) */
-	bool trace_context;         /* read OTEP 4947 thread contexts (processes in the map trace_procs)
-				       and report OTEL_CTX namings (OTEP 4719) */
+	bool trace_context;         /* read OTEP 4947 thread contexts (processes in the map trace_procs) */
 };
 
 /* Called for every record; data is valid only during the call. */
