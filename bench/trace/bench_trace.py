@@ -28,6 +28,19 @@ APP = os.path.join(build, "tests", "trace", "trace-app-lib")
 SECONDS = 8
 
 
+def prog_ids(pid):
+    """Ids of the BPF programs pid holds (its fds' fdinfo)."""
+    ids = set()
+    for fd in glob.glob(f"/proc/{pid}/fdinfo/*"):
+        try:
+            for line in open(fd):
+                if line.startswith("prog_id:"):
+                    ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
 def bpf_ns_per_sample(otelprofd, target, extra=()):
     """Run otelprofd on one target for SECONDS; the perf event program's ns per run."""
     app = subprocess.Popen([target, str(SECONDS + 4)], stdout=subprocess.DEVNULL)
@@ -35,8 +48,7 @@ def bpf_ns_per_sample(otelprofd, target, extra=()):
                           "/tmp/otelprofd-bench-trace.folded", *extra], stderr=subprocess.DEVNULL)
     time.sleep(SECONDS - 1)
     progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], stdout=subprocess.PIPE).stdout)
-    mine = [p for p in progs if p.get("name") == "on_cpu_sample" and
-            any(o.get("pid") == d.pid for o in p.get("pids", []))]
+    mine = [p for p in progs if p.get("name") == "on_cpu_sample" and p["id"] in prog_ids(d.pid)]
     d.wait()
     app.kill()
     app.wait()
@@ -65,6 +77,11 @@ old = open("/proc/sys/kernel/bpf_stats_enabled").read().strip()
 open("/proc/sys/kernel/bpf_stats_enabled", "w").write("1")
 try:
     now = os.environ["OTELPROFD"]
+    for label, extra in (("with links", ()), ("--no-trace-context", ("--no-trace-context",))):
+        per, n = wire_bytes(extra)
+        print(f"OTLP bytes/sample (uncompressed) {label}: {per:.2f} ({n} samples)", flush=True)
+    if os.environ.get("BENCH_WIRE_ONLY"):
+        sys.exit(0)
     for label, binary, target, extra in (
             ("without context (split), this tree", now, SPLIT, ()),
             ("without context (split), before", before, SPLIT, ()),
@@ -77,8 +94,5 @@ try:
         ns = sorted(r[0] for r in runs if r[0])
         print(f"BPF ns/sample {label}: median {ns[len(ns) // 2]:.0f} (runs {', '.join(f'{x:.0f}' for x in ns)}; "
               f"{runs[0][1]} samples each)", flush=True)
-    for label, extra in (("with links", ()), ("--no-trace-context", ("--no-trace-context",))):
-        per, n = wire_bytes(extra)
-        print(f"OTLP bytes/sample (uncompressed) {label}: {per:.1f} ({n} samples)", flush=True)
 finally:
     open("/proc/sys/kernel/bpf_stats_enabled", "w").write(old)
