@@ -20,6 +20,7 @@ const volatile bool filter_cgroups = false;  /* keep only tasks in (or below) a 
 const volatile bool track_processes = false; /* send exec, fork and exit records of kept processes */
 const volatile __u32 stack_copy = 0;         /* bytes of user stack copied per sample (0: none) */
 const volatile __u64 wakeup_bytes = 0;       /* wake user space once this much is waiting (0: every record) */
+const volatile bool trace_context = false;   /* read the OTEP 4947 thread context of processes in trace_procs */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -53,6 +54,15 @@ struct {
 	__type(key, __u32);   /* pid (thread group id) */
 	__type(value, __u64); /* the process's start time (CLOCK_BOOTTIME ns): a reused pid is new */
 } sampled SEC(".maps");
+
+/* Processes whose threads may publish an OTEP 4947 thread context, and where it lives; user space
+ * fills it (daemon/process/trace_table.c). Every other process costs one lookup per sample. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OTELPROF_MAX_TRACE_PROCS);
+	__type(key, __u32); /* pid (thread group id) */
+	__type(value, struct otelprof_trace_proc);
+} trace_procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -239,6 +249,87 @@ static __always_inline __u32 add_stack_window(struct bpf_perf_event_data *ctx, s
 	return sizeof(b->w) + n;
 }
 
+/* glibc's DTV slot is 16 bytes ({ pointer, to_free }); dtv[-1].counter holds its length, and a slot
+ * of a module not yet used by the thread holds TLS_DTV_UNALLOCATED. */
+#define DTV_SLOT 16
+#define TLS_DTV_UNALLOCATED ((__u64)-1)
+
+/* Address of the thread's otel_thread_ctx_v1 variable, or 0 when it cannot be reached. */
+static __always_inline __u64 thread_ctx_address(struct task_struct *task, const struct otelprof_trace_proc *tp)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u64 tp_addr = BPF_CORE_READ(task, thread.fsbase), dtv, len, block;
+
+	if (!tp_addr)
+		return 0;
+	if (tp->mode == OTELPROF_TLS_STATIC)
+		return tp_addr + tp->tp_offset;
+	if (tp->mode != OTELPROF_TLS_DTV)
+		return 0;
+	/* tcbhead_t: { tcb, dtv, self, ... }: the DTV pointer is the second word. */
+	if (bpf_probe_read_user(&dtv, sizeof(dtv), (const void *)(tp_addr + 8)) || !dtv ||
+	    bpf_probe_read_user(&len, sizeof(len), (const void *)(dtv - DTV_SLOT)) || tp->module > len ||
+	    bpf_probe_read_user(&block, sizeof(block), (const void *)(dtv + tp->module * DTV_SLOT)))
+		return 0;
+	if (!block || block == TLS_DTV_UNALLOCATED)
+		return 0;
+	return block + tp->offset;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * The thread's context record, appended at (u8 *)&b->w + off (after the stack window, if any):
+ * returns the bytes added (0: no record attached, or none readable). The header is read first and
+ * the attributes only for a valid record, as OTEP 4947 reads it.
+ */
+static __always_inline __u32 add_trace_ctx(struct sample_buf *b, struct task_struct *task, __u32 pid, __u32 off)
+{
+	struct otelprof_trace_proc *tp;
+	struct otelprof_trace_ctx *t;
+	__u64 addr, record;
+	__u32 n;
+
+	if (!trace_context)
+		return 0;
+	tp = bpf_map_lookup_elem(&trace_procs, &pid);
+	if (!tp || tp->start_ns != b->s.process_start_ns || (b->s.flags & OTELPROF_SAMPLE_KERNEL_THREAD))
+		return 0;
+	if (off > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
+		return 0;
+	t = (struct otelprof_trace_ctx *)((__u8 *)&b->w + off);
+	addr = thread_ctx_address(task, tp);
+	if (!addr || bpf_probe_read_user(&record, sizeof(record), (const void *)addr)) {
+		count(OTELPROF_CNT_TRACE_READ_ERROR);
+		return 0;
+	}
+	if (!record) {
+		count(OTELPROF_CNT_TRACE_DETACHED);
+		return 0;
+	}
+	if (bpf_probe_read_user(t, 28, (const void *)record)) {
+		count(OTELPROF_CNT_TRACE_READ_ERROR);
+		return 0;
+	}
+	if (t->valid != 1) {
+		count(OTELPROF_CNT_TRACE_DETACHED);
+		return 0;
+	}
+	n = t->attrs_size;
+	if (n > OTELPROF_TRACE_ATTRS_MAX)
+		n = OTELPROF_TRACE_ATTRS_MAX;
+	/* An unreadable attrs_data keeps the link: the ids were read. */
+	if (n && bpf_probe_read_user(t->attrs, n, (const void *)(record + 28)))
+		n = 0;
+	t->attrs_copied = n;
+	t->reserved = 0;
+	t->reserved2 = 0;
+	b->s.flags |= OTELPROF_SAMPLE_TRACE_CTX;
+	count(OTELPROF_CNT_TRACE_LINKED);
+	return sizeof(*t);
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -309,6 +400,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	tail = add_stack_window(ctx, b);
 	/* The bound the verifier needs: the tail never exceeds the window header plus the largest copy. */
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
+		tail = 0;
+	tail += add_trace_ctx(b, task, pid, tail);
+	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + sizeof(struct otelprof_trace_ctx))
 		tail = 0;
 	s->hdr.size = sizeof(*s) + tail;
 	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, wakeup_flags(pid && first_sample(pid, s->process_start_ns))))

@@ -29,6 +29,11 @@
 /* Largest user stack window copied per sample (--stack-copy), and the page size it is read by. */
 #define OTELPROF_MAX_STACK_COPY 65536
 #define OTELPROF_STACK_PAGE 4096
+/* Bound on the processes whose OTEP 4947 thread context the BPF program reads (map trace_procs). */
+#define OTELPROF_MAX_TRACE_PROCS 4096
+/* Bytes of a thread context record's attrs_data copied per sample: the OTEP recommends records of at
+ * most 640 bytes, 28 of them the header. */
+#define OTELPROF_TRACE_ATTRS_MAX 612
 
 enum otelprof_record_kind {
 	OTELPROF_RECORD_SAMPLE = 1, /* struct otelprof_sample */
@@ -47,6 +52,9 @@ enum otelprof_sample_flag {
 	/* Set by user space, never by BPF: user_ips were unwound from the window and end because the
 	 * window (or the depth bound) ended before the stack's entry. */
 	OTELPROF_SAMPLE_USER_TRUNCATED = 1 << 5,
+	/* A struct otelprof_trace_ctx ends the record (after the stack window, if any): the thread had a
+	 * valid OTEP 4947 context record attached. */
+	OTELPROF_SAMPLE_TRACE_CTX = 1 << 6,
 };
 
 /* Indices of the per-CPU counter array "counters". */
@@ -66,6 +74,11 @@ enum otelprof_counter {
 	OTELPROF_CNT_STACK_BYTES,       /* bytes of user stack copied into those windows */
 	OTELPROF_CNT_STACK_READ_SHORT,  /* windows cut short by an unreadable page (end of stack) */
 	OTELPROF_CNT_USER_REGS_ERROR,   /* no window sent: user registers unreadable, or 32-bit code */
+	OTELPROF_CNT_TRACE_LINKED,      /* samples sent with a thread context record */
+	OTELPROF_CNT_TRACE_DETACHED,    /* samples of a process with context whose thread had none
+					   attached (NULL pointer, or valid != 1) */
+	OTELPROF_CNT_TRACE_READ_ERROR,  /* thread context unreadable: TLS, pointer or record in unmapped
+					   memory, or a module id beyond the thread's DTV */
 	OTELPROF_CNT_MAX,
 };
 
@@ -113,6 +126,40 @@ struct otelprof_stack_window {
 };
 
 /*
+ * The tail of a sample with OTELPROF_SAMPLE_TRACE_CTX: the thread's OTEP 4947 context record as read
+ * at the sample. The first 28 bytes are the record's header, byte for byte; attrs holds the first
+ * attrs_copied bytes of its attrs_data (attrs_size is what the record claims, which may be more).
+ */
+struct otelprof_trace_ctx {
+	__u8 trace_id[16];  /* W3C trace id */
+	__u8 span_id[8];    /* W3C span id */
+	__u8 valid;         /* 1 (records with another value are not sent) */
+	__u8 trace_flags;   /* W3C trace flags */
+	__u16 attrs_size;   /* attrs_data_size as the record says (host endianness) */
+	__u16 attrs_copied; /* bytes of attrs_data in attrs: min(attrs_size, OTELPROF_TRACE_ATTRS_MAX) */
+	__u16 reserved;     /* zero */
+	__u8 attrs[OTELPROF_TRACE_ATTRS_MAX]; /* entries (key u8, length u8, value[length]), packed */
+	__u32 reserved2;    /* zero; keeps the size a multiple of 8 */
+};
+
+/* How a process's thread reaches its otel_thread_ctx_v1 variable (x86-64 TLS, variant II). */
+enum otelprof_tls_mode {
+	OTELPROF_TLS_STATIC = 1, /* at thread pointer + tp_offset: the executable, or a library in the
+				    static TLS block */
+	OTELPROF_TLS_DTV = 2,    /* at dtv[module].pointer + offset: a library in dynamic TLS (dlopen) */
+};
+
+/* Value of the map trace_procs (key: pid): a process whose threads may publish a thread context. */
+struct otelprof_trace_proc {
+	__u64 start_ns;   /* the process's start (as in otelprof_sample): a reused pid does not match */
+	__s64 tp_offset;  /* OTELPROF_TLS_STATIC: the variable's offset from the thread pointer */
+	__u64 module;     /* OTELPROF_TLS_DTV: the module id (index in the DTV) */
+	__u64 offset;     /* OTELPROF_TLS_DTV: the variable's offset in the module's TLS block */
+	__u32 mode;       /* enum otelprof_tls_mode */
+	__u32 reserved;   /* zero */
+};
+
+/*
  * A process life event. Every kind carries the process's identity (pid, start time) and its cgroup;
  * fork also names the parent, exec the file that was executed.
  */
@@ -134,5 +181,7 @@ OTELPROF_ASSERT_SIZE(struct otelprof_record_header, 8);
 OTELPROF_ASSERT_SIZE(struct otelprof_sample, 8 + 8 + 8 + 8 + 16 + 32 + 8 + 2 * 8 * OTELPROF_MAX_STACK_DEPTH);
 OTELPROF_ASSERT_SIZE(struct otelprof_stack_window, 32);
 OTELPROF_ASSERT_SIZE(struct otelprof_proc_event, 8 + 32 + 8 + OTELPROF_COMM_LEN + OTELPROF_PATH_LEN);
+OTELPROF_ASSERT_SIZE(struct otelprof_trace_ctx, 28 + 4 + OTELPROF_TRACE_ATTRS_MAX + 4);
+OTELPROF_ASSERT_SIZE(struct otelprof_trace_proc, 40);
 
 #endif

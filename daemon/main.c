@@ -31,6 +31,7 @@
 #include "process/k8s.h"
 #include "process/metadata.h"
 #include "process/process_table.h"
+#include "process/trace_table.h"
 #include "profile/aggregate.h"
 #include "profile/profile.h"
 #include "sampling/privileges.h"
@@ -57,6 +58,7 @@ struct daemon {
 	struct metrics_server *metrics;    /* --metrics-address, or NULL */
 	struct self_report report;         /* self-metrics, readiness and the periodic summary */
 	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
+	struct trace_table *traces;        /* process and thread contexts, or NULL (--no-trace-context) */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -65,6 +67,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 	return (struct self_sources){
 		.opts = d->opts, .sampler = d->sampler, .agg = d->agg, .sym = d->sym, .processes = d->processes,
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
+		.traces = d->traces,
 	};
 }
 
@@ -85,6 +88,12 @@ static void describe_process(void *ctx, struct profile *p, uint32_t process)
 								      proc->instance);
 	struct k8s_pod_names names;
 	bool named = d->k8s && pi && k8s_lookup(d->k8s, pi->cgroup.pod_uid, pi->cgroup.container_id, &names);
+	const struct process_ctx *pc = d->traces ? trace_table_context(d->traces, proc->pid, proc->instance) : NULL;
+
+	/* What the process publishes about itself (OTEP 4719) comes first and wins over what is detected. */
+	for (size_t i = 0; pc && i < pc->nattrs; i++)
+		if (strcmp(pc->attrs[i].key, "process.pid"))
+			profile_add_process_attribute_string(p, process, pc->attrs[i].key, pc->attrs[i].value);
 
 	metadata_describe(d->metadata, pi, named ? &(struct k8s_names){
 		.pod_name = names.pod_name, .namespace_name = names.namespace_name,
@@ -110,7 +119,19 @@ static void start_kubernetes(struct daemon *d)
 
 static void forget_process(void *ctx, uint32_t pid, uint64_t instance)
 {
-	symbolizer_forget_instance(ctx, (pid_t)pid, instance);
+	struct daemon *d = ctx;
+
+	symbolizer_forget_instance(d->sym, (pid_t)pid, instance);
+	if (d->traces)
+		trace_table_forget(d->traces, pid, instance);
+}
+
+/* The trace table's way to the BPF map (the sampler is opened after the table). */
+static int publish_trace_proc(void *ctx, uint32_t pid, const struct otelprof_trace_proc *entry)
+{
+	struct daemon *d = ctx;
+
+	return d->sampler ? sampler_set_trace_proc(d->sampler, pid, entry) : -ENODEV;
 }
 
 static struct profile *build_interval(struct daemon *d)
@@ -142,7 +163,7 @@ static void export_interval(struct daemon *d, bool last)
 	export_loop_submit(d->export, p);
 	profile_free(p);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
-	process_table_sweep(d->processes, forget_process, d->sym);
+	process_table_sweep(d->processes, forget_process, d);
 	symbolizer_maintain(d->sym);
 	warn_kallsyms_hidden(d);
 }
@@ -167,7 +188,9 @@ static void tick(struct daemon *d, uint64_t now)
 	d->report.last_tick_ns = now;
 	/* Processes that ended without a sample wait for nothing: without this, a run writing one file
 	 * at its end would keep every process it saw. */
-	process_table_sweep_unsampled(d->processes, forget_process, d->sym);
+	process_table_sweep_unsampled(d->processes, forget_process, d);
+	if (d->traces)
+		trace_table_tick(d->traces, now);
 	self_report_update(&d->report, &src, now);
 }
 
@@ -378,13 +401,15 @@ int main(int argc, char **argv)
 		warn_kallsyms_hidden(&d);
 	}
 	d.processes = process_table_new(&(struct process_table_config){
-		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = d.sym,
+		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = &d,
 	});
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
+	if (!opts.no_trace_context)
+		d.traces = trace_table_new(&(struct trace_table_config){ .publish = publish_trace_proc, .publish_ctx = &d });
 	d.records = record_path_new(&(struct record_path_config){
-		.sym = d.sym, .processes = d.processes, .agg = d.agg,
+		.sym = d.sym, .processes = d.processes, .agg = d.agg, .traces = d.traces,
 	});
-	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records) {
+	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records || (!opts.no_trace_context && !d.traces)) {
 		log_error("Out of memory");
 		goto out;
 	}
@@ -403,7 +428,7 @@ int main(int argc, char **argv)
 		.follow_children = opts.follow_children, .include_idle = opts.include_idle,
 		.ringbuf_kib = opts.ringbuf_kib,
 		.cgroup_ids = ncgroup_ids ? cgroup_ids : NULL, .ncgroup_ids = ncgroup_ids, .track_processes = true,
-		.stack_copy = opts.stack_copy,
+		.stack_copy = opts.stack_copy, .trace_context = !opts.no_trace_context,
 	}, record_path_handle, d.records, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
@@ -476,7 +501,7 @@ int main(int argc, char **argv)
 	if (opts.output && strcmp(opts.output, "-"))
 		log_info("Wrote %" PRIu64 " samples to %s", p->total_count, opts.output);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
-	process_table_sweep(d.processes, forget_process, d.sym);
+	process_table_sweep(d.processes, forget_process, &d);
 	status = loop_r ? 1 : 0;
 out:
 	export_loop_finish(d.export, 0);
@@ -485,6 +510,7 @@ out:
 	profile_free(p);
 	sampler_close(d.sampler);
 	record_path_free(d.records);
+	trace_table_free(d.traces);
 	symbolizer_free(d.sym);
 	process_table_free(d.processes);
 	metadata_free(d.metadata);

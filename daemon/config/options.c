@@ -42,6 +42,7 @@ enum {
 	OPT_CHECK_CONFIG,
 	OPT_STACK_COPY,
 	OPT_SYMBOL_CACHE,
+	OPT_NO_TRACE_CONTEXT,
 	OPT_LAST,
 };
 
@@ -54,6 +55,7 @@ static const struct option long_options[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "container", required_argument, NULL, OPT_CONTAINER },
 	{ "command-line", no_argument, NULL, OPT_COMMAND_LINE },
+	{ "no-trace-context", no_argument, NULL, OPT_NO_TRACE_CONTEXT },
 	{ "kubernetes", required_argument, NULL, OPT_KUBERNETES },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, OPT_TOP },
@@ -106,6 +108,8 @@ static void print_usage(FILE *out)
 		"\n"
 		"Metadata:\n"
 		"      --command-line        add process.command_line to each process (it can hold secrets)\n"
+		"      --no-trace-context    do not read the processes' OpenTelemetry process and thread contexts\n"
+		"                            (OTEP 4719, 4947): no resource attributes from them, no links to spans\n"
 		"      --kubernetes=MODE     auto, on or off: name pods, namespaces and containers from the\n"
 		"                            Kubernetes API (in-cluster service account; default auto: on\n"
 		"                            when KUBERNETES_SERVICE_HOST is set)\n"
@@ -423,6 +427,9 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 			return -EINVAL;
 		}
 		opts->container = arg;
+		break;
+	case OPT_NO_TRACE_CONTEXT:
+		opts->no_trace_context = true;
 		break;
 	case OPT_COMMAND_LINE:
 		opts->command_line = true;

@@ -71,6 +71,7 @@ struct options {
 	bool verbose;
 	bool quiet;
 	struct export_config export; /* OTLP collector: flags, then OTEL_* variables (owned) */
+	bool no_trace_context;    /* --no-trace-context: no OTEP 4719/4947 reading, no links */
 };
 
 struct config_file;

@@ -173,7 +173,25 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_window_bytes_total", "user stack bytes copied by the BPF program", NULL, m->unwind.window_bytes),
 		C("unwind_seconds_total", "CPU time spent unwinding", NULL, m->unwind.ns / 1e9),
 	};
+	struct series traces[] = {
+		G("trace_processes", "processes with an OTEP 4719 process context", NULL, m->trace_processes),
+		C("trace_contexts_read_total", "process contexts read (at a first sample, or when published again)",
+		  NULL, m->trace.contexts_read),
+		C("trace_threads_resolved_total", "processes whose otel_thread_ctx_v1 variable was found", NULL,
+		  m->trace.threads_resolved),
+		C("trace_samples_linked_total", "samples linked to a span (OTEP 4947 thread context)", NULL,
+		  m->trace.samples_linked),
+		C("trace_samples_detached_total", "samples of a process with context whose thread had no valid record",
+		  NULL, m->bpf[OTELPROF_CNT_TRACE_DETACHED]),
+		C("trace_read_errors_total", "thread contexts the BPF program could not read (TLS, pointer or record "
+		  "in unmapped memory)", NULL, m->bpf[OTELPROF_CNT_TRACE_READ_ERROR]),
+		C("trace_checks_deferred_total", "process context checks put off: over the budget of a second", NULL,
+		  m->trace.checks_deferred),
+		C("trace_table_full_total", "processes with a context left out: the table was full", NULL,
+		  m->trace.table_full + m->trace.map_failed),
+	};
 	static char end_labels[UNWIND_END_MAX][48];
+	static char reject_labels[TRACE_REJECT_MAX][48];
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
 		s[n++] = all[i];
@@ -186,6 +204,14 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 					  end ? NULL : "stack walks by how they ended (entry = complete)",
 					  end_labels[end], (double)y->unwind_ends[end] };
 	}
+	for (size_t i = 0; m->trace_enabled && i < sizeof(traces) / sizeof(traces[0]) && n < max; i++)
+		s[n++] = traces[i];
+	for (int why = 0; m->trace_enabled && why < TRACE_REJECT_MAX && n < max; why++) {
+		snprintf(reject_labels[why], sizeof(reject_labels[why]), "reason=\"%s\"", trace_reject_names[why]);
+		s[n++] = (struct series){ "otelprofd_trace_rejected_total", COUNTER,
+					  why ? NULL : "process contexts and thread context records (or parts) not "
+					  "used, by reason", reject_labels[why], (double)m->trace.rejected[why] };
+	}
 	for (size_t i = 0; m->export_enabled && i < sizeof(exported) / sizeof(exported[0]) && n < max; i++)
 		s[n++] = exported[i];
 	for (size_t i = 0; m->k8s_enabled && i < sizeof(kube) / sizeof(kube[0]) && n < max; i++)
@@ -195,7 +221,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 
 void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out)
 {
-	struct series s[128];
+	struct series s[192];
 	size_t n = collect(m, s, sizeof(s) / sizeof(s[0]));
 
 	for (size_t i = 0; i < n; i++) {

@@ -14,6 +14,7 @@
 #include "export/export_sender.h"
 #include "process/k8s.h"
 #include "process/process_table.h"
+#include "process/trace_table.h"
 #include "records.h"
 #include "symbolizer.h"
 #include "sampling/unwind_sample.h"
@@ -37,6 +38,9 @@ struct self_metrics {
 	uint64_t peak_rss_bytes;
 	bool ready;                       /* sampling works and export (if any) delivers */
 	char not_ready_reason[128];
+	bool trace_enabled;               /* trace correlation is on (no --no-trace-context) */
+	struct trace_table_counters trace;
+	uint64_t trace_processes;         /* processes with a process context now */
 };
 
 /* What the main loop keeps between ticks to judge readiness and write the periodic summary. */

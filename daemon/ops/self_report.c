@@ -40,6 +40,11 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		m->k8s_enabled = true;
 		k8s_counters(src->k8s, &m->k8s);
 	}
+	if (src->traces) {
+		m->trace_enabled = true;
+		m->trace = *trace_table_counters(src->traces);
+		m->trace_processes = trace_table_count(src->traces);
+	}
 	self_metrics_read_process(m);
 }
 

@@ -34,6 +34,7 @@ struct self_sources {
 	struct export_loop *export;      /* NULL without a collector */
 	struct k8s *k8s;                 /* NULL without Kubernetes pod metadata */
 	struct metrics_server *metrics;  /* NULL without --metrics-address */
+	struct trace_table *traces;      /* NULL with --no-trace-context */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

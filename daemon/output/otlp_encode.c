@@ -100,6 +100,11 @@ struct chunk {
 	PbDictionary dictionary;
 	PbRequest request;
 	uint64_t timestamps;
+
+	/* The link table: profile link -> request index (0 = not yet), deduplicated on the ids. */
+	uint32_t *link_map;
+	struct intern *link_keys;
+	PbLink *links; PbLink **link_ptrs; size_t nlinks;
 };
 
 static void *alloc_array(size_t n, size_t size)
@@ -152,6 +157,10 @@ static void chunk_free(struct chunk *c)
 	for (size_t i = 0; i < c->nmerged; i++)
 		free(c->merged[i]);
 	free(c->merged);
+	free(c->link_map);
+	intern_free(c->link_keys);
+	free(c->links);
+	free(c->link_ptrs);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -159,12 +168,16 @@ static void chunk_free(struct chunk *c)
 static int chunk_init(struct chunk *c, const struct profile *p, const struct otlp_encode_options *opts,
 		      size_t nprocesses, size_t nsamples, size_t nkvs)
 {
-	size_t nstr = intern_count(p->strings), nstack_locations = 0;
+	size_t nstr = intern_count(p->strings), nstack_locations = 0, nlink_attrs = 0;
 	size_t max_attrs = 1 + SAMPLE_ATTRS * nsamples + 2 + MAPPING_ATTRS * p->nmappings;
 
 	/* Each stack is mapped at most once per request: room for all of them, however they share. */
 	for (size_t i = 0; i < p->nstacks; i++)
 		nstack_locations += p->stacks[i].n;
+	/* Room for every sample's link attributes (the whole profile's: a chunk has no more). */
+	for (size_t i = 0; i < p->nsamples; i++)
+		nlink_attrs += p->links[p->samples[i].link].nattributes;
+	max_attrs += nlink_attrs;
 
 	*c = (struct chunk){ .p = p, .opts = opts };
 	c->string_map = alloc_array(nstr, sizeof(uint32_t));
@@ -207,7 +220,11 @@ static int chunk_init(struct chunk *c, const struct profile *p, const struct otl
 	c->profile_ids = alloc_array(nprocesses, 16);
 	c->samples = alloc_array(nsamples, sizeof(PbSample));
 	c->sample_ptrs = alloc_array(nsamples, sizeof(PbSample *));
-	c->sample_attrs = alloc_array(SAMPLE_ATTRS * nsamples, sizeof(int32_t));
+	c->sample_attrs = alloc_array(SAMPLE_ATTRS * nsamples + nlink_attrs, sizeof(int32_t));
+	c->link_map = alloc_array(p->nlinks, sizeof(uint32_t));
+	c->link_keys = intern_new(ENCODE_MAX_KEYS);
+	c->links = alloc_array(p->nlinks, sizeof(PbLink));
+	c->link_ptrs = alloc_array(p->nlinks, sizeof(PbLink *));
 	if (!c->string_map || !c->function_map || !c->mapping_map || !c->location_map || !c->stack_map ||
 	    !c->attr_keys || !c->mapping_keys || !c->location_keys || !c->stack_keys || !c->strings ||
 	    !c->functions || !c->function_ptrs || !c->mappings || !c->mapping_ptrs || !c->mapping_attrs ||
@@ -215,7 +232,8 @@ static int chunk_init(struct chunk *c, const struct profile *p, const struct otl
 	    !c->stacks || !c->stack_ptrs || !c->stack_locations || !c->attrs || !c->attr_ptrs ||
 	    !c->attr_values || !c->rps || !c->rp_ptrs || !c->resources || !c->kvs || !c->kv_ptrs ||
 	    !c->kv_values || !c->scopes || !c->scope_ptrs || !c->profiles || !c->profile_ptrs ||
-	    !c->profile_ids || !c->samples || !c->sample_ptrs || !c->sample_attrs) {
+	    !c->profile_ids || !c->samples || !c->sample_ptrs || !c->sample_attrs || !c->link_map ||
+	    !c->link_keys || !c->links || !c->link_ptrs) {
 		chunk_free(c);
 		return -ENOMEM;
 	}
@@ -234,6 +252,7 @@ static int chunk_init(struct chunk *c, const struct profile *p, const struct otl
 	c->attr_ptrs[c->nattrs++] = &c->attrs[0];
 	opentelemetry__proto__profiles__v1development__link__init(&c->zero_link);
 	c->link_ptr = &c->zero_link;
+	c->link_ptrs[c->nlinks++] = &c->zero_link;
 	return 0;
 }
 
@@ -276,9 +295,9 @@ struct attr_key {
  * Attribute table index of (key, value): an int, or a string given by its request string index.
  * String values are written inline (string_value), which every receiver reads.
  */
-static int64_t add_attr(struct chunk *c, enum cstr key, bool is_int, int64_t value)
+static int64_t add_attr_key(struct chunk *c, int32_t key, bool is_int, int64_t value)
 {
-	struct attr_key k = { .key = const_string(c, key), .is_int = is_int, .value = value };
+	struct attr_key k = { .key = key, .is_int = is_int, .value = value };
 	PbKeyValueAndUnit *kv;
 	PbAnyValue *v;
 	int64_t id;
@@ -301,6 +320,40 @@ static int64_t add_attr(struct chunk *c, enum cstr key, bool is_int, int64_t val
 		v->string_value = c->strings[value];
 	}
 	c->attr_ptrs[c->nattrs++] = kv;
+	return id + 1;
+}
+
+static int64_t add_attr(struct chunk *c, enum cstr key, bool is_int, int64_t value)
+{
+	return add_attr_key(c, const_string(c, key), is_int, value);
+}
+
+/* Request index of a profile link (0: none); links with the same ids share one Link. */
+static int64_t map_link(struct chunk *c, uint32_t index)
+{
+	const struct pf_link *l = &c->p->links[index];
+	uint8_t ids[24];
+	int64_t id;
+	int added;
+
+	if (!index || c->link_map[index])
+		return c->link_map[index];
+	memcpy(ids, l->trace_id, 16);
+	memcpy(ids + 16, l->span_id, 8);
+	id = intern_put(c->link_keys, ids, sizeof(ids), &added);
+	if (id < 0)
+		return id;
+	if (added) {
+		PbLink *out = &c->links[c->nlinks];
+
+		opentelemetry__proto__profiles__v1development__link__init(out);
+		out->trace_id.data = (uint8_t *)l->trace_id;
+		out->trace_id.len = 16;
+		out->span_id.data = (uint8_t *)l->span_id;
+		out->span_id.len = 8;
+		c->link_ptrs[c->nlinks++] = out;
+	}
+	c->link_map[index] = (uint32_t)id + 1;
 	return id + 1;
 }
 
@@ -531,10 +584,13 @@ static void fill_resource(struct chunk *c, PbResource *res, const struct pf_proc
 	}
 }
 
-/* Sample identity in one Profile: stack and attributes (no links). */
+/* Sample identity in one Profile: stack, attributes, and the profile link (which names the request
+ * link and the link's attributes). */
 struct sample_key {
 	int32_t stack;
 	int32_t attrs[SAMPLE_ATTRS];
+	int32_t link;
+	uint32_t profile_link;
 };
 
 /* The sorted union of two sorted timestamp arrays, owned by the chunk. NULL on failure. */
@@ -580,6 +636,10 @@ static int add_sample(struct chunk *c, struct intern *ids, const struct pf_sampl
 	if ((id = add_attr(c, CSTR_CPU_NUMBER, true, s->cpu)) < 0)
 		return (int)id;
 	k.attrs[2] = (int32_t)id;
+	if ((id = map_link(c, s->link)) < 0)
+		return (int)id;
+	k.link = (int32_t)id;
+	k.profile_link = s->link;
 	if ((id = intern_put(ids, &k, sizeof(k), &added)) < 0)
 		return (int)id;
 	c->timestamps += s->count;
@@ -600,6 +660,16 @@ static int add_sample(struct chunk *c, struct intern *ids, const struct pf_sampl
 	memcpy(out->attribute_indices, k.attrs, sizeof(k.attrs));
 	out->n_attribute_indices = SAMPLE_ATTRS;
 	c->nsample_attrs += SAMPLE_ATTRS;
+	out->link_index = k.link;
+	/* The attributes the thread published with its span: one per key, string values. */
+	for (uint32_t i = 0; s->link && i < c->p->links[s->link].nattributes; i++) {
+		const struct pf_attribute *a = &c->p->link_attributes[c->p->links[s->link].first_attribute + i];
+
+		if ((id = add_attr_key(c, map_string(c, a->key), false, map_string(c, a->string_value))) < 0)
+			return (int)id;
+		c->sample_attrs[c->nsample_attrs++] = (int32_t)id;
+		out->n_attribute_indices++;
+	}
 	/* Timestamps only: each counts one sample (one shape for the whole profile). */
 	out->timestamps_unix_nano = s->timestamps;
 	out->n_timestamps_unix_nano = s->count;
@@ -692,8 +762,8 @@ static int chunk_build(struct chunk *c, const uint32_t *procs, size_t n, const s
 	d->n_location_table = c->nlocations;
 	d->function_table = c->function_ptrs;
 	d->n_function_table = c->nfunctions;
-	d->link_table = &c->link_ptr;
-	d->n_link_table = 1;
+	d->link_table = c->link_ptrs;
+	d->n_link_table = c->nlinks;
 	d->string_table = c->strings;
 	d->n_string_table = c->nstrings;
 	d->attribute_table = c->attr_ptrs;

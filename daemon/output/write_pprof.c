@@ -23,11 +23,11 @@ typedef Perftools__Profiles__ValueType PValueType;
 /* Strings pprof needs beyond the profile's own: appended after them. */
 enum extra_string {
 	STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS, STR_PID, STR_TID, STR_THREAD_NAME,
-	STR_PROCESS_NAME, STR_CPU_LABEL, STR_KERNEL, NEXTRA,
+	STR_PROCESS_NAME, STR_CPU_LABEL, STR_KERNEL, STR_TRACE_ID, STR_SPAN_ID, NEXTRA,
 };
 static const char *const extra_strings[NEXTRA] = {
 	"samples", "count", "cpu", "nanoseconds", "pid", "tid", "thread_name", "process_name",
-	"cpu", "[kernel.kallsyms]",
+	"cpu", "[kernel.kallsyms]", "trace_id", "span_id",
 };
 
 #define LABELS_PER_SAMPLE 5
@@ -96,6 +96,7 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 	for (size_t i = 0; i < p->nsamples; i++) {
 		nlocids += p->stacks[p->samples[i].stack].n;
 		nlabels += LABELS_PER_SAMPLE + p->processes[p->samples[i].process].nattributes;
+		nlabels += p->samples[i].link ? 2 + p->links[p->samples[i].link].nattributes : 0;
 	}
 
 	a.strings = calloc(nstrings, sizeof(*a.strings));
@@ -229,6 +230,18 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 				continue;
 			set_label(&l[n++], attr->key, attr->type == PF_ATTR_STRING ? attr->string_value : 0,
 				  attr->type == PF_ATTR_INT ? attr->int_value : 0);
+		}
+		/* The span the samples ran under, and the attributes its thread published. */
+		if (src->link) {
+			const struct pf_link *link = &p->links[src->link];
+
+			set_label(&l[n++], extra(p, STR_TRACE_ID), link->trace_hex, 0);
+			set_label(&l[n++], extra(p, STR_SPAN_ID), link->span_hex, 0);
+			for (uint32_t k = 0; k < link->nattributes; k++) {
+				const struct pf_attribute *attr = &p->link_attributes[link->first_attribute + k];
+
+				set_label(&l[n++], attr->key, attr->string_value, 0);
+			}
 		}
 		for (size_t k = 0; k < n; k++)
 			a.label_ptrs[nextlabel + k] = &l[k];

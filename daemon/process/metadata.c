@@ -287,9 +287,10 @@ static bool has_attribute(const struct profile *p, uint32_t process, const char 
 	return false;
 }
 
+/* Attributes the process published about itself (OTEP 4719, added first) are kept. */
 static void add_string(struct profile *p, uint32_t process, const char *key, const char *value)
 {
-	if (value && *value)
+	if (value && *value && !has_attribute(p, process, key))
 		profile_add_process_attribute_string(p, process, key, value);
 }
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/intern.h"
+
 /* Open-addressing index of element numbers (stored +1 so that 0 marks an empty slot). */
 struct index {
 	uint32_t *slots;
@@ -24,6 +26,7 @@ struct aggregate {
 
 	size_t interval_samples;
 	uint64_t first_time, last_time;
+	struct intern *links; /* the interval's links (AGG_LINK format), or NULL before the first */
 };
 
 static uint64_t mix64(uint64_t h, uint64_t v)
@@ -96,11 +99,18 @@ static uint32_t entry_hash(uint32_t pid, uint64_t start, uint32_t tid, uint32_t 
 	return (uint32_t)(h ^ (h >> 32));
 }
 
+/* The stack and the link in one hash input. */
+static uint32_t stack_link(uint32_t stack_id, uint32_t link)
+{
+	return stack_id ^ (link * 0x9e3779b1u);
+}
+
 static uint32_t entry_hash_of(const struct aggregate *agg, uint32_t i)
 {
 	const struct agg_entry *e = &agg->entries[i];
 
-	return entry_hash(e->pid, process_key(e->process_start_ns, e->process_instance), e->tid, e->cpu, e->stack_id);
+	return entry_hash(e->pid, process_key(e->process_start_ns, e->process_instance), e->tid, e->cpu,
+			  stack_link(e->stack_id, e->link));
 }
 
 struct aggregate *aggregate_new(const struct agg_limits *limits)
@@ -130,6 +140,7 @@ void aggregate_free(struct aggregate *agg)
 	free(agg->entries);
 	free(agg->stack_index.slots);
 	free(agg->entry_index.slots);
+	intern_free(agg->links);
 	free(agg);
 }
 
@@ -141,6 +152,8 @@ void aggregate_reset(struct aggregate *agg)
 	agg->nentries = 0;
 	agg->interval_samples = 0;
 	agg->first_time = agg->last_time = 0;
+	intern_free(agg->links);
+	agg->links = NULL;
 	if (agg->stack_index.slots)
 		memset(agg->stack_index.slots, 0, agg->stack_index.capacity * sizeof(uint32_t));
 	if (agg->entry_index.slots)
@@ -202,9 +215,10 @@ static int64_t intern_stack(struct aggregate *agg, const struct otelprof_sample 
 }
 
 static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct otelprof_sample *s,
-					    uint64_t instance, uint32_t stack_id, int *err)
+					    uint64_t instance, uint32_t stack_id, uint32_t link, int *err)
 {
-	uint32_t h = entry_hash(s->pid, process_key(s->process_start_ns, instance), s->tid, s->cpu, stack_id);
+	uint32_t h = entry_hash(s->pid, process_key(s->process_start_ns, instance), s->tid, s->cpu,
+				stack_link(stack_id, link));
 	struct agg_entry *e;
 	size_t mask, slot;
 
@@ -214,7 +228,7 @@ static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct o
 			e = &agg->entries[agg->entry_index.slots[slot] - 1];
 			if (e->pid == s->pid && e->process_start_ns == s->process_start_ns &&
 			    e->process_instance == instance && e->tid == s->tid &&
-			    e->cpu == s->cpu && e->stack_id == stack_id)
+			    e->cpu == s->cpu && e->stack_id == stack_id && e->link == link)
 				return e;
 		}
 	}
@@ -232,7 +246,7 @@ static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct o
 	*e = (struct agg_entry){
 		.pid = s->pid, .process_start_ns = s->process_start_ns, .process_instance = instance,
 		.tid = s->tid, .cpu = s->cpu,
-		.stack_id = stack_id,
+		.stack_id = stack_id, .link = link,
 	};
 	mask = agg->entry_index.capacity - 1;
 	for (slot = h & mask; agg->entry_index.slots[slot]; slot = (slot + 1) & mask)
@@ -265,6 +279,33 @@ int aggregate_add(struct aggregate *agg, const struct otelprof_sample *s, uint64
 int aggregate_add_instance(struct aggregate *agg, const struct otelprof_sample *s, uint64_t process_instance,
 			   uint64_t time_unix_ns)
 {
+	return aggregate_add_linked(agg, s, process_instance, time_unix_ns, NULL, 0);
+}
+
+/* Id + 1 of the link (0: none, or the table is full: counted, the sample is kept unlinked). */
+static uint32_t intern_link(struct aggregate *agg, const uint8_t *link, size_t len)
+{
+	int64_t id;
+
+	if (!len)
+		return 0;
+	if (len < AGG_LINK_IDS || len > AGG_LINK_MAX) {
+		agg->counters.malformed++;
+		return 0;
+	}
+	if (!agg->links)
+		agg->links = intern_new(agg->limits.max_entries);
+	id = agg->links ? intern_put(agg->links, link, len, NULL) : -ENOMEM;
+	if (id < 0) {
+		agg->counters.dropped_links++;
+		return 0;
+	}
+	return (uint32_t)id + 1;
+}
+
+int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *s, uint64_t process_instance,
+			 uint64_t time_unix_ns, const uint8_t *link, size_t link_len)
+{
 	struct agg_entry *e;
 	int64_t stack_id;
 	int err = 0;
@@ -282,7 +323,7 @@ int aggregate_add_instance(struct aggregate *agg, const struct otelprof_sample *
 		count_drop(agg, (int)stack_id);
 		return (int)stack_id == -ENOMEM ? -ENOMEM : -ENOSPC;
 	}
-	e = find_or_add_entry(agg, s, process_instance, (uint32_t)stack_id, &err);
+	e = find_or_add_entry(agg, s, process_instance, (uint32_t)stack_id, intern_link(agg, link, link_len), &err);
 	if (!e) {
 		count_drop(agg, err);
 		return err == -ENOMEM ? -ENOMEM : -ENOSPC;
@@ -324,6 +365,18 @@ const struct agg_stack *aggregate_stack(const struct aggregate *agg, uint32_t st
 const struct agg_counters *aggregate_counters(const struct aggregate *agg)
 {
 	return &agg->counters;
+}
+
+size_t aggregate_link_count(const struct aggregate *agg)
+{
+	return agg->links ? intern_count(agg->links) : 0;
+}
+
+const uint8_t *aggregate_link(const struct aggregate *agg, uint32_t id, size_t *len)
+{
+	if (!agg->links || id >= intern_count(agg->links))
+		return NULL;
+	return intern_key(agg->links, id, len);
 }
 
 bool aggregate_time_range(const struct aggregate *agg, uint64_t *first, uint64_t *last)

@@ -35,7 +35,17 @@ struct agg_entry {
 	size_t ntimestamps, capacity;
 	char comm[16];              /* thread name at the last sample */
 	char process_comm[16];      /* process name at the last sample */
+	uint32_t link;              /* the thread context the samples ran under: aggregate_link(link - 1),
+				       0 for none */
 };
+
+/*
+ * A sample's link to a trace (OTEP 4947), as the aggregate keeps it: AGG_LINK_IDS bytes of trace id
+ * (16) and span id (8), then its attributes as "key\0value\0" pairs, sorted by key id. At most
+ * AGG_LINK_MAX bytes.
+ */
+#define AGG_LINK_IDS 24
+#define AGG_LINK_MAX 4096
 
 struct agg_limits {
 	size_t max_entries;      /* distinct (pid, tid, cpu, stack) */
@@ -50,6 +60,7 @@ struct agg_counters {
 	uint64_t dropped_samples;     /* dropped: max_samples reached */
 	uint64_t dropped_nomem;       /* dropped: allocation failed */
 	uint64_t malformed;           /* records whose depths were out of range */
+	uint64_t dropped_links;       /* samples kept without their link: the link table was full */
 };
 
 struct aggregate;
@@ -62,6 +73,9 @@ int aggregate_add(struct aggregate *agg, const struct otelprof_sample *sample, u
 /* The same for a sample of one process instance (see process_table.h), kept apart from the others. */
 int aggregate_add_instance(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
 			   uint64_t time_unix_ns);
+/* The same for a sample linked to a trace: link[0 .. len) in the AGG_LINK format (len 0: none). */
+int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
+			 uint64_t time_unix_ns, const uint8_t *link, size_t len);
 /* Forget every sample: a new interval starts. Counters are kept. */
 void aggregate_reset(struct aggregate *agg);
 
@@ -69,6 +83,9 @@ size_t aggregate_entry_count(const struct aggregate *agg);
 const struct agg_entry *aggregate_entry(const struct aggregate *agg, size_t i);
 const struct agg_stack *aggregate_stack(const struct aggregate *agg, uint32_t stack_id);
 const struct agg_counters *aggregate_counters(const struct aggregate *agg);
+/* Links of the interval: ids 0 .. aggregate_link_count() - 1; the bytes and their length. */
+size_t aggregate_link_count(const struct aggregate *agg);
+const uint8_t *aggregate_link(const struct aggregate *agg, uint32_t id, size_t *len);
 /* Earliest and latest sample time of the interval; false when it is empty. */
 bool aggregate_time_range(const struct aggregate *agg, uint64_t *first, uint64_t *last);
 

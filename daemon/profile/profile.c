@@ -16,6 +16,7 @@ struct builder {
 	struct profile *p;
 	struct symbolizer *sym;
 	struct intern *functions, *mappings, *locations, *stacks, *processes;
+	uint32_t *link_map; /* aggregate link id -> profile link index, 0 = not yet added */
 };
 
 struct location_key {
@@ -126,6 +127,11 @@ static struct profile *profile_new(void)
 	p->locations[p->nlocations++] = (struct pf_location){ 0 };
 	p->stacks[p->nstacks++] = (struct pf_stack){ 0 };
 	p->processes[p->nprocesses++] = (struct pf_process){ 0 };
+	if (grow((void **)&p->links, &p->links_capacity, p->nlinks, sizeof(*p->links))) {
+		profile_free(p);
+		return NULL;
+	}
+	p->links[p->nlinks++] = (struct pf_link){ 0 };
 	return p;
 }
 
@@ -145,6 +151,8 @@ void profile_free(struct profile *p)
 	free(p->processes);
 	free(p->process_attributes);
 	free(p->samples);
+	free(p->links);
+	free(p->link_attributes);
 	free(p);
 }
 
@@ -397,6 +405,54 @@ static int64_t add_process(struct builder *b, const struct agg_entry *e)
 	return index;
 }
 
+static uint32_t intern_hex(struct profile *p, const uint8_t *bytes, size_t n)
+{
+	char hex[33];
+
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+	return profile_intern_string(p, hex);
+}
+
+/* Profile index of the aggregate's link id (from agg_entry.link - 1); added on first sight. */
+static int64_t add_link(struct builder *b, const struct aggregate *agg, uint32_t id)
+{
+	struct profile *p = b->p;
+	const uint8_t *bytes;
+	struct pf_link *l;
+	size_t len, at;
+
+	if (b->link_map[id])
+		return b->link_map[id];
+	bytes = aggregate_link(agg, id, &len);
+	if (!bytes || len < AGG_LINK_IDS)
+		return 0;
+	if (grow((void **)&p->links, &p->links_capacity, p->nlinks, sizeof(*p->links)))
+		return -ENOMEM;
+	l = &p->links[p->nlinks];
+	*l = (struct pf_link){ .first_attribute = (uint32_t)p->nlink_attributes };
+	memcpy(l->trace_id, bytes, 16);
+	memcpy(l->span_id, bytes + 16, 8);
+	l->trace_hex = intern_hex(p, l->trace_id, 16);
+	l->span_hex = intern_hex(p, l->span_id, 8);
+	/* "key\0value\0" pairs: both ends are inside the bytes, the aggregate made them. */
+	for (at = AGG_LINK_IDS; at < len;) {
+		const char *key = (const char *)bytes + at, *value = key + strlen(key) + 1;
+
+		if (grow((void **)&p->link_attributes, &p->link_attributes_capacity, p->nlink_attributes,
+			 sizeof(*p->link_attributes)))
+			return -ENOMEM;
+		p->link_attributes[p->nlink_attributes++] = (struct pf_attribute){
+			.key = profile_intern_string(p, key), .type = PF_ATTR_STRING,
+			.string_value = profile_intern_string(p, value),
+		};
+		l->nattributes++;
+		at = (size_t)(value - (const char *)bytes) + strlen(value) + 1;
+	}
+	b->link_map[id] = (uint32_t)p->nlinks;
+	return (int64_t)p->nlinks++;
+}
+
 static int compare_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -409,7 +465,7 @@ static int add_sample(struct builder *b, const struct aggregate *agg, const stru
 {
 	struct profile *p = b->p;
 	size_t before = p->nprocesses;
-	int64_t process = add_process(b, e), stack;
+	int64_t process = add_process(b, e), stack, link = 0;
 	struct pf_sample *s;
 
 	if (process < 0)
@@ -419,12 +475,14 @@ static int add_sample(struct builder *b, const struct aggregate *agg, const stru
 	stack = add_stack(b, (uint32_t)process, aggregate_stack(agg, e->stack_id));
 	if (stack < 0)
 		return (int)stack;
+	if (e->link && (link = add_link(b, agg, e->link - 1)) < 0)
+		return (int)link;
 	if (RESERVE(p, samples, nsamples))
 		return -ENOMEM;
 	s = &p->samples[p->nsamples];
 	*s = (struct pf_sample){
 		.process = (uint32_t)process, .tid = e->tid, .thread_name = profile_intern_string(p, e->comm),
-		.cpu = e->cpu, .stack = (uint32_t)stack, .count = e->ntimestamps,
+		.cpu = e->cpu, .stack = (uint32_t)stack, .count = e->ntimestamps, .link = (uint32_t)link,
 	};
 	s->timestamps = malloc(e->ntimestamps * sizeof(uint64_t));
 	if (!s->timestamps)
@@ -454,7 +512,8 @@ struct profile *profile_build(const struct aggregate *agg, struct symbolizer *sy
 	b.locations = intern_new(PROFILE_MAX_KEYS);
 	b.stacks = intern_new(PROFILE_MAX_KEYS);
 	b.processes = intern_new(PROFILE_MAX_KEYS);
-	if (!b.functions || !b.mappings || !b.locations || !b.stacks || !b.processes)
+	b.link_map = calloc(aggregate_link_count(agg) + 1, sizeof(*b.link_map));
+	if (!b.functions || !b.mappings || !b.locations || !b.stacks || !b.processes || !b.link_map)
 		goto fail;
 	p->frequency = options->frequency;
 	p->period_ns = options->frequency ? 1000000000ULL / options->frequency : 0;
@@ -475,6 +534,7 @@ struct profile *profile_build(const struct aggregate *agg, struct symbolizer *sy
 	intern_free(b.locations);
 	intern_free(b.stacks);
 	intern_free(b.processes);
+	free(b.link_map);
 	return p;
 
 fail:
@@ -483,6 +543,7 @@ fail:
 	intern_free(b.locations);
 	intern_free(b.stacks);
 	intern_free(b.processes);
+	free(b.link_map);
 	profile_free(p);
 	errno = err ? -err : ENOMEM;
 	return NULL;

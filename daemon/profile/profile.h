@@ -96,6 +96,17 @@ struct pf_sample {
 	uint32_t stack;
 	uint64_t count;
 	uint64_t *timestamps;  /* unix ns, count of them, sorted */
+	uint32_t link;         /* the trace span the samples ran under: links[link], 0 for none */
+};
+
+/* A link to a trace span (OTEP 4947 thread context) and the attributes the thread published with it. */
+struct pf_link {
+	uint8_t trace_id[16];     /* W3C byte order */
+	uint8_t span_id[8];
+	uint32_t trace_hex;       /* string: trace_id as lowercase hex */
+	uint32_t span_hex;        /* string: span_id as lowercase hex */
+	uint32_t first_attribute; /* link_attributes[first .. first + n): string attributes, by key */
+	uint32_t nattributes;
 };
 
 struct profile_counters {
@@ -130,6 +141,10 @@ struct profile {
 		size_t functions, mappings, locations, lines, stacks, stack_locations, processes,
 			process_attributes, samples;
 	} capacity;
+
+	/* Links (element 0 the zero link, no attributes), deduplicated; their attributes. */
+	struct pf_link *links; size_t nlinks, links_capacity;
+	struct pf_attribute *link_attributes; size_t nlink_attributes, link_attributes_capacity;
 };
 
 /*

@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "process/process_table.h"
+#include "process/trace_table.h"
 #include "profile/aggregate.h"
 #include "records.h"
 #include "symbolizer.h"
@@ -21,6 +22,8 @@ struct record_path {
 	struct symbolizer *sym;          /* borrowed (struct record_path_config) */
 	struct process_table *processes; /* borrowed */
 	struct aggregate *agg;           /* borrowed */
+	struct trace_table *traces;      /* borrowed, or NULL */
+	uint8_t link[AGG_LINK_MAX];      /* the link of the sample being added */
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	struct record_path_counters counters;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
@@ -37,6 +40,7 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 	rp->sym = cfg->sym;
 	rp->processes = cfg->processes;
 	rp->agg = cfg->agg;
+	rp->traces = cfg->traces;
 	return rp;
 }
 
@@ -64,6 +68,8 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 		 * comes before its samples in the ring buffer, so a process that lives for a moment keeps
 		 * at least those; a sample outside them reads the mappings again. */
 		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
+		if (rp->traces)
+			trace_table_retire(rp->traces, e->pid);
 		process_table_exec(rp->processes, e->pid, e->start_ns, comm, filename, e->cgroup_id);
 		pi = process_table_find(rp->processes, e->pid, e->start_ns);
 		if (!pi)
@@ -86,6 +92,8 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 		break;
 	case OTELPROF_RECORD_EXIT:
 		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
+		if (rp->traces)
+			trace_table_retire(rp->traces, e->pid);
 		process_table_exit(rp->processes, e->pid, e->start_ns);
 		break;
 	}
@@ -104,6 +112,20 @@ static void open_modules(struct record_path *rp, const struct otelprof_sample *s
 		symbolizer_user_instance(rp->sym, (pid_t)s->pid, instance, s->user_ips[i], &frame);
 }
 
+/* The sample's link to a trace (OTEP 4947), in rp->link: its length, 0 for none. */
+static size_t sample_link(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
+{
+	const struct otelprof_trace_ctx *tc;
+
+	if (!rp->traces || !pi)
+		return 0;
+	trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, false, clock_ns(CLOCK_MONOTONIC));
+	if (!(s->flags & OTELPROF_SAMPLE_TRACE_CTX) || s->hdr.size < sizeof(*s) + sizeof(*tc))
+		return 0;
+	tc = (const void *)((const uint8_t *)s + s->hdr.size - sizeof(*tc));
+	return trace_table_link(rp->traces, s->pid, s->process_start_ns, tc, rp->link, clock_ns(CLOCK_MONOTONIC));
+}
+
 void record_path_handle(void *ctx, const void *data, size_t size)
 {
 	struct record_path *rp = ctx;
@@ -111,6 +133,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 	const struct otelprof_sample *s = data;
 	const struct process_info *pi;
 	uint64_t instance;
+	size_t link_len;
 
 	if (size < sizeof(*hdr) || hdr->size > size) {
 		rp->counters.malformed_records++;
@@ -129,11 +152,12 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+		link_len = sample_link(rp, s, pi);
 		s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
 				  &rp->counters.unwind);
 		if (pi && pi->samples == 1)
 			open_modules(rp, s, instance);
-		aggregate_add_instance(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns);
+		aggregate_add_linked(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns, rp->link, link_len);
 		break;
 	case OTELPROF_RECORD_EXEC:
 	case OTELPROF_RECORD_FORK:

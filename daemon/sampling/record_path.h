@@ -38,11 +38,14 @@
 struct aggregate;
 struct process_table;
 struct symbolizer;
+struct trace_table;
 
 struct record_path_config {
 	struct symbolizer *sym;          /* borrowed: frames, instances and their mappings */
 	struct process_table *processes; /* borrowed: the processes the records name */
 	struct aggregate *agg;           /* borrowed: where samples go */
+	struct trace_table *traces;      /* borrowed: process and thread contexts (OTEP 4719, 4947); NULL:
+					    samples are not linked to traces */
 };
 
 struct record_path_counters {

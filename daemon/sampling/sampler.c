@@ -287,6 +287,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	s->skel->rodata->track_processes = config->track_processes;
 	s->skel->rodata->stack_copy = config->stack_copy;
 	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
+	s->skel->rodata->trace_context = config->trace_context;
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	r = libbpf_num_possible_cpus();
 	if (r <= 0) {
@@ -404,6 +405,17 @@ int sampler_fd(const struct sampler *s)
 int sampler_consume(struct sampler *s)
 {
 	return ring_buffer__consume(s->rb);
+}
+
+int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelprof_trace_proc *entry)
+{
+	int r;
+
+	if (!entry) {
+		r = bpf_map__delete_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), 0);
+		return r == -ENOENT ? 0 : r;
+	}
+	return bpf_map__update_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), entry, sizeof(*entry), BPF_ANY);
 }
 
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX])

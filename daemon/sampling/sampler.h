@@ -25,6 +25,7 @@ struct sampler_config {
 	bool track_processes;       /* send exec, fork and exit records */
 	unsigned stack_copy;        /* bytes of user stack copied per sample with the user registers
 				       (0: none; at most OTELPROF_MAX_STACK_COPY) */
+	bool trace_context;         /* read OTEP 4947 thread contexts (processes in the map trace_procs) */
 };
 
 /* Called for every record; data is valid only during the call. */
@@ -52,6 +53,10 @@ int sampler_fd(const struct sampler *s);
 int sampler_consume(struct sampler *s);
 /* Sum of the BPF-side per-CPU counters, indexed by enum otelprof_counter. 0 or -errno. */
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX]);
+/* Tell the BPF program where pid's threads keep their thread context (entry NULL: they do not).
+ * 0 or -errno (-E2BIG: the map is full). */
+int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelprof_trace_proc *entry);
+
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 

@@ -26,13 +26,16 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, u
 	const struct otelprof_stack_window *w = (const void *)(s + 1);
 	uint64_t ips[OTELPROF_MAX_STACK_DEPTH], start;
 	struct unwind_result result;
-	size_t n;
+	size_t n, end;
 
 	if (!(s->flags & OTELPROF_SAMPLE_STACK_WINDOW))
 		return s;
 	counters->windows++;
-	if (s->hdr.size < sizeof(*s) + sizeof(*w) || s->hdr.size > size ||
-	    w->size > OTELPROF_MAX_STACK_COPY || w->size != s->hdr.size - sizeof(*s) - sizeof(*w)) {
+	/* A thread context tail, when there is one, follows the window. */
+	end = s->hdr.size - ((s->flags & OTELPROF_SAMPLE_TRACE_CTX) ? sizeof(struct otelprof_trace_ctx) : 0);
+
+	if (end < sizeof(*s) + sizeof(*w) || end > size || s->hdr.size > size ||
+	    w->size > OTELPROF_MAX_STACK_COPY || w->size != end - sizeof(*s) - sizeof(*w)) {
 		counters->malformed++;
 		return s;
 	}

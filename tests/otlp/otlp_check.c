@@ -123,6 +123,11 @@ static void check_dictionary(struct checker *c, const Dict *d)
 		bad(c, "stack_table[0] is not the zero Stack");
 	if (!d->n_attribute_table || protobuf_c_message_get_packed_size(&d->attribute_table[0]->base))
 		bad(c, "attribute_table[0] is not the zero KeyValueAndUnit");
+	for (size_t i = 1; i < d->n_link_table; i++)
+		if (d->link_table[i]->trace_id.len != 16 || d->link_table[i]->span_id.len != 8)
+			bad(c, "link %zu: trace_id of %zu bytes, span_id of %zu", i, d->link_table[i]->trace_id.len,
+			    d->link_table[i]->span_id.len);
+	unique_messages(c, (ProtobufCMessage **)d->link_table, d->n_link_table, "link");
 
 	for (size_t i = 1; i < d->n_mapping_table; i++) {
 		const Opentelemetry__Proto__Profiles__V1development__Mapping *m = d->mapping_table[i];
@@ -374,7 +379,19 @@ static void summary_profile(FILE *out, const Dict *d, const Prof *p)
 			fputs(j ? "," : "", out);
 			json_string(out, type);
 		}
-		fputs("],\"attributes\":{", out);
+		fputc(']', out);
+		if (s->link_index > 0 && (size_t)s->link_index < d->n_link_table) {
+			const Opentelemetry__Proto__Profiles__V1development__Link *l = d->link_table[s->link_index];
+
+			fputs(",\"trace_id\":\"", out);
+			for (size_t j = 0; j < l->trace_id.len; j++)
+				fprintf(out, "%02x", l->trace_id.data[j]);
+			fputs("\",\"span_id\":\"", out);
+			for (size_t j = 0; j < l->span_id.len; j++)
+				fprintf(out, "%02x", l->span_id.data[j]);
+			fputc('"', out);
+		}
+		fputs(",\"attributes\":{", out);
 		for (size_t j = 0; j < s->n_attribute_indices; j++) {
 			const Attr *a = d->attribute_table[s->attribute_indices[j]];
 

@@ -1,0 +1,411 @@
+#include "process/process_ctx.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+/* The mapping's header, as OTEP 4719 lays it out. */
+struct ctx_header {
+	char signature[8];         /* "OTEL_CTX", written last */
+	uint32_t version;          /* 2 (1: development) */
+	uint32_t payload_size;
+	uint64_t published_at_ns;  /* 0 while being written */
+	uint64_t payload;          /* address of the payload in the process */
+};
+
+/* Names a mapping may have (OTEP 4719 and its kernel-dependent forms). */
+static const char *const mapping_names[] = { "[anon_shmem:OTEL_CTX]", "[anon:OTEL_CTX]", "/memfd:OTEL_CTX" };
+/* Tries of the read protocol before giving up on a context being rewritten. */
+#define READ_TRIES 3
+/* Lines of /proc/PID/maps read at most while looking for the mapping. */
+#define MAX_MAPS_LINES 65536
+
+static int read_memory(uint32_t pid, uint64_t address, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)address, .iov_len = len };
+	ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int find_mapping(const char *proc_root, uint32_t pid, uint64_t *address)
+{
+	char path[64], line[512];
+	unsigned lines = 0;
+	FILE *f;
+	int r = -ENOENT;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", proc_root ? proc_root : "/proc", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (r == -ENOENT && lines++ < MAX_MAPS_LINES && fgets(line, sizeof(line), f)) {
+		unsigned long long start;
+		int name = 0;
+
+		if (sscanf(line, "%llx-%*x %*s %*x %*x:%*x %*u %n", &start, &name) < 1 || !name)
+			continue;
+		for (size_t i = 0; i < sizeof(mapping_names) / sizeof(mapping_names[0]); i++)
+			if (!strncmp(line + name, mapping_names[i], strlen(mapping_names[i]))) {
+				*address = start;
+				r = 0;
+			}
+	}
+	fclose(f);
+	return r;
+}
+
+bool utf8_valid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	for (size_t i = 0; i < len;) {
+		unsigned c = s[i], n;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		else
+			return false;
+		if (len - i <= n)
+			return false;
+		for (unsigned k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += n + 1;
+	}
+	return true;
+}
+
+/*
+ * A small protobuf reader for the payload's few messages: bounded by the buffer, nesting bounded by
+ * the schema (no recursion on what the bytes say), unknown fields skipped.
+ */
+struct pb {
+	const uint8_t *p, *end;
+};
+
+static bool pb_varint(struct pb *b, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; shift < 64 && b->p < b->end; shift += 7) {
+		uint8_t byte = *b->p++;
+
+		*v |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* The next field: its number, wire type, and for a length-delimited one its bytes (in *sub). */
+static bool pb_field(struct pb *b, uint32_t *number, unsigned *type, struct pb *sub, uint64_t *value)
+{
+	uint64_t tag, len;
+
+	if (!pb_varint(b, &tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
+		return false;
+	*number = (uint32_t)(tag >> 3);
+	*type = tag & 7;
+	switch (*type) {
+	case 0:
+		return pb_varint(b, value);
+	case 1:
+		if (b->end - b->p < 8)
+			return false;
+		memcpy(value, b->p, 8);
+		b->p += 8;
+		return true;
+	case 2:
+		if (!pb_varint(b, &len) || len > (uint64_t)(b->end - b->p))
+			return false;
+		sub->p = b->p;
+		sub->end = b->p + len;
+		b->p += len;
+		return true;
+	case 5:
+		if (b->end - b->p < 4)
+			return false;
+		*value = 0;
+		memcpy(value, b->p, 4);
+		b->p += 4;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static char *pb_string(const struct pb *s)
+{
+	size_t len = (size_t)(s->end - s->p);
+	char *out;
+
+	if (len > PROCESS_CTX_MAX_STRING || !utf8_valid((const char *)s->p, len) || memchr(s->p, 0, len))
+		return NULL;
+	out = malloc(len + 1);
+	if (out) {
+		memcpy(out, s->p, len);
+		out[len] = 0;
+	}
+	return out;
+}
+
+/* An AnyValue's scalar as text (NULL: not a scalar, or unfit); *array gets an array_value's bytes. */
+static bool any_value(struct pb v, char **text, struct pb *array)
+{
+	struct pb sub;
+	uint32_t number;
+	unsigned type;
+	uint64_t x;
+	char buf[64];
+
+	*text = NULL;
+	array->p = array->end = NULL;
+	while (v.p < v.end) {
+		if (!pb_field(&v, &number, &type, &sub, &x))
+			return false;
+		free(*text);
+		*text = NULL;
+		if (number == 1 && type == 2) {
+			*text = pb_string(&sub);
+		} else if (number == 2 && type == 0) {
+			*text = strdup(x ? "true" : "false");
+		} else if (number == 3 && type == 0) {
+			snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)x);
+			*text = strdup(buf);
+		} else if (number == 4 && type == 1) {
+			double d;
+
+			memcpy(&d, &x, sizeof(d));
+			snprintf(buf, sizeof(buf), "%.17g", d);
+			*text = strdup(buf);
+		} else if (number == 5 && type == 2) {
+			*array = sub;
+		}
+	}
+	return true;
+}
+
+/* A KeyValue: its key and value (text, or an array's bytes). */
+static bool key_value(struct pb kv, char **key, char **text, struct pb *array)
+{
+	struct pb sub, value = { 0 };
+	uint32_t number;
+	unsigned type;
+	uint64_t x;
+
+	*key = *text = NULL;
+	while (kv.p < kv.end) {
+		if (!pb_field(&kv, &number, &type, &sub, &x))
+			goto fail;
+		if (number == 1 && type == 2) {
+			free(*key);
+			*key = pb_string(&sub);
+		} else if (number == 2 && type == 2) {
+			value = sub;
+		}
+	}
+	if (value.p && !any_value(value, text, array))
+		goto fail;
+	return true;
+fail:
+	free(*key);
+	*key = NULL;
+	return false;
+}
+
+static int add_attr(struct process_ctx *ctx, char *key, char *value)
+{
+	struct process_ctx_attr *grown;
+
+	if (!key || !value || !*key || ctx->nattrs >= PROCESS_CTX_MAX_ATTRS) {
+		ctx->skipped++;
+		free(key);
+		free(value);
+		return 0;
+	}
+	/* Keys must be unique; a repeated one keeps its first value. */
+	for (size_t i = 0; i < ctx->nattrs; i++)
+		if (!strcmp(ctx->attrs[i].key, key)) {
+			ctx->skipped++;
+			free(key);
+			free(value);
+			return 0;
+		}
+	grown = realloc(ctx->attrs, (ctx->nattrs + 1) * sizeof(*grown));
+	if (!grown) {
+		free(key);
+		free(value);
+		return -ENOMEM;
+	}
+	ctx->attrs = grown;
+	ctx->attrs[ctx->nattrs++] = (struct process_ctx_attr){ .key = key, .value = value };
+	return 0;
+}
+
+/* threadlocal.attribute_key_map: an ArrayValue of strings, index = key id. */
+static int key_map(struct process_ctx *ctx, struct pb array)
+{
+	struct pb sub, none;
+	uint32_t number;
+	unsigned type;
+	uint64_t x;
+
+	while (array.p < array.end) {
+		char *name;
+
+		if (!pb_field(&array, &number, &type, &sub, &x))
+			return -EBADMSG;
+		if (number != 1 || type != 2)
+			continue;
+		if (ctx->nkeys >= PROCESS_CTX_MAX_KEYS) {
+			ctx->skipped++;
+			continue;
+		}
+		if (!any_value(sub, &name, &none))
+			return -EBADMSG;
+		/* A key that is not a string keeps its index, named by nothing. */
+		if (!name)
+			ctx->skipped++;
+		ctx->keys[ctx->nkeys++] = name;
+	}
+	return 0;
+}
+
+static int decode(struct process_ctx *ctx, const uint8_t *payload, size_t len)
+{
+	struct pb b = { payload, payload + len }, sub, attrs, array;
+	uint32_t number;
+	unsigned type;
+	uint64_t x;
+	int r;
+
+	ctx->keys = calloc(PROCESS_CTX_MAX_KEYS, sizeof(*ctx->keys));
+	if (!ctx->keys)
+		return -ENOMEM;
+	while (b.p < b.end) {
+		char *key, *text;
+
+		if (!pb_field(&b, &number, &type, &sub, &x))
+			return -EBADMSG;
+		if (type != 2)
+			continue;
+		if (number == 1) { /* Resource: its attributes (1) */
+			while (sub.p < sub.end) {
+				if (!pb_field(&sub, &number, &type, &attrs, &x))
+					return -EBADMSG;
+				if (number != 1 || type != 2)
+					continue;
+				if (!key_value(attrs, &key, &text, &array))
+					return -EBADMSG;
+				if ((r = add_attr(ctx, key, text)))
+					return r;
+			}
+		} else if (number == 2) { /* attributes: the thread-local reference data among them */
+			if (!key_value(sub, &key, &text, &array))
+				return -EBADMSG;
+			if (key && !strcmp(key, "threadlocal.schema_version"))
+				ctx->thread_ctx = text && (!strcmp(text, "tlsdesc_v1_dev") || !strcmp(text, "tls_v1"));
+			else if (key && !strcmp(key, "threadlocal.attribute_key_map") && array.p &&
+				 (r = key_map(ctx, array)))
+				return r;
+			free(key);
+			free(text);
+		}
+	}
+	return 0;
+}
+
+int process_ctx_read(const char *proc_root, uint32_t pid, struct process_ctx **out)
+{
+	struct ctx_header h, again;
+	struct process_ctx *ctx = NULL;
+	uint8_t *payload = NULL;
+	uint64_t address = 0;
+	int r;
+
+	*out = NULL;
+	if ((r = find_mapping(proc_root, pid, &address)))
+		return r;
+	for (unsigned attempt = 0; attempt < READ_TRIES; attempt++) {
+		if ((r = read_memory(pid, address, &h, sizeof(h))))
+			goto fail;
+		if (memcmp(h.signature, "OTEL_CTX", 8) || (h.version != 1 && h.version != 2)) {
+			r = -EBADMSG;
+			goto fail;
+		}
+		r = -EAGAIN;
+		if (!h.published_at_ns)
+			continue;
+		if (h.payload_size > PROCESS_CTX_MAX_PAYLOAD) {
+			r = -EFBIG;
+			goto fail;
+		}
+		free(payload);
+		payload = malloc(h.payload_size ? h.payload_size : 1);
+		if (!payload) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		if (h.payload_size && (r = read_memory(pid, h.payload, payload, h.payload_size)))
+			goto fail;
+		if ((r = read_memory(pid, address, &again, sizeof(again))))
+			goto fail;
+		if (again.published_at_ns == h.published_at_ns) {
+			r = 0;
+			break;
+		}
+		r = -EAGAIN;
+	}
+	if (r)
+		goto fail;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	ctx->address = address;
+	ctx->published_at_ns = h.published_at_ns;
+	if ((r = decode(ctx, payload, h.payload_size)))
+		goto fail;
+	free(payload);
+	*out = ctx;
+	return 0;
+fail:
+	free(payload);
+	process_ctx_free(ctx);
+	return r;
+}
+
+void process_ctx_free(struct process_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	for (size_t i = 0; i < ctx->nattrs; i++) {
+		free(ctx->attrs[i].key);
+		free(ctx->attrs[i].value);
+	}
+	for (size_t i = 0; ctx->keys && i < ctx->nkeys; i++)
+		free(ctx->keys[i]);
+	free(ctx->attrs);
+	free(ctx->keys);
+	free(ctx);
+}

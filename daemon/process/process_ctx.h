@@ -1,0 +1,52 @@
+/*
+ * The OTEP 4719 process context of a process: the resource attributes its OpenTelemetry SDK
+ * publishes in a mapping named OTEL_CTX, and the OTEP 4947 thread-local reference data (schema
+ * version, attribute key map) among its attributes.
+ *
+ * Read from /proc/PID/maps and the process's memory with process_vm_readv, bounded and checked
+ * (hostile bytes are a failed read, never a crash): payload at most PROCESS_CTX_MAX_PAYLOAD bytes,
+ * at most PROCESS_CTX_MAX_ATTRS resource attributes and PROCESS_CTX_MAX_KEYS keys, strings valid
+ * UTF-8 of bounded length (others are skipped and counted in the result). The caller owns the
+ * result: process_ctx_free().
+ */
+#ifndef OTELPROFD_PROCESS_CTX_H
+#define OTELPROFD_PROCESS_CTX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROCESS_CTX_MAX_PAYLOAD (64u << 10)
+#define PROCESS_CTX_MAX_ATTRS 128
+#define PROCESS_CTX_MAX_KEYS 256  /* a thread context key is a uint8 */
+#define PROCESS_CTX_MAX_STRING 1024
+
+struct process_ctx_attr {
+	char *key;
+	char *value; /* string, int, bool and double values as text */
+};
+
+struct process_ctx {
+	uint64_t address;         /* the header's address in the process */
+	uint64_t published_at_ns; /* the header's timestamp: changes at every update */
+	struct process_ctx_attr *attrs; /* the Resource's attributes */
+	size_t nattrs;
+	char **keys;              /* threadlocal.attribute_key_map: key id -> name (NULL: not a string) */
+	size_t nkeys;
+	bool thread_ctx;          /* threadlocal.schema_version is one this reader knows
+				     (tlsdesc_v1_dev, tls_v1): the threads may publish OTEP 4947 records */
+	unsigned skipped;         /* attributes or keys left out: too many, too long, not UTF-8 */
+};
+
+/*
+ * Read pid's context. 0 and *out, or: -ENOENT (no OTEL_CTX mapping), -EBADMSG (bad signature,
+ * version, sizes or protobuf), -EFBIG (payload over the bound), -EAGAIN (being written, or changed
+ * under every read), -ENOMEM, or the -errno of reading /proc or the memory.
+ */
+int process_ctx_read(const char *proc_root, uint32_t pid, struct process_ctx **out);
+void process_ctx_free(struct process_ctx *ctx);
+
+/* s[0 .. len) is well-formed UTF-8 (no overlong forms, surrogates, or code points past U+10FFFF). */
+bool utf8_valid(const char *s, size_t len);
+
+#endif
