@@ -7,15 +7,6 @@
 #include <string.h>
 #include <sys/uio.h>
 
-/* The mapping's header, as OTEP 4719 lays it out. */
-struct ctx_header {
-	char signature[8];         /* "OTEL_CTX", written last */
-	uint32_t version;          /* 2 (1: development) */
-	uint32_t payload_size;
-	uint64_t published_at_ns;  /* 0 while being written */
-	uint64_t payload;          /* address of the payload in the process */
-};
-
 /* Names a mapping may have (OTEP 4719 and its kernel-dependent forms). */
 static const char *const mapping_names[] = { "[anon_shmem:OTEL_CTX]", "[anon:OTEL_CTX]", "/memfd:OTEL_CTX" };
 /* Tries of the read protocol before giving up on a context being rewritten. */
@@ -23,8 +14,9 @@ static const char *const mapping_names[] = { "[anon_shmem:OTEL_CTX]", "[anon:OTE
 /* Lines of /proc/PID/maps read at most while looking for the mapping. */
 #define MAX_MAPS_LINES 65536
 
-static int read_memory(uint32_t pid, uint64_t address, void *buf, size_t len)
+static int read_memory(void *pidp, uint64_t address, void *buf, size_t len)
 {
+	uint32_t pid = *(const uint32_t *)pidp;
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)address, .iov_len = len };
 	ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
@@ -334,41 +326,53 @@ static int decode(struct process_ctx *ctx, const uint8_t *payload, size_t len)
 	return 0;
 }
 
-int process_ctx_read(const char *proc_root, uint32_t pid, struct process_ctx **out)
+int process_ctx_decode(const uint8_t *payload, size_t len, struct process_ctx **out)
 {
-	struct ctx_header h, again;
-	struct process_ctx *ctx = NULL;
-	uint8_t *payload = NULL;
-	uint64_t address = 0;
+	struct process_ctx *ctx = calloc(1, sizeof(*ctx));
 	int r;
 
 	*out = NULL;
-	if ((r = find_mapping(proc_root, pid, &address)))
+	if (!ctx)
+		return -ENOMEM;
+	if ((r = decode(ctx, payload, len))) {
+		process_ctx_free(ctx);
 		return r;
+	}
+	*out = ctx;
+	return 0;
+}
+
+int process_ctx_fetch(process_ctx_read_fn read, void *read_ctx, uint64_t address, struct process_ctx **out)
+{
+	struct process_ctx_header h, again;
+	uint8_t *payload = NULL;
+	int r = -EAGAIN;
+
+	*out = NULL;
 	for (unsigned attempt = 0; attempt < READ_TRIES; attempt++) {
-		if ((r = read_memory(pid, address, &h, sizeof(h))))
-			goto fail;
+		if ((r = read(read_ctx, address, &h, sizeof(h))))
+			goto out;
 		if (memcmp(h.signature, "OTEL_CTX", 8) || (h.version != 1 && h.version != 2)) {
 			r = -EBADMSG;
-			goto fail;
+			goto out;
 		}
 		r = -EAGAIN;
 		if (!h.published_at_ns)
 			continue;
 		if (h.payload_size > PROCESS_CTX_MAX_PAYLOAD) {
 			r = -EFBIG;
-			goto fail;
+			goto out;
 		}
 		free(payload);
 		payload = malloc(h.payload_size ? h.payload_size : 1);
 		if (!payload) {
 			r = -ENOMEM;
-			goto fail;
+			goto out;
 		}
-		if (h.payload_size && (r = read_memory(pid, h.payload, payload, h.payload_size)))
-			goto fail;
-		if ((r = read_memory(pid, address, &again, sizeof(again))))
-			goto fail;
+		if (h.payload_size && (r = read(read_ctx, h.payload, payload, h.payload_size)))
+			goto out;
+		if ((r = read(read_ctx, address, &again, sizeof(again))))
+			goto out;
 		if (again.published_at_ns == h.published_at_ns) {
 			r = 0;
 			break;
@@ -376,23 +380,25 @@ int process_ctx_read(const char *proc_root, uint32_t pid, struct process_ctx **o
 		r = -EAGAIN;
 	}
 	if (r)
-		goto fail;
-	ctx = calloc(1, sizeof(*ctx));
-	if (!ctx) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	ctx->address = address;
-	ctx->published_at_ns = h.published_at_ns;
-	if ((r = decode(ctx, payload, h.payload_size)))
-		goto fail;
+		goto out;
+	if ((r = process_ctx_decode(payload, h.payload_size, out)))
+		goto out;
+	(*out)->address = address;
+	(*out)->published_at_ns = h.published_at_ns;
+out:
 	free(payload);
-	*out = ctx;
-	return 0;
-fail:
-	free(payload);
-	process_ctx_free(ctx);
 	return r;
+}
+
+int process_ctx_read(const char *proc_root, uint32_t pid, struct process_ctx **out)
+{
+	uint64_t address = 0;
+	int r;
+
+	*out = NULL;
+	if ((r = find_mapping(proc_root, pid, &address)))
+		return r;
+	return process_ctx_fetch(read_memory, &pid, address, out);
 }
 
 void process_ctx_free(struct process_ctx *ctx)

@@ -38,12 +38,33 @@ struct process_ctx {
 	unsigned skipped;         /* attributes or keys left out: too many, too long, not UTF-8 */
 };
 
+/* The mapping's header, as OTEP 4719 lays it out. */
+struct process_ctx_header {
+	char signature[8];         /* "OTEL_CTX", written last */
+	uint32_t version;          /* 2 (1: development) */
+	uint32_t payload_size;
+	uint64_t published_at_ns;  /* 0 while being written */
+	uint64_t payload;          /* address of the payload in the process */
+};
+_Static_assert(sizeof(struct process_ctx_header) == 32, "OTEP 4719 header is 32 bytes");
+
 /*
  * Read pid's context. 0 and *out, or: -ENOENT (no OTEL_CTX mapping), -EBADMSG (bad signature,
- * version, sizes or protobuf), -EFBIG (payload over the bound), -EAGAIN (being written, or changed
- * under every read), -ENOMEM, or the -errno of reading /proc or the memory.
+ * version, sizes or protobuf, or a payload where the process has no memory), -EFBIG (payload over
+ * the bound), -EAGAIN (being written, or changed under every read), -ENOMEM, or the -errno of
+ * reading /proc or the memory.
  */
 int process_ctx_read(const char *proc_root, uint32_t pid, struct process_ctx **out);
+
+/* Copy len bytes at address of the process into buf: 0 or -errno (-EFAULT: not all of it mapped). */
+typedef int (*process_ctx_read_fn)(void *read_ctx, uint64_t address, void *buf, size_t len);
+
+/* The read protocol from the header at address on, through read (the process's memory, or a test's
+ * bytes): as process_ctx_read() once the mapping is found. */
+int process_ctx_fetch(process_ctx_read_fn read, void *read_ctx, uint64_t address, struct process_ctx **out);
+
+/* Decode a ProcessContext payload (address and published_at_ns left 0): 0, -EBADMSG or -ENOMEM. */
+int process_ctx_decode(const uint8_t *payload, size_t len, struct process_ctx **out);
 void process_ctx_free(struct process_ctx *ctx);
 
 /* s[0 .. len) is well-formed UTF-8 (no overlong forms, surrogates, or code points past U+10FFFF). */
