@@ -46,6 +46,18 @@ struct trace_table {
 	struct trace_table_counters counters;
 };
 
+static int read_context(void *ctx, const char *proc_root, uint32_t pid, struct process_ctx **out)
+{
+	(void)ctx;
+	return process_ctx_read(proc_root, pid, out);
+}
+
+static int resolve_thread(void *ctx, const char *proc_root, uint32_t pid, struct otelprof_trace_proc *out)
+{
+	(void)ctx;
+	return thread_ctx_resolve(proc_root, pid, out);
+}
+
 struct trace_table *trace_table_new(const struct trace_table_config *config)
 {
 	struct trace_table *t = calloc(1, sizeof(*t));
@@ -53,6 +65,10 @@ struct trace_table *trace_table_new(const struct trace_table_config *config)
 	if (!t)
 		return NULL;
 	t->cfg = *config;
+	if (!t->cfg.read_context)
+		t->cfg.read_context = read_context;
+	if (!t->cfg.resolve_thread)
+		t->cfg.resolve_thread = resolve_thread;
 	t->max = config->max_processes && config->max_processes < OTELPROF_MAX_TRACE_PROCS ? config->max_processes
 											   : OTELPROF_MAX_TRACE_PROCS;
 	t->entries = calloc(t->max, sizeof(*t->entries));
@@ -102,7 +118,7 @@ static void resolve(struct trace_table *t, struct entry *e, uint64_t now)
 
 	if (!e->ctx->thread_ctx || e->resolved || e->retired)
 		return;
-	if (thread_ctx_resolve(t->cfg.proc_root, e->pid, &tp)) {
+	if (t->cfg.resolve_thread(t->cfg.source_ctx, t->cfg.proc_root, e->pid, &tp)) {
 		e->resolve_backoff = e->resolve_backoff ? e->resolve_backoff * 2 : RESOLVE_FIRST_NS;
 		if (e->resolve_backoff > RESOLVE_MAX_NS)
 			e->resolve_backoff = RESOLVE_MAX_NS;
@@ -150,7 +166,7 @@ void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, u
 		t->budget_used++;
 		*pr = (struct probe){ .pid = pid, .start_ns = start_ns, .next = now + NS_PER_S };
 	}
-	r = process_ctx_read(t->cfg.proc_root, pid, &ctx);
+	r = t->cfg.read_context(t->cfg.source_ctx, t->cfg.proc_root, pid, &ctx);
 	if (r) {
 		count_read_error(t, r);
 		return;

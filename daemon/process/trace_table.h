@@ -58,12 +58,21 @@ struct trace_table_counters {
 
 /* Set (entry) or clear (NULL) pid's entry in the BPF program's map. 0 or -errno. */
 typedef int (*trace_publish_fn)(void *ctx, uint32_t pid, const struct otelprof_trace_proc *entry);
+/* Read pid's process context, as process_ctx_read(). */
+typedef int (*trace_read_context_fn)(void *ctx, const char *proc_root, uint32_t pid, struct process_ctx **out);
+/* Resolve pid's thread context variable, as thread_ctx_resolve(). */
+typedef int (*trace_resolve_thread_fn)(void *ctx, const char *proc_root, uint32_t pid,
+				       struct otelprof_trace_proc *out);
 
 struct trace_table_config {
 	const char *proc_root;   /* NULL: "/proc" */
 	size_t max_processes;    /* 0 or over OTELPROF_MAX_TRACE_PROCS: OTELPROF_MAX_TRACE_PROCS */
 	trace_publish_fn publish; /* may be NULL (tests) */
 	void *publish_ctx;
+	/* Where contexts and variables come from: NULL for the process's memory (tests give their own). */
+	trace_read_context_fn read_context;
+	trace_resolve_thread_fn resolve_thread;
+	void *source_ctx;
 };
 
 struct trace_table;
