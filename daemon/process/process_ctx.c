@@ -101,6 +101,9 @@ static bool pb_varint(struct pb *b, uint64_t *v)
 	for (unsigned shift = 0; shift < 64 && b->p < b->end; shift += 7) {
 		uint8_t byte = *b->p++;
 
+		/* The tenth byte holds bit 63 alone: more would wrap (a length of 2^64 + 3 read as 3). */
+		if (shift == 63 && byte > 1)
+			return false;
 		*v |= (uint64_t)(byte & 0x7f) << shift;
 		if (!(byte & 0x80))
 			return true;
@@ -160,8 +163,12 @@ static char *pb_string(const struct pb *s)
 	return out;
 }
 
-/* An AnyValue's scalar as text (NULL: not a scalar, or unfit); *array gets an array_value's bytes. */
-static bool any_value(struct pb v, char **text, struct pb *array)
+/*
+ * An AnyValue: in *kind the field number of its value (0: none; the last of the oneof wins, unknown
+ * fields are skipped), its scalar as text in *text (NULL: not a scalar, or unfit), an array_value's
+ * bytes in *array. On false (malformed), *text is NULL.
+ */
+static bool any_value(struct pb v, uint32_t *kind, char **text, struct pb *array)
 {
 	struct pb sub;
 	uint32_t number;
@@ -169,27 +176,36 @@ static bool any_value(struct pb v, char **text, struct pb *array)
 	uint64_t x;
 	char buf[64];
 
+	*kind = 0;
 	*text = NULL;
 	array->p = array->end = NULL;
 	while (v.p < v.end) {
-		if (!pb_field(&v, &number, &type, &sub, &x))
+		if (!pb_field(&v, &number, &type, &sub, &x)) {
+			free(*text);
+			*text = NULL;
 			return false;
+		}
+		/* string, bool, int, double, array, kvlist, bytes: the oneof, each with its wire type */
+		if (number < 1 || number > 7 || type != (number == 2 || number == 3 ? 0u : number == 4 ? 1u : 2u))
+			continue;
 		free(*text);
 		*text = NULL;
-		if (number == 1 && type == 2) {
+		array->p = array->end = NULL;
+		*kind = number;
+		if (number == 1) {
 			*text = pb_string(&sub);
-		} else if (number == 2 && type == 0) {
+		} else if (number == 2) {
 			*text = strdup(x ? "true" : "false");
-		} else if (number == 3 && type == 0) {
+		} else if (number == 3) {
 			snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)x);
 			*text = strdup(buf);
-		} else if (number == 4 && type == 1) {
+		} else if (number == 4) {
 			double d;
 
 			memcpy(&d, &x, sizeof(d));
 			snprintf(buf, sizeof(buf), "%.17g", d);
 			*text = strdup(buf);
-		} else if (number == 5 && type == 2) {
+		} else if (number == 5) {
 			*array = sub;
 		}
 	}
@@ -200,7 +216,7 @@ static bool any_value(struct pb v, char **text, struct pb *array)
 static bool key_value(struct pb kv, char **key, char **text, struct pb *array)
 {
 	struct pb sub, value = { 0 };
-	uint32_t number;
+	uint32_t number, kind;
 	unsigned type;
 	uint64_t x;
 
@@ -215,7 +231,7 @@ static bool key_value(struct pb kv, char **key, char **text, struct pb *array)
 			value = sub;
 		}
 	}
-	if (value.p && !any_value(value, text, array))
+	if (value.p && !any_value(value, &kind, text, array))
 		goto fail;
 	return true;
 fail:
@@ -257,7 +273,7 @@ static int add_attr(struct process_ctx *ctx, char *key, char *value)
 static int key_map(struct process_ctx *ctx, struct pb array)
 {
 	struct pb sub, none;
-	uint32_t number;
+	uint32_t number, kind;
 	unsigned type;
 	uint64_t x;
 
@@ -272,9 +288,13 @@ static int key_map(struct process_ctx *ctx, struct pb array)
 			ctx->skipped++;
 			continue;
 		}
-		if (!any_value(sub, &name, &none))
+		if (!any_value(sub, &kind, &name, &none))
 			return -EBADMSG;
 		/* A key that is not a string keeps its index, named by nothing. */
+		if (kind != 1) {
+			free(name);
+			name = NULL;
+		}
 		if (!name)
 			ctx->skipped++;
 		ctx->keys[ctx->nkeys++] = name;
@@ -285,6 +305,7 @@ static int key_map(struct process_ctx *ctx, struct pb array)
 static int decode(struct process_ctx *ctx, const uint8_t *payload, size_t len)
 {
 	struct pb b = { payload, payload + len }, sub, attrs, array;
+	bool seen_schema = false, seen_key_map = false;
 	uint32_t number;
 	unsigned type;
 	uint64_t x;
@@ -314,13 +335,25 @@ static int decode(struct process_ctx *ctx, const uint8_t *payload, size_t len)
 		} else if (number == 2) { /* attributes: the thread-local reference data among them */
 			if (!key_value(sub, &key, &text, &array))
 				return -EBADMSG;
-			if (key && !strcmp(key, "threadlocal.schema_version"))
-				ctx->thread_ctx = text && (!strcmp(text, "tlsdesc_v1_dev") || !strcmp(text, "tls_v1"));
-			else if (key && !strcmp(key, "threadlocal.attribute_key_map") && array.p &&
-				 (r = key_map(ctx, array)))
-				return r;
+			r = 0;
+			/* As for resource attributes, a repeated key keeps its first value. */
+			if (key && !strcmp(key, "threadlocal.schema_version")) {
+				if (seen_schema)
+					ctx->skipped++;
+				else
+					ctx->thread_ctx = text && (!strcmp(text, "tlsdesc_v1_dev") || !strcmp(text, "tls_v1"));
+				seen_schema = true;
+			} else if (key && !strcmp(key, "threadlocal.attribute_key_map")) {
+				if (seen_key_map)
+					ctx->skipped++;
+				else if (array.p)
+					r = key_map(ctx, array);
+				seen_key_map = true;
+			}
 			free(key);
 			free(text);
+			if (r)
+				return r;
 		}
 	}
 	return 0;
