@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,19 +29,28 @@ static int read_memory(void *pidp, uint64_t address, void *buf, size_t len)
 
 static int find_mapping(const char *proc_root, uint32_t pid, uint64_t *address)
 {
-	char path[64], line[512];
+	char path[PATH_MAX], line[512];
 	unsigned lines = 0;
+	bool whole = true;
 	FILE *f;
 	int r = -ENOENT;
 
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", proc_root ? proc_root : "/proc", pid);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", proc_root ? proc_root : "/proc", pid) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (r == -ENOENT && lines++ < MAX_MAPS_LINES && fgets(line, sizeof(line), f)) {
+	while (r == -ENOENT && lines < MAX_MAPS_LINES && fgets(line, sizeof(line), f)) {
 		unsigned long long start;
+		bool starts_line = whole;
 		int name = 0;
 
+		/* The rest of a line longer than the buffer is the process's file name, not a mapping. */
+		whole = strchr(line, '\n') != NULL;
+		if (!starts_line)
+			continue;
+		lines++;
 		if (sscanf(line, "%llx-%*x %*s %*x %*x:%*x %*u %n", &start, &name) < 1 || !name)
 			continue;
 		for (size_t i = 0; i < sizeof(mapping_names) / sizeof(mapping_names[0]); i++)
@@ -379,7 +389,7 @@ int process_ctx_fetch(process_ctx_read_fn read, void *read_ctx, uint64_t address
 {
 	struct process_ctx_header h, again;
 	uint8_t *payload = NULL;
-	int r = -EAGAIN;
+	int r = -EAGAIN, got;
 
 	*out = NULL;
 	for (unsigned attempt = 0; attempt < READ_TRIES; attempt++) {
@@ -402,15 +412,21 @@ int process_ctx_fetch(process_ctx_read_fn read, void *read_ctx, uint64_t address
 			r = -ENOMEM;
 			goto out;
 		}
-		if (h.payload_size && (r = read(read_ctx, h.payload, payload, h.payload_size)))
+		got = h.payload_size ? read(read_ctx, h.payload, payload, h.payload_size) : 0;
+		if (got && got != -EFAULT) {
+			r = got;
 			goto out;
+		}
 		if ((r = read(read_ctx, address, &again, sizeof(again))))
 			goto out;
-		if (again.published_at_ns == h.published_at_ns) {
-			r = 0;
-			break;
+		if (again.published_at_ns != h.published_at_ns) {
+			r = -EAGAIN; /* rewritten under the read (the payload may have moved) */
+			continue;
 		}
-		r = -EAGAIN;
+		/* A header that holds but points where the process has no memory is malformed. */
+		if (got)
+			r = -EBADMSG;
+		break;
 	}
 	if (r)
 		goto out;
