@@ -27,6 +27,7 @@ struct entry {
 	bool resolved;               /* in the BPF map */
 	uint64_t resolve_at, resolve_backoff; /* next look for the variable (ctx->thread_ctx, not resolved) */
 	uint64_t reread_at;          /* earliest re-read for an unknown key */
+	uint32_t next;               /* index + 1 of the next entry of its bucket (0: none) */
 };
 
 /* A process without a context, and when to look again. */
@@ -40,9 +41,12 @@ struct trace_table {
 	struct probe probes[TRACE_PROBE_SLOTS];
 	uint64_t budget_second;      /* the second (now / 1e9) the budget counts */
 	unsigned budget_used;
-	struct entry *entries;
+	struct entry *entries;       /* dense: [0, n) */
 	size_t n, max;
-	size_t last;                 /* index of the last entry found: samples come in runs */
+	/* Entries by pid: index + 1 of each bucket's first entry (0: none), at least twice max buckets
+	 * so that chains stay short (a pid's entries share one: the live one and those retired). */
+	uint32_t *buckets;
+	unsigned bucket_shift;       /* 32 - log2(buckets) */
 	struct trace_table_counters counters;
 };
 
@@ -71,9 +75,13 @@ struct trace_table *trace_table_new(const struct trace_table_config *config)
 		t->cfg.resolve_thread = resolve_thread;
 	t->max = config->max_processes && config->max_processes < OTELPROF_MAX_TRACE_PROCS ? config->max_processes
 											   : OTELPROF_MAX_TRACE_PROCS;
+	t->bucket_shift = 32;
+	while ((1ull << (32 - t->bucket_shift)) < 2 * t->max)
+		t->bucket_shift--;
 	t->entries = calloc(t->max, sizeof(*t->entries));
-	if (!t->entries) {
-		free(t);
+	t->buckets = calloc(1ull << (32 - t->bucket_shift), sizeof(*t->buckets));
+	if (!t->entries || !t->buckets) {
+		trace_table_free(t);
 		return NULL;
 	}
 	return t;
@@ -83,23 +91,70 @@ void trace_table_free(struct trace_table *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; t->entries && i < t->n; i++)
 		process_ctx_free(t->entries[i].ctx);
 	free(t->entries);
+	free(t->buckets);
 	free(t);
+}
+
+static uint32_t *bucket(const struct trace_table *t, uint32_t pid)
+{
+	/* Fibonacci hashing: the high bits of pid times 2^32 / phi spread consecutive pids. */
+	return &t->buckets[(uint32_t)(pid * 2654435769u) >> t->bucket_shift];
+}
+
+/* Each entry e of pid's bucket (entries of other pids too: the caller compares). */
+#define for_each_in_bucket(t, pid, e)                                                               \
+	for (struct entry *e = *bucket(t, pid) ? &(t)->entries[*bucket(t, pid) - 1] : NULL; e;     \
+	     e = e->next ? &(t)->entries[e->next - 1] : NULL)
+
+static void bucket_add(struct trace_table *t, size_t i)
+{
+	uint32_t *head = bucket(t, t->entries[i].pid);
+
+	t->entries[i].next = *head;
+	*head = (uint32_t)i + 1;
+}
+
+static void bucket_remove(struct trace_table *t, size_t i)
+{
+	uint32_t *link = bucket(t, t->entries[i].pid);
+
+	while (*link != i + 1)
+		link = &t->entries[*link - 1].next;
+	*link = t->entries[i].next;
+}
+
+/* Insert a copy of *e (the caller checked t->n < t->max): the entry in the table. */
+static struct entry *insert(struct trace_table *t, const struct entry *e)
+{
+	t->entries[t->n] = *e;
+	bucket_add(t, t->n);
+	return &t->entries[t->n++];
+}
+
+/* Remove entry i, moving the last one into its place. */
+static void remove_at(struct trace_table *t, size_t i)
+{
+	size_t last = t->n - 1;
+
+	process_ctx_free(t->entries[i].ctx);
+	bucket_remove(t, i);
+	if (i != last) {
+		bucket_remove(t, last);
+		t->entries[i] = t->entries[last];
+		bucket_add(t, i);
+	}
+	t->n--;
 }
 
 /* The live entry of (pid, start_ns), or NULL. */
 static struct entry *find(struct trace_table *t, uint32_t pid, uint64_t start_ns)
 {
-	if (t->last < t->n && t->entries[t->last].pid == pid && t->entries[t->last].start_ns == start_ns &&
-	    !t->entries[t->last].retired)
-		return &t->entries[t->last];
-	for (size_t i = 0; i < t->n; i++)
-		if (t->entries[i].pid == pid && t->entries[i].start_ns == start_ns && !t->entries[i].retired) {
-			t->last = i;
-			return &t->entries[i];
-		}
+	for_each_in_bucket(t, pid, e)
+		if (e->pid == pid && e->start_ns == start_ns && !e->retired)
+			return e;
 	return NULL;
 }
 
@@ -184,8 +239,7 @@ void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, u
 		process_ctx_free(ctx);
 		return;
 	}
-	e = &t->entries[t->n++];
-	*e = (struct entry){ .pid = pid, .start_ns = start_ns, .instance = instance, .ctx = ctx };
+	e = insert(t, &(struct entry){ .pid = pid, .start_ns = start_ns, .instance = instance, .ctx = ctx });
 	resolve(t, e, now);
 }
 
@@ -201,9 +255,7 @@ void trace_table_tick(struct trace_table *t, uint64_t now)
 
 void trace_table_retire(struct trace_table *t, uint32_t pid)
 {
-	for (size_t i = 0; i < t->n; i++) {
-		struct entry *e = &t->entries[i];
-
+	for_each_in_bucket(t, pid, e) {
 		if (e->pid != pid || e->retired)
 			continue;
 		if (e->resolved)
@@ -214,15 +266,12 @@ void trace_table_retire(struct trace_table *t, uint32_t pid)
 
 void trace_table_forget(struct trace_table *t, uint32_t pid, uint64_t instance)
 {
-	for (size_t i = 0; i < t->n; i++) {
-		struct entry *e = &t->entries[i];
-
+	for_each_in_bucket(t, pid, e) {
 		if (e->pid != pid || e->instance != instance)
 			continue;
 		if (e->resolved && !e->retired)
 			publish(t, e, NULL);
-		process_ctx_free(e->ctx);
-		t->entries[i] = t->entries[--t->n];
+		remove_at(t, (size_t)(e - t->entries));
 		return;
 	}
 }
@@ -313,9 +362,9 @@ size_t trace_table_link(struct trace_table *t, uint32_t pid, uint64_t start_ns, 
 
 const struct process_ctx *trace_table_context(const struct trace_table *t, uint32_t pid, uint64_t instance)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (t->entries[i].pid == pid && t->entries[i].instance == instance)
-			return t->entries[i].ctx;
+	for_each_in_bucket(t, pid, e)
+		if (e->pid == pid && e->instance == instance)
+			return e->ctx;
 	return NULL;
 }
 

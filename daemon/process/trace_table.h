@@ -12,7 +12,7 @@
  * no entry.
  *
  * Bounded by max_processes (at most OTELPROF_MAX_TRACE_PROCS): a process beyond is left without
- * correlation, counted. The table owns its entries and contexts; pointers it returns stay valid
+ * correlation, counted. Entries are found by pid through a hash (every sample looks its process up). The table owns its entries and contexts; pointers it returns stay valid
  * until the next call that reads a context or forgets an entry.
  */
 #ifndef OTELPROFD_TRACE_TABLE_H
