@@ -305,7 +305,8 @@ size_t trace_table_link(struct trace_table *t, uint32_t pid, uint64_t start_ns, 
 		t->counters.rejected[TRACE_REJECT_NO_PROCESS]++;
 		return 0;
 	}
-	if (tc->attrs_copied > OTELPROF_TRACE_ATTRS_MAX || tc->attrs_copied > tc->attrs_size) {
+	/* The BPF program sends valid records only: anything else is not one of its records. */
+	if (tc->valid != 1 || tc->attrs_copied > OTELPROF_TRACE_ATTRS_MAX || tc->attrs_copied > tc->attrs_size) {
 		t->counters.rejected[TRACE_REJECT_RECORD_MALFORMED]++;
 		return 0;
 	}

@@ -35,7 +35,7 @@ enum trace_reject {
 	TRACE_REJECT_CONTEXT_MALFORMED, /* process context: bad signature, version, sizes or protobuf */
 	TRACE_REJECT_CONTEXT_TOO_BIG,   /* process context: payload over PROCESS_CTX_MAX_PAYLOAD */
 	TRACE_REJECT_CONTEXT_TORN,      /* process context: being rewritten at every try */
-	TRACE_REJECT_RECORD_MALFORMED,  /* sample tail: sizes out of range */
+	TRACE_REJECT_RECORD_MALFORMED,  /* sample tail: sizes out of range, or valid is not 1 */
 	TRACE_REJECT_ATTRS_OVERSIZED,   /* record claims more attrs_data than is copied: attributes
 					   dropped (the last occurrence of a key may be unseen), link kept */
 	TRACE_REJECT_UNKNOWN_KEY,       /* attribute whose key is not in the key map: ignored */
