@@ -149,6 +149,15 @@ static void remove_at(struct trace_table *t, size_t i)
 	t->n--;
 }
 
+/* Whether (pid, instance) has an entry: a retired one, for find() skips those. */
+static bool has_instance(struct trace_table *t, uint32_t pid, uint64_t instance)
+{
+	for_each_in_bucket(t, pid, e)
+		if (e->pid == pid && e->instance == instance)
+			return true;
+	return false;
+}
+
 /* The live entry of (pid, start_ns), or NULL. */
 static struct entry *find(struct trace_table *t, uint32_t pid, uint64_t start_ns)
 {
@@ -200,12 +209,15 @@ void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, u
 		       uint64_t now)
 {
 	struct entry *e = find(t, pid, start_ns);
+	struct probe *pr = &t->probes[pid % TRACE_PROBE_SLOTS];
 	struct process_ctx *ctx;
 	int r;
 
-	struct probe *pr = &t->probes[pid % TRACE_PROBE_SLOTS];
-
 	if (e && !force)
+		return;
+	/* A sample handled after its program's exec or exit: a new entry would duplicate the retired
+	 * one, and trace_table_forget() would leave the copy holding a slot for good. */
+	if (!e && has_instance(t, pid, instance))
 		return;
 	if (!force) {
 		if (pr->pid == pid && pr->start_ns == start_ns && now < pr->next)
