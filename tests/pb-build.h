@@ -61,6 +61,13 @@ static inline void put_string(struct msg *m, uint32_t field, const char *s)
 	put_bytes(m, field, s, strlen(s));
 }
 
+/* Append tail's bytes (no tag), and free it. */
+static inline void put_msg(struct msg *m, struct msg *tail)
+{
+	put_raw(m, tail->b, tail->n);
+	free(tail);
+}
+
 /* Append sub as field, and free it. */
 static inline void put_sub(struct msg *m, uint32_t field, struct msg *sub)
 {
@@ -94,13 +101,11 @@ static inline struct msg *process_context(struct msg *resource_attrs, struct msg
 	if (resource_attrs) {
 		struct msg *resource = msg_new();
 
-		put_raw(resource, resource_attrs->b, resource_attrs->n);
-		free(resource_attrs);
+		put_msg(resource, resource_attrs);
 		put_sub(pc, 1, resource);
 	}
 	if (extra) {
-		put_raw(pc, extra->b, extra->n);
-		free(extra);
+		put_msg(pc, extra);
 	}
 	return pc;
 }

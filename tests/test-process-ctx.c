@@ -118,12 +118,7 @@ static void test_decode_empty_and_unknown_fields(void **state)
 	put_tag(attrs, 7, 0);
 	put_varint(attrs, 3);
 	put_sub(attrs, 1, key_value("a", any_string("b")));
-	{
-		struct msg *pc = process_context(attrs, NULL);
-
-		put_raw(m, pc->b, pc->n);
-		free(pc);
-	}
+	put_msg(m, process_context(attrs, NULL));
 	assert_int_equal(decode(m, &ctx), 0);
 	assert_int_equal(ctx->nattrs, 1);
 	assert_string_equal(attr(ctx, "a"), "b");
@@ -311,12 +306,7 @@ static void test_decode_wrong_wire_types(void **state)
 	put_string(v, 1, "replaced");
 	put_bytes(v, 7, "\xff", 1);
 	put_sub(attrs, 1, key_value("d", v));
-	{
-		struct msg *pc = process_context(attrs, NULL);
-
-		put_raw(m, pc->b, pc->n);
-		free(pc);
-	}
+	put_msg(m, process_context(attrs, NULL));
 	assert_int_equal(decode(m, &ctx), 0);
 	assert_int_equal(ctx->nattrs, 3);
 	assert_string_equal(attr(ctx, "a"), "kept");
@@ -578,8 +568,7 @@ static void test_fetch_payload_size(void **state)
 		put_tag(big, 15, 2);
 		put_varint(big, PROCESS_CTX_MAX_PAYLOAD - 4 - pc->n);
 		big->n += PROCESS_CTX_MAX_PAYLOAD - 4 - pc->n;
-		put_raw(big, pc->b, pc->n);
-		free(pc);
+		put_msg(big, pc);
 	}
 	assert_int_equal(big->n, PROCESS_CTX_MAX_PAYLOAD);
 	fake_init(&f, big);
