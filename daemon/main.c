@@ -34,6 +34,7 @@
 #include "profile/aggregate.h"
 #include "profile/profile.h"
 #include "sampling/privileges.h"
+#include "sampling/off_cpu.h"
 #include "sampling/record_path.h"
 #include "sampling/sampler.h"
 #include "symbolizer.h"
@@ -57,6 +58,8 @@ struct daemon {
 	struct metrics_server *metrics;    /* --metrics-address, or NULL */
 	struct self_report report;         /* self-metrics, readiness and the periodic summary */
 	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
+	struct aggregate *off_agg;         /* --off-cpu: the interval's waits, or NULL */
+	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -119,7 +122,7 @@ static struct profile *build_interval(struct daemon *d)
 	struct profile *p = profile_build(d->agg, d->sym, &(struct profile_build_options){
 		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
 		.duration_ns = now - d->interval_start_monotonic_ns,
-		.describe_process = describe_process, .describe_ctx = d,
+		.describe_process = describe_process, .describe_ctx = d, .off_cpu = d->off_agg,
 	});
 
 	d->interval_start_monotonic_ns = now;
@@ -133,6 +136,8 @@ static void export_interval(struct daemon *d, bool last)
 	struct profile *p = build_interval(d);
 
 	aggregate_reset(d->agg);
+	if (d->off_agg)
+		aggregate_reset(d->off_agg);
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		return;
@@ -315,6 +320,30 @@ out:
 	return r;
 }
 
+/* The BPF side's sampling threshold: probability * 2^32, UINT32_MAX for every switch-out. */
+static uint32_t off_cpu_sample_of(double probability)
+{
+	double v = probability * 4294967296.0;
+
+	return v >= 4294967295.0 ? UINT32_MAX : v < 1 ? 1 : (uint32_t)v;
+}
+
+/* --off-cpu with folded output: the waits go to a second file, x.off-cpu.folded. */
+static int write_output_off_cpu(const struct options *opts, const struct profile *p)
+{
+	char path[4096];
+	int r;
+
+	if (!p->off_cpu_enabled || !strcmp(opts->output, "-"))
+		return 0;
+	r = folded_off_cpu_path(opts->output, path, sizeof(path));
+	if (!r)
+		r = write_folded_off_cpu_file(p, path);
+	if (!r)
+		log_info("Wrote %" PRIu64 " off-CPU waits to %s", p->off_cpu_count, path);
+	return r;
+}
+
 static int write_output(const struct options *opts, const struct profile *p)
 {
 	switch (opts->format) {
@@ -327,7 +356,7 @@ static int write_output(const struct options *opts, const struct profile *p)
 	case OUTPUT_PPROF:
 		return write_pprof_file(p, opts->output);
 	case OUTPUT_FOLDED:
-		return write_folded_file(p, opts->output);
+		return write_folded_file(p, opts->output) ?: write_output_off_cpu(opts, p);
 	}
 	return -EINVAL;
 }
@@ -381,10 +410,15 @@ int main(int argc, char **argv)
 		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = d.sym,
 	});
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
+	if (opts.off_cpu && (d.off_agg = aggregate_new(&limits)))
+		d.off_cpu = off_cpu_new(&(struct off_cpu_config){
+			.agg = d.off_agg, .threshold_ns = opts.off_cpu_threshold_ns,
+			.probability = opts.off_cpu_probability, .max_pending = opts.off_cpu_max_inflight,
+		});
 	d.records = record_path_new(&(struct record_path_config){
-		.sym = d.sym, .processes = d.processes, .agg = d.agg,
+		.sym = d.sym, .processes = d.processes, .agg = d.agg, .off_cpu = d.off_cpu,
 	});
-	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records) {
+	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records || (opts.off_cpu && !d.off_cpu)) {
 		log_error("Out of memory");
 		goto out;
 	}
@@ -403,7 +437,9 @@ int main(int argc, char **argv)
 		.follow_children = opts.follow_children, .include_idle = opts.include_idle,
 		.ringbuf_kib = opts.ringbuf_kib,
 		.cgroup_ids = ncgroup_ids ? cgroup_ids : NULL, .ncgroup_ids = ncgroup_ids, .track_processes = true,
-		.stack_copy = opts.stack_copy,
+		.stack_copy = opts.stack_copy, .off_cpu = opts.off_cpu,
+		.off_cpu_sample = off_cpu_sample_of(opts.off_cpu_probability),
+		.off_cpu_max_inflight = opts.off_cpu_max_inflight,
 	}, record_path_handle, d.records, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
@@ -485,6 +521,8 @@ out:
 	profile_free(p);
 	sampler_close(d.sampler);
 	record_path_free(d.records);
+	off_cpu_free(d.off_cpu);
+	aggregate_free(d.off_agg);
 	symbolizer_free(d.sym);
 	process_table_free(d.processes);
 	metadata_free(d.metadata);

@@ -35,6 +35,9 @@ struct agg_entry {
 	size_t ntimestamps, capacity;
 	char comm[16];              /* thread name at the last sample */
 	char process_comm[16];      /* process name at the last sample */
+	uint64_t *values;           /* aggregate_add_value(): a value per timestamp (off-CPU ns, already
+				       scaled by the sampling); NULL for counted samples */
+	uint64_t value_sum;         /* sum of values */
 };
 
 struct agg_limits {
@@ -62,6 +65,10 @@ int aggregate_add(struct aggregate *agg, const struct otelprof_sample *sample, u
 /* The same for a sample of one process instance (see process_table.h), kept apart from the others. */
 int aggregate_add_instance(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
 			   uint64_t time_unix_ns);
+/* The same with a value for this sample (the off-CPU aggregate: nanoseconds away). An aggregate
+ * takes either counted samples or valued ones, not both. */
+int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
+			uint64_t time_unix_ns, uint64_t value);
 /* Forget every sample: a new interval starts. Counters are kept. */
 void aggregate_reset(struct aggregate *agg);
 

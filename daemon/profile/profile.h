@@ -96,6 +96,9 @@ struct pf_sample {
 	uint32_t stack;
 	uint64_t count;
 	uint64_t *timestamps;  /* unix ns, count of them, sorted */
+	bool off_cpu;          /* an off-CPU sample: values says how long each wait was */
+	uint64_t *values;      /* off-CPU: ns away per timestamp (in the same order); else NULL */
+	uint64_t value_sum;    /* off-CPU: sum of values */
 };
 
 struct profile_counters {
@@ -125,6 +128,10 @@ struct profile {
 	struct profile_counters counters;
 	uint64_t total_count;   /* sum of sample counts */
 
+	bool off_cpu_enabled;   /* off-CPU waits were collected (--off-cpu): writers add their type */
+	uint64_t off_cpu_ns;    /* sum of the off-CPU samples' values */
+	uint64_t off_cpu_count; /* off-CPU waits (timestamps of off-CPU samples); not in total_count */
+
 	/* Allocation bookkeeping of the tables above (capacities); private to profile.c. */
 	struct {
 		size_t functions, mappings, locations, lines, stacks, stack_locations, processes,
@@ -144,6 +151,7 @@ struct profile_build_options {
 	uint64_t duration_ns;   /* interval length */
 	profile_describe_process_fn describe_process; /* may be NULL */
 	void *describe_ctx;
+	const struct aggregate *off_cpu; /* the interval's off-CPU waits (valued entries), or NULL */
 };
 
 /* NULL with errno set on allocation failure. */

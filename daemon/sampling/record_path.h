@@ -36,6 +36,7 @@
 #define EXEC_SETTLE_MS 10
 
 struct aggregate;
+struct off_cpu;
 struct process_table;
 struct symbolizer;
 
@@ -43,6 +44,8 @@ struct record_path_config {
 	struct symbolizer *sym;          /* borrowed: frames, instances and their mappings */
 	struct process_table *processes; /* borrowed: the processes the records name */
 	struct aggregate *agg;           /* borrowed: where samples go */
+	struct off_cpu *off_cpu;         /* borrowed: where off-CPU stacks and ends go; NULL: none
+					    expected (such records count as malformed) */
 };
 
 struct record_path_counters {

@@ -25,6 +25,9 @@ struct sampler_config {
 	bool track_processes;       /* send exec, fork and exit records */
 	unsigned stack_copy;        /* bytes of user stack copied per sample with the user registers
 				       (0: none; at most OTELPROF_MAX_STACK_COPY) */
+	bool off_cpu;               /* load and attach the sched_switch program (off-CPU records) */
+	uint32_t off_cpu_sample;    /* switch-outs sampled: probability * 2^32 (UINT32_MAX: all) */
+	uint32_t off_cpu_max_inflight; /* bound of the in-flight map (0: OTELPROF_OFF_CPU_INFLIGHT) */
 };
 
 /* Called for every record; data is valid only during the call. */
@@ -52,6 +55,9 @@ int sampler_fd(const struct sampler *s);
 int sampler_consume(struct sampler *s);
 /* Sum of the BPF-side per-CPU counters, indexed by enum otelprof_counter. 0 or -errno. */
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX]);
+/* Sum of the off-CPU program's per-CPU counters (enum otelprof_off_cpu_counter); zeros without
+ * --off-cpu. 0 or -errno. */
+int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF_OFFCPU_CNT_MAX]);
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 
