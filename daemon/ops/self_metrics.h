@@ -16,6 +16,7 @@
 #include "process/process_table.h"
 #include "records.h"
 #include "symbolizer.h"
+#include "sampling/off_cpu.h"
 #include "sampling/unwind_sample.h"
 
 struct self_metrics {
@@ -37,6 +38,9 @@ struct self_metrics {
 	uint64_t peak_rss_bytes;
 	bool ready;                       /* sampling works and export (if any) delivers */
 	char not_ready_reason[128];
+	bool off_cpu_enabled;             /* --off-cpu: the two below are filled */
+	uint64_t off_cpu_bpf[OTELPROF_OFFCPU_CNT_MAX]; /* the sched_switch program's counters */
+	struct off_cpu_counters off_cpu;  /* waits joined, scaled and dropped in user space */
 };
 
 /* What the main loop keeps between ticks to judge readiness and write the periodic summary. */

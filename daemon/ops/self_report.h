@@ -18,6 +18,7 @@
 struct export_loop;
 struct k8s;
 struct metrics_server;
+struct off_cpu;
 struct options;
 struct profile;
 struct record_path;
@@ -34,6 +35,7 @@ struct self_sources {
 	struct export_loop *export;      /* NULL without a collector */
 	struct k8s *k8s;                 /* NULL without Kubernetes pod metadata */
 	struct metrics_server *metrics;  /* NULL without --metrics-address */
+	struct off_cpu *off_cpu;         /* NULL without --off-cpu */
 };
 
 /* Every counter the daemon keeps, now, into *m. */
