@@ -53,7 +53,11 @@ def run_once(workload, profiler):
     prof = None
     if profiler:
         prof = subprocess.Popen(profiler, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(4)  # loaded and attached (offcputime compiles its program first)
+        time.sleep(4)  # loaded and attached
+        # offcputime compiles its program with clang first: wait until its kprobe program is loaded.
+        deadline = time.time() + 120
+        while "offcputime" in profiler[0] and "oncpu" not in attached_switch_programs() and time.time() < deadline:
+            time.sleep(1)
     switch_progs = attached_switch_programs()
     cpu0 = cpu_of(prof.pid) if prof else 0
     bpf0 = bpf_run_ns()
