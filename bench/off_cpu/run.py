@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Off-CPU overhead: `perf bench sched pipe` and `perf bench sched messaging` alone, under otelprofd
-(without --off-cpu, with it at the default probability and at 1), and under bcc's offcputime.
+(without --off-cpu, with it at the default probability and at 1), and under bcc's offcputime (libbpf-tools).
 
 Each round runs every configuration once, in a rotating order; figures are medians over rounds.
 Slowdown: the workload's wall time against its time alone in the same round. Profiler CPU: the
@@ -21,13 +21,21 @@ WORKLOADS = {
 }
 
 
+# otelprofd's program, libbpf-tools offcputime's (tp_btf) and bpfcc-tools offcputime's (kprobe).
+SWITCH_PROGRAMS = ("on_sched_switch", "sched_switch", "oncpu")
+
+
 def profilers(otelprofd):
     base = [otelprofd, "--duration", "0", "-q", "-o", "/tmp/offcpu-bench.folded"]
     return {
         "otelprofd (on-CPU only)": base,
         "otelprofd --off-cpu": base + ["--off-cpu"],
         "otelprofd --off-cpu --off-cpu-probability 1": base + ["--off-cpu", "--off-cpu-probability", "1"],
-        "offcputime-bpfcc": ["offcputime-bpfcc", "-f"],
+        "otelprofd --off-cpu --off-cpu-probability 1 --stack-copy 0":
+            base + ["--off-cpu", "--off-cpu-probability", "1", "--stack-copy", "0"],
+        # bcc's tool as libbpf-tools ships it (CO-RE): bpfcc-tools' Python offcputime needs the
+        # kernel's headers, which kernels without a headers package (or CONFIG_IKHEADERS) lack.
+        "offcputime (bcc libbpf-tools)": ["/usr/sbin/offcputime"],
     }
 
 
@@ -41,12 +49,12 @@ def bpf_run_ns():
     """Run time of every sched_switch-ish program: otelprofd's and offcputime's (kprobe oncpu)."""
     out = subprocess.run(["bpftool", "prog", "show", "--json"], stdout=subprocess.PIPE, text=True).stdout
     return sum(p.get("run_time_ns", 0) for p in json.loads(out)
-               if p.get("name") in ("on_sched_switch", "oncpu"))
+               if p.get("name") in SWITCH_PROGRAMS)
 
 
 def attached_switch_programs():
     out = subprocess.run(["bpftool", "prog", "show", "--json"], stdout=subprocess.PIPE, text=True).stdout
-    return [p["name"] for p in json.loads(out) if p.get("name") in ("on_sched_switch", "oncpu")]
+    return [p["name"] for p in json.loads(out) if p.get("name") in SWITCH_PROGRAMS]
 
 
 def run_once(workload, profiler):
@@ -56,7 +64,7 @@ def run_once(workload, profiler):
         time.sleep(4)  # loaded and attached
         # offcputime compiles its program with clang first: wait until its kprobe program is loaded.
         deadline = time.time() + 120
-        while "offcputime" in profiler[0] and "oncpu" not in attached_switch_programs() and time.time() < deadline:
+        while "offcputime" in profiler[0] and not attached_switch_programs() and time.time() < deadline:
             time.sleep(1)
     switch_progs = attached_switch_programs()
     cpu0 = cpu_of(prof.pid) if prof else 0
