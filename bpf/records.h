@@ -184,4 +184,50 @@ OTELPROF_ASSERT_SIZE(struct otelprof_proc_event, 8 + 32 + 8 + OTELPROF_COMM_LEN 
 OTELPROF_ASSERT_SIZE(struct otelprof_trace_ctx, 28 + 4 + OTELPROF_TRACE_ATTRS_MAX + 4);
 OTELPROF_ASSERT_SIZE(struct otelprof_trace_proc, 40);
 
+/*
+ * Off-CPU (--off-cpu). A sampled task leaving a CPU sends an OTELPROF_RECORD_OFF_CPU: a struct
+ * otelprof_sample (with its stack window tail) taken at the switch, time_ns the switch-out time.
+ * When that task runs again, OTELPROF_RECORD_OFF_CPU_END says how long it was away. User space
+ * joins the two by tid and start_ns: the ring buffer keeps a task's records in order (it cannot run
+ * again before its switch-out record is reserved).
+ */
+#define OTELPROF_RECORD_OFF_CPU 5     /* struct otelprof_sample, taken as the task left the CPU */
+#define OTELPROF_RECORD_OFF_CPU_END 6 /* struct otelprof_off_cpu_end: the task runs again */
+
+/* Default bound of the in-flight map (sampled tasks off CPU); --off-cpu-max-inflight changes it. */
+#define OTELPROF_OFF_CPU_INFLIGHT 16384
+
+/* Indices of the per-CPU counter array "off_cpu_counters" (apart from "counters": kept additive). */
+enum otelprof_off_cpu_counter {
+	OTELPROF_OFFCPU_CNT_SWITCHES = 0,  /* switch-outs seen (every task, every CPU) */
+	OTELPROF_OFFCPU_CNT_SAMPLED,       /* of those, chosen by --off-cpu-probability */
+	OTELPROF_OFFCPU_CNT_FILTERED,      /* sampled but not a target (pid, cgroup, kernel thread) */
+	OTELPROF_OFFCPU_CNT_INFLIGHT_FULL, /* sampled targets dropped: the in-flight map was full */
+	OTELPROF_OFFCPU_CNT_STARTS,        /* switch-out records sent */
+	OTELPROF_OFFCPU_CNT_ENDS,          /* end records sent */
+	OTELPROF_OFFCPU_CNT_RINGBUF_FULL,  /* switch-out or end records lost: ring buffer full */
+	OTELPROF_OFFCPU_CNT_MAX,
+};
+
+/* The value of the in-flight map, keyed by tid. */
+struct otelprof_off_cpu_start {
+	__u64 start_ns; /* bpf_ktime_get_ns() at the switch-out */
+	__u32 pid;      /* thread group id of the task */
+	__u32 reserved; /* zero */
+};
+
+/* A task whose switch-out was sampled runs again. */
+struct otelprof_off_cpu_end {
+	struct otelprof_record_header hdr;
+	__u64 start_ns; /* switch-out time: equals time_ns of the task's OTELPROF_RECORD_OFF_CPU */
+	__u64 end_ns;   /* switch-in time, bpf_ktime_get_ns() */
+	__u32 pid;      /* thread group id in the root pid namespace */
+	__u32 tid;      /* thread id in the root pid namespace */
+	__u32 cpu;      /* CPU the task runs on again */
+	__u32 reserved; /* zero */
+};
+
+OTELPROF_ASSERT_SIZE(struct otelprof_off_cpu_start, 16);
+OTELPROF_ASSERT_SIZE(struct otelprof_off_cpu_end, 8 + 16 + 16);
+
 #endif

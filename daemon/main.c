@@ -35,6 +35,7 @@
 #include "profile/aggregate.h"
 #include "profile/profile.h"
 #include "sampling/privileges.h"
+#include "sampling/off_cpu.h"
 #include "sampling/record_path.h"
 #include "sampling/sampler.h"
 #include "symbolizer.h"
@@ -59,6 +60,8 @@ struct daemon {
 	struct self_report report;         /* self-metrics, readiness and the periodic summary */
 	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
 	struct trace_table *traces;        /* process and thread contexts, or NULL (--no-trace-context) */
+	struct aggregate *off_agg;         /* --off-cpu: the interval's waits, or NULL */
+	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -68,6 +71,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.opts = d->opts, .sampler = d->sampler, .agg = d->agg, .sym = d->sym, .processes = d->processes,
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces,
+		.off_cpu = d->off_cpu,
 	};
 }
 
@@ -140,7 +144,7 @@ static struct profile *build_interval(struct daemon *d)
 	struct profile *p = profile_build(d->agg, d->sym, &(struct profile_build_options){
 		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
 		.duration_ns = now - d->interval_start_monotonic_ns,
-		.describe_process = describe_process, .describe_ctx = d,
+		.describe_process = describe_process, .describe_ctx = d, .off_cpu = d->off_agg,
 	});
 
 	d->interval_start_monotonic_ns = now;
@@ -154,6 +158,8 @@ static void export_interval(struct daemon *d, bool last)
 	struct profile *p = build_interval(d);
 
 	aggregate_reset(d->agg);
+	if (d->off_agg)
+		aggregate_reset(d->off_agg);
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		return;
@@ -338,6 +344,30 @@ out:
 	return r;
 }
 
+/* The BPF side's sampling threshold: probability * 2^32, UINT32_MAX for every switch-out. */
+static uint32_t off_cpu_sample_of(double probability)
+{
+	double v = probability * 4294967296.0;
+
+	return v >= 4294967295.0 ? UINT32_MAX : v < 1 ? 1 : (uint32_t)v;
+}
+
+/* --off-cpu with folded output: the waits go to a second file, x.off-cpu.folded. */
+static int write_output_off_cpu(const struct options *opts, const struct profile *p)
+{
+	char path[4096];
+	int r;
+
+	if (!p->off_cpu_enabled || !strcmp(opts->output, "-"))
+		return 0;
+	r = folded_off_cpu_path(opts->output, path, sizeof(path));
+	if (!r)
+		r = write_folded_off_cpu_file(p, path);
+	if (!r)
+		log_info("Wrote %" PRIu64 " off-CPU waits to %s", p->off_cpu_count, path);
+	return r;
+}
+
 static int write_output(const struct options *opts, const struct profile *p)
 {
 	switch (opts->format) {
@@ -350,7 +380,7 @@ static int write_output(const struct options *opts, const struct profile *p)
 	case OUTPUT_PPROF:
 		return write_pprof_file(p, opts->output);
 	case OUTPUT_FOLDED:
-		return write_folded_file(p, opts->output);
+		return write_folded_file(p, opts->output) ?: write_output_off_cpu(opts, p);
 	}
 	return -EINVAL;
 }
@@ -406,10 +436,16 @@ int main(int argc, char **argv)
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
 	if (!opts.no_trace_context)
 		d.traces = trace_table_new(&(struct trace_table_config){ .publish = publish_trace_proc, .publish_ctx = &d });
+	if (opts.off_cpu && (d.off_agg = aggregate_new(&limits)))
+		d.off_cpu = off_cpu_new(&(struct off_cpu_config){
+			.agg = d.off_agg, .threshold_ns = opts.off_cpu_threshold_ns,
+			.probability = opts.off_cpu_probability, .max_pending = opts.off_cpu_max_inflight,
+		});
 	d.records = record_path_new(&(struct record_path_config){
-		.sym = d.sym, .processes = d.processes, .agg = d.agg, .traces = d.traces,
+		.sym = d.sym, .processes = d.processes, .agg = d.agg, .traces = d.traces, .off_cpu = d.off_cpu,
 	});
-	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records || (!opts.no_trace_context && !d.traces)) {
+	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records || (!opts.no_trace_context && !d.traces) ||
+	    (opts.off_cpu && !d.off_cpu)) {
 		log_error("Out of memory");
 		goto out;
 	}
@@ -428,7 +464,9 @@ int main(int argc, char **argv)
 		.follow_children = opts.follow_children, .include_idle = opts.include_idle,
 		.ringbuf_kib = opts.ringbuf_kib,
 		.cgroup_ids = ncgroup_ids ? cgroup_ids : NULL, .ncgroup_ids = ncgroup_ids, .track_processes = true,
-		.stack_copy = opts.stack_copy, .trace_context = !opts.no_trace_context,
+		.stack_copy = opts.stack_copy, .trace_context = !opts.no_trace_context, .off_cpu = opts.off_cpu,
+		.off_cpu_sample = off_cpu_sample_of(opts.off_cpu_probability),
+		.off_cpu_max_inflight = opts.off_cpu_max_inflight,
 	}, record_path_handle, d.records, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
@@ -511,6 +549,8 @@ out:
 	sampler_close(d.sampler);
 	record_path_free(d.records);
 	trace_table_free(d.traces);
+	off_cpu_free(d.off_cpu);
+	aggregate_free(d.off_agg);
 	symbolizer_free(d.sym);
 	process_table_free(d.processes);
 	metadata_free(d.metadata);

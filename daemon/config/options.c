@@ -43,6 +43,10 @@ enum {
 	OPT_STACK_COPY,
 	OPT_SYMBOL_CACHE,
 	OPT_NO_TRACE_CONTEXT,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_THRESHOLD,
+	OPT_OFF_CPU_PROBABILITY,
+	OPT_OFF_CPU_MAX_INFLIGHT,
 	OPT_LAST,
 };
 
@@ -64,6 +68,10 @@ static const struct option long_options[] = {
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "symbol-cache", required_argument, NULL, OPT_SYMBOL_CACHE },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-threshold", required_argument, NULL, OPT_OFF_CPU_THRESHOLD },
+	{ "off-cpu-probability", required_argument, NULL, OPT_OFF_CPU_PROBABILITY },
+	{ "off-cpu-max-inflight", required_argument, NULL, OPT_OFF_CPU_MAX_INFLIGHT },
 	{ "endpoint", required_argument, NULL, OPT_ENDPOINT },
 	{ "protocol", required_argument, NULL, OPT_PROTOCOL },
 	{ "headers", required_argument, NULL, OPT_HEADERS },
@@ -105,6 +113,15 @@ static void print_usage(FILE *out)
 		"      --cgroup=PATH         profile only this cgroup v2 and those below it (filtered in the\n"
 		"                            kernel); PATH as in /proc/PID/cgroup or under /sys/fs/cgroup\n"
 		"      --container=ID        profile only this container (full id or a prefix of 12 or more)\n"
+		"\n"
+		"Off-CPU (where threads wait; docs/off-cpu.md):\n"
+		"      --off-cpu             also record off-CPU time: stacks of threads leaving a CPU, weighted\n"
+		"                            by the time until they run again (sched_switch)\n"
+		"      --off-cpu-probability=P  share of switch-outs that take stacks, 0 < P <= 1; each wait\n"
+		"                            counts its time / P, so totals stay unbiased (default 0.05)\n"
+		"      --off-cpu-threshold=TIME  leave out waits shorter than TIME (default 0: none)\n"
+		"      --off-cpu-max-inflight=N  sampled threads away at once; more are dropped and counted\n"
+		"                            (default 16384)\n"
 		"\n"
 		"Metadata:\n"
 		"      --command-line        add process.command_line to each process (it can hold secrets)\n"
@@ -277,6 +294,20 @@ static int size_option(const char *name, const char *arg, size_t min, size_t *va
 	return 0;
 }
 
+/* A probability in (0, 1], written with digits and one decimal point ("0.05", "1"). */
+static int probability_option(const char *name, const char *arg, double *value, FILE *err)
+{
+	char *end;
+
+	if (!*arg || strspn(arg, "0123456789.") != strlen(arg) || strchr(arg, '.') != strrchr(arg, '.') ||
+	    (*value = strtod(arg, &end), *end) || !(*value > 0 && *value <= 1)) {
+		fprintf(err, "otelprofd: --%s: '%s' is not a probability above 0 and at most 1 (example: 0.05)\n",
+			name, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int duration_option(const char *name, const char *arg, uint64_t min_ns, uint64_t max_ns, uint64_t *ns,
 			   FILE *err)
 {
@@ -368,6 +399,9 @@ static void options_init(struct options *opts)
 		.max_stacks = OPTIONS_DEFAULT_MAX_STACKS,
 		.max_samples = OPTIONS_DEFAULT_MAX_SAMPLES,
 		.stats_interval_ns = OPTIONS_DEFAULT_STATS_INTERVAL_NS,
+		.off_cpu_threshold_ns = OPTIONS_DEFAULT_OFF_CPU_THRESHOLD_NS,
+		.off_cpu_probability = OPTIONS_DEFAULT_OFF_CPU_PROBABILITY,
+		.off_cpu_max_inflight = OTELPROF_OFF_CPU_INFLIGHT,
 	};
 }
 
@@ -493,6 +527,25 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		if (number_option("max-samples", arg, 1, 1ULL << 32, &v, err))
 			return -EINVAL;
 		opts->max_samples = v;
+		break;
+	case OPT_OFF_CPU:
+		opts->off_cpu = true;
+		break;
+	case OPT_OFF_CPU_THRESHOLD:
+		if (parse_duration(arg, &opts->off_cpu_threshold_ns)) {
+			fprintf(err, "otelprofd: --off-cpu-threshold: '%s' is not a duration (examples: 0, 100us, 1ms)\n",
+				arg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_OFF_CPU_PROBABILITY:
+		if (probability_option("off-cpu-probability", arg, &opts->off_cpu_probability, err))
+			return -EINVAL;
+		break;
+	case OPT_OFF_CPU_MAX_INFLIGHT:
+		if (number_option("off-cpu-max-inflight", arg, 1, 1 << 22, &v, err))
+			return -EINVAL;
+		opts->off_cpu_max_inflight = (unsigned)v;
 		break;
 	case 'v':
 		opts->verbose = true;

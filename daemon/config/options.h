@@ -29,6 +29,9 @@
 #define OPTIONS_DEFAULT_MAX_STACKS 65536
 #define OPTIONS_DEFAULT_MAX_SAMPLES 1000000
 #define OPTIONS_DEFAULT_STATS_INTERVAL_NS (60ULL * 1000000000ULL)
+/* --off-cpu: one switch-out in 20 takes stacks (the cost), waits scaled by 20; bench/RESULTS.md. */
+#define OPTIONS_DEFAULT_OFF_CPU_PROBABILITY 0.05
+#define OPTIONS_DEFAULT_OFF_CPU_THRESHOLD_NS 0
 
 enum output_format {
 	OUTPUT_TOP,    /* "-" or no -o: top-N functions table on stdout */
@@ -72,6 +75,10 @@ struct options {
 	bool quiet;
 	struct export_config export; /* OTLP collector: flags, then OTEL_* variables (owned) */
 	bool no_trace_context;    /* --no-trace-context: no OTEP 4719/4947 reading, no links */
+	bool off_cpu;             /* --off-cpu: also where threads wait (sched_switch) */
+	uint64_t off_cpu_threshold_ns; /* waits shorter than this are not reported */
+	double off_cpu_probability;    /* of a switch-out taking stacks, (0, 1] */
+	unsigned off_cpu_max_inflight; /* bound of the kernel's in-flight map (sampled tasks away) */
 };
 
 struct config_file;

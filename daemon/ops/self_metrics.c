@@ -190,6 +190,24 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("trace_table_full_total", "processes with a context left out: the table was full", NULL,
 		  m->trace.table_full + m->trace.map_failed),
 	};
+	struct series off_cpu[] = {
+		C("off_cpu_switches_total", "task switch-outs the off-CPU program saw", NULL,
+		  m->off_cpu_bpf[OTELPROF_OFFCPU_CNT_SWITCHES]),
+		C("off_cpu_sampled_total", "switch-outs chosen by --off-cpu-probability", NULL,
+		  m->off_cpu_bpf[OTELPROF_OFFCPU_CNT_SAMPLED]),
+		C("off_cpu_waits_total", "off-CPU waits added to the profile", NULL, m->off_cpu.waits),
+		C("off_cpu_seconds_total", "their time off CPU, scaled by the sampling", NULL, m->off_cpu.wait_ns / 1e9),
+		C("off_cpu_dropped_total", "off-CPU waits dropped, by reason", "reason=\"inflight_full\"",
+		  m->off_cpu_bpf[OTELPROF_OFFCPU_CNT_INFLIGHT_FULL]),
+		C("off_cpu_dropped_total", NULL, "reason=\"ring_buffer_full\"",
+		  m->off_cpu_bpf[OTELPROF_OFFCPU_CNT_RINGBUF_FULL]),
+		C("off_cpu_dropped_total", NULL, "reason=\"pending_full\"", m->off_cpu.pending_full),
+		C("off_cpu_dropped_total", NULL, "reason=\"no_stack\"", m->off_cpu.unmatched_ends),
+		C("off_cpu_dropped_total", NULL, "reason=\"aggregate\"", m->off_cpu.aggregate_dropped),
+		C("off_cpu_below_threshold_total", "off-CPU waits shorter than --off-cpu-threshold", NULL,
+		  m->off_cpu.below_threshold),
+		G("off_cpu_pending", "sampled threads off CPU whose stack waits for their end", NULL, m->off_cpu.pending),
+	};
 	static char end_labels[UNWIND_END_MAX][48];
 	static char reject_labels[TRACE_REJECT_MAX][48];
 
@@ -216,12 +234,14 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		s[n++] = exported[i];
 	for (size_t i = 0; m->k8s_enabled && i < sizeof(kube) / sizeof(kube[0]) && n < max; i++)
 		s[n++] = kube[i];
+	for (size_t i = 0; m->off_cpu_enabled && i < sizeof(off_cpu) / sizeof(off_cpu[0]) && n < max; i++)
+		s[n++] = off_cpu[i];
 	return n;
 }
 
 void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out)
 {
-	struct series s[192];
+	struct series s[256];
 	size_t n = collect(m, s, sizeof(s) / sizeof(s[0]));
 
 	for (size_t i = 0; i < n; i++) {

@@ -17,6 +17,7 @@
 #include "process/trace_table.h"
 #include "records.h"
 #include "symbolizer.h"
+#include "sampling/off_cpu.h"
 #include "sampling/unwind_sample.h"
 
 struct self_metrics {
@@ -41,6 +42,9 @@ struct self_metrics {
 	bool trace_enabled;               /* trace correlation is on (no --no-trace-context) */
 	struct trace_table_counters trace;
 	uint64_t trace_processes;         /* processes with a process context now */
+	bool off_cpu_enabled;             /* --off-cpu: the two below are filled */
+	uint64_t off_cpu_bpf[OTELPROF_OFFCPU_CNT_MAX]; /* the sched_switch program's counters */
+	struct off_cpu_counters off_cpu;  /* waits joined, scaled and dropped in user space */
 };
 
 /* What the main loop keeps between ticks to judge readiness and write the periodic summary. */

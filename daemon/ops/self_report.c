@@ -45,6 +45,11 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		m->trace = *trace_table_counters(src->traces);
 		m->trace_processes = trace_table_count(src->traces);
 	}
+	if (src->off_cpu) {
+		m->off_cpu_enabled = true;
+		sampler_off_cpu_counters(src->sampler, m->off_cpu_bpf);
+		m->off_cpu = *off_cpu_counters(src->off_cpu);
+	}
 	self_metrics_read_process(m);
 }
 
@@ -105,6 +110,22 @@ void self_report_log_summary(struct self_report *r, const struct self_metrics *m
 	r->summary_ns = now;
 }
 
+/* --off-cpu: what the switch program saw and sent, and what user space kept. */
+static void log_off_cpu(const struct self_sources *src)
+{
+	const struct off_cpu_counters *oc = off_cpu_counters(src->off_cpu);
+	uint64_t b[OTELPROF_OFFCPU_CNT_MAX] = { 0 };
+
+	sampler_off_cpu_counters(src->sampler, b);
+	log_info("Off-CPU: %" PRIu64 " waits kept (%.3f s scaled), %" PRIu64 " switch-outs, %" PRIu64 " sampled, "
+		 "%" PRIu64 " not targets; dropped: %" PRIu64 " in-flight map full, %" PRIu64 " ring buffer full, %" PRIu64
+		 " stacks waiting table full, %" PRIu64 " ends without a stack, %" PRIu64 " by the aggregate; %" PRIu64
+		 " under --off-cpu-threshold", oc->waits, oc->wait_ns / 1e9, b[OTELPROF_OFFCPU_CNT_SWITCHES],
+		 b[OTELPROF_OFFCPU_CNT_SAMPLED], b[OTELPROF_OFFCPU_CNT_FILTERED], b[OTELPROF_OFFCPU_CNT_INFLIGHT_FULL],
+		 b[OTELPROF_OFFCPU_CNT_RINGBUF_FULL], oc->pending_full, oc->unmatched_ends, oc->aggregate_dropped,
+		 oc->below_threshold);
+}
+
 void self_report_log_counters(const struct self_sources *src, const struct profile *p)
 {
 	const struct agg_counters *ac = aggregate_counters(src->agg);
@@ -153,4 +174,6 @@ void self_report_log_counters(const struct self_sources *src, const struct profi
 				 " samples of processes that could not be described", pc->evicted, pc->no_process);
 	}
 	unwind_sample_log(&rc->unwind, ss);
+	if (src->off_cpu)
+		log_off_cpu(src);
 }

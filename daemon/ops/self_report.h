@@ -18,6 +18,7 @@
 struct export_loop;
 struct k8s;
 struct metrics_server;
+struct off_cpu;
 struct options;
 struct profile;
 struct record_path;
@@ -35,6 +36,7 @@ struct self_sources {
 	struct k8s *k8s;                 /* NULL without Kubernetes pod metadata */
 	struct metrics_server *metrics;  /* NULL without --metrics-address */
 	struct trace_table *traces;      /* NULL with --no-trace-context */
+	struct off_cpu *off_cpu;         /* NULL without --off-cpu */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

@@ -48,13 +48,17 @@ typedef Opentelemetry__Proto__Resource__V1__Resource PbResource;
 /* Strings the encoder adds itself. */
 enum cstr {
 	CSTR_SAMPLES, CSTR_COUNT, CSTR_CPU, CSTR_NANOSECONDS, CSTR_THREAD_ID, CSTR_THREAD_NAME,
-	CSTR_CPU_NUMBER, CSTR_FRAME_TYPE, CSTR_KERNEL, CSTR_NATIVE, CSTR_BUILD_ID_GNU, CSTR_HTLHASH, NCSTR,
+	CSTR_CPU_NUMBER, CSTR_FRAME_TYPE, CSTR_KERNEL, CSTR_NATIVE, CSTR_BUILD_ID_GNU, CSTR_HTLHASH, CSTR_OFF_CPU,
+	NCSTR,
 };
 static const char *const cstr_text[NCSTR] = {
 	"samples", "count", "cpu", "nanoseconds", "thread.id", "thread.name", "cpu.logical_number",
 	"profile.frame.type", "kernel", "native", "process.executable.build_id.gnu",
-	"process.executable.build_id.htlhash",
+	"process.executable.build_id.htlhash", "off_cpu",
 };
+
+/* Profiles per process: on-CPU, and off-CPU when the process has waits (--off-cpu). */
+#define PROFILES_PER_PROCESS 2
 
 /* Process i's samples are p->samples[order[first[i] .. first[i + 1])]. */
 struct by_process {
@@ -105,6 +109,7 @@ struct chunk {
 	uint32_t *link_map;
 	struct intern *link_keys;
 	PbLink *links; PbLink **link_ptrs; size_t nlinks;
+	PbValueType off_cpu_type; /* off_cpu/nanoseconds: the second Profile's sample type */
 };
 
 static void *alloc_array(size_t n, size_t size)
@@ -215,9 +220,9 @@ static int chunk_init(struct chunk *c, const struct profile *p, const struct otl
 	c->kv_values = alloc_array(nkvs, sizeof(PbAnyValue));
 	c->scopes = alloc_array(nprocesses, sizeof(PbScopeProfiles));
 	c->scope_ptrs = alloc_array(nprocesses, sizeof(PbScopeProfiles *));
-	c->profiles = alloc_array(nprocesses, sizeof(PbProfile));
-	c->profile_ptrs = alloc_array(nprocesses, sizeof(PbProfile *));
-	c->profile_ids = alloc_array(nprocesses, 16);
+	c->profiles = alloc_array(PROFILES_PER_PROCESS * nprocesses, sizeof(PbProfile));
+	c->profile_ptrs = alloc_array(PROFILES_PER_PROCESS * nprocesses, sizeof(PbProfile *));
+	c->profile_ids = alloc_array(PROFILES_PER_PROCESS * nprocesses, 16);
 	c->samples = alloc_array(nsamples, sizeof(PbSample));
 	c->sample_ptrs = alloc_array(nsamples, sizeof(PbSample *));
 	c->sample_attrs = alloc_array(SAMPLE_ATTRS * nsamples + nlink_attrs, sizeof(int32_t));
@@ -611,6 +616,46 @@ static uint64_t *merge_timestamps(struct chunk *c, const uint64_t *a, size_t na,
 	return out;
 }
 
+/* Keep a merged array for chunk_free(). */
+static int keep_merged(struct chunk *c, void *array)
+{
+	uint64_t **grown = realloc(c->merged, (c->nmerged + 1) * sizeof(*grown));
+
+	if (!grown) {
+		free(array);
+		return -ENOMEM;
+	}
+	c->merged = grown;
+	c->merged[c->nmerged++] = array;
+	return 0;
+}
+
+/* Merge off-CPU sample s into out: timestamps and values as pairs, in time order. */
+static int merge_off_cpu(struct chunk *c, PbSample *out, const struct pf_sample *s)
+{
+	size_t na = out->n_timestamps_unix_nano, nb = s->count, i = 0, j = 0, k = 0;
+	uint64_t *ts = malloc((na + nb) * sizeof(*ts));
+	int64_t *values = malloc((na + nb) * sizeof(*values));
+
+	if (!ts || !values) {
+		free(ts);
+		free(values);
+		return -ENOMEM;
+	}
+	while (i < na || j < nb) {
+		bool left = j >= nb || (i < na && out->timestamps_unix_nano[i] <= s->timestamps[j]);
+
+		ts[k] = left ? out->timestamps_unix_nano[i] : s->timestamps[j];
+		values[k++] = left ? out->values[i++] : (int64_t)s->values[j++];
+	}
+	if (keep_merged(c, ts) || keep_merged(c, values))
+		return -ENOMEM;
+	out->timestamps_unix_nano = ts;
+	out->values = values;
+	out->n_timestamps_unix_nano = out->n_values = na + nb;
+	return 0;
+}
+
 /*
  * Add one profile sample to the Profile being built. Two profile samples can meet in one
  * request sample when their stacks differ only in ways the request does not keep (one file
@@ -643,6 +688,8 @@ static int add_sample(struct chunk *c, struct intern *ids, const struct pf_sampl
 	if ((id = intern_put(ids, &k, sizeof(k), &added)) < 0)
 		return (int)id;
 	c->timestamps += s->count;
+	if (!added && s->off_cpu)
+		return merge_off_cpu(c, c->sample_ptrs[c->nsamples - intern_count(ids) + (size_t)id], s);
 	if (!added) {
 		/* The samples of this Profile start at sample_ptrs[first]; id counts from there. */
 		out = c->sample_ptrs[c->nsamples - intern_count(ids) + (size_t)id];
@@ -673,51 +720,45 @@ static int add_sample(struct chunk *c, struct intern *ids, const struct pf_sampl
 	/* Timestamps only: each counts one sample (one shape for the whole profile). */
 	out->timestamps_unix_nano = s->timestamps;
 	out->n_timestamps_unix_nano = s->count;
+	if (s->off_cpu) {
+		/* Off-CPU: values and timestamps of equal length, the value the time away in ns. */
+		out->values = (int64_t *)s->values;
+		out->n_values = s->count;
+	}
 	c->sample_ptrs[c->nsamples++] = out;
 	return 0;
 }
 
-static int add_process(struct chunk *c, uint32_t process, const struct by_process *bp)
+/* A random profile id for c->profiles[k] (of process). */
+static void set_profile_id(struct chunk *c, size_t k, uint32_t process)
+{
+	if (getrandom(c->profile_ids[k], 16, GRND_NONBLOCK) != 16) {
+		/* No entropy yet (early boot): an id from the clock, the pid and the slot is unique enough. */
+		uint64_t seed[2] = { c->p->time_unix_ns + k, c->p->processes[process].pid };
+
+		memcpy(c->profile_ids[k], seed, 16);
+	}
+	c->profiles[k].profile_id.data = c->profile_ids[k];
+	c->profiles[k].profile_id.len = 16;
+}
+
+/* The samples of process in prof: on-CPU ones, or with off_cpu the waits; its time covers them. */
+static int fill_profile(struct chunk *c, PbProfile *prof, uint32_t process, const struct by_process *bp,
+			bool off_cpu)
 {
 	const struct profile *p = c->p;
-	size_t i = c->nrps;
-	PbResourceProfiles *rp = &c->rps[i];
-	PbScopeProfiles *sp = &c->scopes[i];
-	PbProfile *prof = &c->profiles[i];
 	uint64_t start = p->time_unix_ns, end = p->time_unix_ns + p->duration_ns;
 	struct intern *ids = intern_new(ENCODE_MAX_KEYS);
 	int r = 0;
 
 	if (!ids)
 		return -ENOMEM;
-	opentelemetry__proto__profiles__v1development__resource_profiles__init(rp);
-	opentelemetry__proto__profiles__v1development__scope_profiles__init(sp);
-	opentelemetry__proto__profiles__v1development__profile__init(prof);
-	fill_resource(c, &c->resources[i], &p->processes[process]);
-	rp->resource = &c->resources[i];
-	rp->scope_profiles = &c->scope_ptrs[i];
-	rp->n_scope_profiles = 1;
-	c->scope_ptrs[i] = sp;
-	sp->scope = &c->scope;
-	sp->profiles = &c->profile_ptrs[i];
-	sp->n_profiles = 1;
-	c->profile_ptrs[i] = prof;
-
-	prof->sample_type = &c->sample_type;
-	prof->period_type = &c->period_type;
-	prof->period = (int64_t)p->period_ns;
-	if (getrandom(c->profile_ids[i], 16, GRND_NONBLOCK) != 16) {
-		/* No entropy yet (early boot): an id from the clock and the pid is unique enough. */
-		uint64_t seed[2] = { p->time_unix_ns, p->processes[process].pid };
-
-		memcpy(c->profile_ids[i], seed, 16);
-	}
-	prof->profile_id.data = c->profile_ids[i];
-	prof->profile_id.len = 16;
 	prof->samples = &c->sample_ptrs[c->nsamples];
 	for (uint32_t j = bp->first[process]; j < bp->first[process + 1]; j++) {
 		const struct pf_sample *s = &p->samples[bp->order[j]];
 
+		if (s->off_cpu != off_cpu)
+			continue;
 		if ((r = add_sample(c, ids, s)))
 			break;
 		/* Timestamps are sorted; the interval must contain them all. */
@@ -732,6 +773,62 @@ static int add_process(struct chunk *c, uint32_t process, const struct by_proces
 	prof->n_samples = (size_t)(c->sample_ptrs + c->nsamples - prof->samples);
 	prof->time_unix_nano = start;
 	prof->duration_nano = end - start;
+	return 0;
+}
+
+/*
+ * The process's second Profile: its off-CPU samples, sample type off_cpu/nanoseconds, a value (ns
+ * away, scaled by the sampling) and a timestamp (when the thread ran again) per wait. None when the
+ * process has no off-CPU sample.
+ */
+static int add_off_cpu_profile(struct chunk *c, uint32_t process, const struct by_process *bp,
+			       PbScopeProfiles *sp)
+{
+	size_t k = PROFILES_PER_PROCESS * (size_t)c->nrps + 1;
+	PbProfile *prof = &c->profiles[k];
+	int r;
+
+	opentelemetry__proto__profiles__v1development__profile__init(prof);
+	prof->sample_type = &c->off_cpu_type;
+	set_profile_id(c, k, process);
+	if ((r = fill_profile(c, prof, process, bp, true)))
+		return r;
+	if (prof->n_samples)
+		sp->profiles[sp->n_profiles++] = prof;
+	return 0;
+}
+
+static int add_process(struct chunk *c, uint32_t process, const struct by_process *bp)
+{
+	const struct profile *p = c->p;
+	size_t i = c->nrps;
+	PbResourceProfiles *rp = &c->rps[i];
+	PbScopeProfiles *sp = &c->scopes[i];
+	PbProfile *prof = &c->profiles[PROFILES_PER_PROCESS * i];
+	int r;
+
+	opentelemetry__proto__profiles__v1development__resource_profiles__init(rp);
+	opentelemetry__proto__profiles__v1development__scope_profiles__init(sp);
+	opentelemetry__proto__profiles__v1development__profile__init(prof);
+	fill_resource(c, &c->resources[i], &p->processes[process]);
+	rp->resource = &c->resources[i];
+	rp->scope_profiles = &c->scope_ptrs[i];
+	rp->n_scope_profiles = 1;
+	c->scope_ptrs[i] = sp;
+	sp->scope = &c->scope;
+	sp->profiles = &c->profile_ptrs[PROFILES_PER_PROCESS * i];
+
+	prof->sample_type = &c->sample_type;
+	prof->period_type = &c->period_type;
+	prof->period = (int64_t)p->period_ns;
+	set_profile_id(c, PROFILES_PER_PROCESS * i, process);
+	if ((r = fill_profile(c, prof, process, bp, false)))
+		return r;
+	/* A process that only waited has no on-CPU Profile. */
+	if (prof->n_samples || !p->off_cpu_count)
+		sp->profiles[sp->n_profiles++] = prof;
+	if (p->off_cpu_count && (r = add_off_cpu_profile(c, process, bp, sp)))
+		return r;
 	c->rp_ptrs[c->nrps++] = rp;
 	return 0;
 }
@@ -751,6 +848,11 @@ static int chunk_build(struct chunk *c, const uint32_t *procs, size_t n, const s
 	c->sample_type.unit_strindex = const_string(c, CSTR_COUNT);
 	c->period_type.type_strindex = const_string(c, CSTR_CPU);
 	c->period_type.unit_strindex = const_string(c, CSTR_NANOSECONDS);
+	opentelemetry__proto__profiles__v1development__value_type__init(&c->off_cpu_type);
+	if (c->p->off_cpu_count) {
+		c->off_cpu_type.type_strindex = const_string(c, CSTR_OFF_CPU);
+		c->off_cpu_type.unit_strindex = const_string(c, CSTR_NANOSECONDS);
+	}
 	for (size_t i = 0; i < n; i++)
 		if ((r = add_process(c, procs[i], bp)))
 			return r;

@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +36,8 @@ static int by_stack(const void *a, const void *b)
 	return strcmp(((const struct folded_row *)a)->stack, ((const struct folded_row *)b)->stack);
 }
 
-int write_folded(const struct profile *p, FILE *out)
+/* Folded lines of the on-CPU samples (counts), or with off_cpu of the waits (microseconds away). */
+static int folded(const struct profile *p, bool off_cpu, FILE *out)
 {
 	struct intern *lines = intern_new(SIZE_MAX);
 	uint64_t *counts = calloc(p->nsamples + 1, sizeof(*counts));
@@ -51,6 +54,8 @@ int write_folded(const struct profile *p, FILE *out)
 		size_t len = 0;
 		int64_t id;
 
+		if (s->off_cpu != off_cpu)
+			continue;
 		len = (size_t)snprintf(line, FOLDED_MAX_LINE, "%s",
 				       profile_string(p, p->processes[s->process].name));
 		for (size_t k = 0; line[k]; k++)
@@ -67,7 +72,7 @@ int write_folded(const struct profile *p, FILE *out)
 		id = intern_put(lines, line, len + 1, NULL);
 		if (id < 0)
 			goto out;
-		counts[id] += s->count;
+		counts[id] += off_cpu ? s->value_sum : s->count;
 	}
 
 	nrows = intern_count(lines);
@@ -79,7 +84,8 @@ int write_folded(const struct profile *p, FILE *out)
 	qsort(rows, nrows, sizeof(*rows), by_stack);
 	/* Each write checked: the cause (a full disk) is known only when it happens. */
 	for (size_t i = 0; i < nrows; i++)
-		if (fprintf(out, "%s %" PRIu64 "\n", rows[i].stack, rows[i].count) < 0) {
+		if (fprintf(out, "%s %" PRIu64 "\n", rows[i].stack,
+			    off_cpu ? (rows[i].count + 500) / 1000 : rows[i].count) < 0) {
 			err = -errno;
 			goto out;
 		}
@@ -93,17 +99,48 @@ out:
 	return err;
 }
 
-int write_folded_file(const struct profile *p, const char *path)
+int write_folded(const struct profile *p, FILE *out)
+{
+	return folded(p, false, out);
+}
+
+int write_folded_off_cpu(const struct profile *p, FILE *out)
+{
+	return folded(p, true, out);
+}
+
+static int folded_file(const struct profile *p, bool off_cpu, const char *path)
 {
 	struct output_file *f = output_file_open(path);
 	int r;
 
 	if (!f)
 		return -errno;
-	r = write_folded(p, output_file_stream(f));
+	r = folded(p, off_cpu, output_file_stream(f));
 	if (r) {
 		output_file_abort(f);
 		return r;
 	}
 	return output_file_commit(f);
+}
+
+int write_folded_file(const struct profile *p, const char *path)
+{
+	return folded_file(p, false, path);
+}
+
+int write_folded_off_cpu_file(const struct profile *p, const char *path)
+{
+	return folded_file(p, true, path);
+}
+
+int folded_off_cpu_path(const char *path, char *buf, size_t size)
+{
+	size_t n = strlen(path), suffix = strlen(".folded");
+	int len;
+
+	if (n >= suffix && !strcmp(path + n - suffix, ".folded"))
+		n -= suffix;
+	len = snprintf(buf, size, "%.*s.off-cpu.folded", (int)n, path);
+	return len < 0 || (size_t)len >= size ? -ENAMETOOLONG : 0;
 }

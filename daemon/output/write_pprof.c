@@ -23,18 +23,21 @@ typedef Perftools__Profiles__ValueType PValueType;
 /* Strings pprof needs beyond the profile's own: appended after them. */
 enum extra_string {
 	STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS, STR_PID, STR_TID, STR_THREAD_NAME,
-	STR_PROCESS_NAME, STR_CPU_LABEL, STR_KERNEL, STR_TRACE_ID, STR_SPAN_ID, NEXTRA,
+	STR_PROCESS_NAME, STR_CPU_LABEL, STR_KERNEL, STR_TRACE_ID, STR_SPAN_ID, STR_OFF_CPU, NEXTRA,
 };
 static const char *const extra_strings[NEXTRA] = {
 	"samples", "count", "cpu", "nanoseconds", "pid", "tid", "thread_name", "process_name",
-	"cpu", "[kernel.kallsyms]", "trace_id", "span_id",
+	"cpu", "[kernel.kallsyms]", "trace_id", "span_id", "off_cpu",
 };
+
+/* Sample types: samples/count, cpu/nanoseconds, and with --off-cpu off_cpu/nanoseconds. */
+#define MAX_TYPES 3
 
 #define LABELS_PER_SAMPLE 5
 
 struct pprof_arena {
-	PValueType types[2], period_type;
-	PValueType *type_ptrs[2];
+	PValueType types[MAX_TYPES], period_type;
+	PValueType *type_ptrs[MAX_TYPES];
 	char **strings;
 	PMapping *mappings;
 	PMapping **mapping_ptrs;
@@ -113,7 +116,7 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 	a.labels = calloc(nlabels + 1, sizeof(*a.labels));
 	a.label_ptrs = calloc(nlabels + 1, sizeof(*a.label_ptrs));
 	a.location_ids = calloc(nlocids + 1, sizeof(*a.location_ids));
-	a.values = calloc(2 * p->nsamples + 1, sizeof(*a.values));
+	a.values = calloc(MAX_TYPES * p->nsamples + 1, sizeof(*a.values));
 	if (!a.strings || !a.mappings || !a.mapping_ptrs || !a.functions || !a.function_ptrs ||
 	    !a.locations || !a.location_ptrs || !a.lines || !a.line_ptrs || !a.samples ||
 	    !a.sample_ptrs || !a.labels || !a.label_ptrs || !a.location_ids || !a.values)
@@ -127,7 +130,7 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 	prof.string_table = a.strings;
 	prof.n_string_table = nstrings;
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < MAX_TYPES; i++) {
 		perftools__profiles__value_type__init(&a.types[i]);
 		a.type_ptrs[i] = &a.types[i];
 	}
@@ -138,8 +141,10 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 	perftools__profiles__value_type__init(&a.period_type);
 	a.period_type.type = extra(p, STR_CPU);
 	a.period_type.unit = extra(p, STR_NANOSECONDS);
+	a.types[2].type = extra(p, STR_OFF_CPU);
+	a.types[2].unit = extra(p, STR_NANOSECONDS);
 	prof.sample_type = a.type_ptrs;
-	prof.n_sample_type = 2;
+	prof.n_sample_type = p->off_cpu_enabled ? 3 : 2;
 	prof.period_type = &a.period_type;
 	prof.period = (int64_t)p->period_ns;
 	prof.time_nanos = (int64_t)p->time_unix_ns;
@@ -212,10 +217,14 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 		s->n_location_id = st->n;
 		for (size_t j = 0; j < st->n; j++)
 			a.location_ids[nextid++] = p->stack_locations[st->first + j];
-		s->value = a.values + 2 * i;
-		s->n_value = 2;
+		s->value = a.values + MAX_TYPES * i;
+		s->n_value = prof.n_sample_type;
 		s->value[0] = (int64_t)src->count;
 		s->value[1] = (int64_t)(src->count * p->period_ns);
+		/* An off-CPU sample has only its time away; on-CPU ones have 0 there. */
+		if (src->off_cpu)
+			s->value[0] = s->value[1] = 0;
+		s->value[2] = (int64_t)src->value_sum;
 		set_label(&l[0], extra(p, STR_PID), 0, p->processes[src->process].pid);
 		set_label(&l[1], extra(p, STR_TID), 0, src->tid);
 		set_label(&l[2], extra(p, STR_THREAD_NAME), src->thread_name, 0);

@@ -6,6 +6,8 @@
 #include "profile/intern.h"
 #include "output/writers.h"
 
+#include <stdbool.h>
+
 struct top_row {
 	const char *key; /* "label\0module" */
 	uint64_t self, total;
@@ -22,6 +24,25 @@ static int by_self(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+/* The off-CPU section: functions by time away as the leaf (self) and anywhere in the stack (total). */
+static void print_off_cpu(const struct profile *p, const struct top_row *rows, size_t nrows, unsigned nrows_max,
+			  FILE *out)
+{
+	fprintf(out, "\nOff-CPU: %.3f s over %" PRIu64 " waits (scaled by the sampling)\n", p->off_cpu_ns / 1e9,
+		p->off_cpu_count);
+	if (!p->off_cpu_ns) {
+		fprintf(out, "No off-CPU time: no sampled thread waited.\n");
+		return;
+	}
+	fprintf(out, "%7s %7s %12s  %-50s %s\n", "SELF%", "TOTAL%", "OFF-CPU-MS", "FUNCTION", "MODULE");
+	for (size_t i = 0; i < nrows && i < nrows_max; i++) {
+		const char *label = rows[i].key, *module = label + strlen(label) + 1;
+
+		fprintf(out, "%7.2f %7.2f %12.3f  %-50s %s\n", 100.0 * rows[i].self / p->off_cpu_ns,
+			100.0 * rows[i].total / p->off_cpu_ns, rows[i].total / 1e6, label, module);
+	}
+}
+
 /* Id of the row for one line of a location ("label\0module"). */
 static int64_t row_id(const struct profile *p, struct intern *rows, const struct pf_location *loc, uint32_t line)
 {
@@ -34,7 +55,14 @@ static int64_t row_id(const struct profile *p, struct intern *rows, const struct
 	return intern_put(rows, key, len, NULL);
 }
 
-int write_top(const struct profile *p, unsigned nrows_max, FILE *out)
+/* A sample's weight in the table: samples on CPU, nanoseconds away off CPU. */
+static uint64_t weight(const struct pf_sample *s, bool off_cpu)
+{
+	return off_cpu ? s->value_sum : s->count;
+}
+
+/* The table of on-CPU samples, or with off_cpu the off-CPU section (time away by function). */
+static int top_table(const struct profile *p, bool off_cpu, unsigned nrows_max, FILE *out)
 {
 	struct intern *ids = intern_new(SIZE_MAX);
 	uint64_t *self = NULL, *total = NULL, *seen = NULL;
@@ -48,6 +76,8 @@ int write_top(const struct profile *p, unsigned nrows_max, FILE *out)
 		const struct pf_sample *s = &p->samples[i];
 		const struct pf_stack *st = &p->stacks[s->stack];
 
+		if (s->off_cpu != off_cpu)
+			continue;
 		for (size_t j = 0; j < st->n; j++) {
 			const struct pf_location *loc = &p->locations[p->stack_locations[st->first + j]];
 			uint32_t n = loc->nlines ? loc->nlines : 1;
@@ -78,11 +108,11 @@ int write_top(const struct profile *p, unsigned nrows_max, FILE *out)
 					cap = ncap;
 				}
 				if (j == 0 && l == 0)
-					self[id] += s->count;
+					self[id] += weight(s, off_cpu);
 				/* A function counts once per stack in its total, however often it recurses. */
 				if (seen[id] != i + 1) {
 					seen[id] = i + 1;
-					total[id] += s->count;
+					total[id] += weight(s, off_cpu);
 				}
 			}
 		}
@@ -96,6 +126,10 @@ int write_top(const struct profile *p, unsigned nrows_max, FILE *out)
 		rows[i] = (struct top_row){ intern_key(ids, (uint32_t)i, NULL), self[i], total[i] };
 	qsort(rows, nrows, sizeof(*rows), by_self);
 
+	if (off_cpu) {
+		print_off_cpu(p, rows, nrows, nrows_max, out);
+		goto done;
+	}
 	fprintf(out, "%" PRIu64 " samples from %zu processes over %.1f s at %u Hz\n", p->total_count,
 		p->nprocesses - 1, p->duration_ns / 1e9, p->frequency);
 	if (!p->total_count) {
@@ -110,6 +144,7 @@ int write_top(const struct profile *p, unsigned nrows_max, FILE *out)
 				rows[i].self, label, module);
 		}
 	}
+done:
 	err = fflush(out) || ferror(out) ? -EIO : 0;
 
 out:
@@ -119,4 +154,13 @@ out:
 	free(seen);
 	intern_free(ids);
 	return err;
+}
+
+int write_top(const struct profile *p, unsigned nrows_max, FILE *out)
+{
+	int r = top_table(p, false, nrows_max, out);
+
+	if (!r && p->off_cpu_enabled)
+		r = top_table(p, true, nrows_max, out);
+	return r;
 }

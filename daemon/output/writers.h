@@ -16,7 +16,16 @@
 int write_folded(const struct profile *p, FILE *out);
 /* The same, written to path whole or not at all (see output_file.h). */
 int write_folded_file(const struct profile *p, const char *path);
-/* The top rows functions by self samples, with self and total percentages. */
+/*
+ * Off-CPU waits (--off-cpu) folded the same way, weighted by microseconds away (scaled by the
+ * sampling): "process;root;...;leaf microseconds". write_folded() leaves them out.
+ */
+int write_folded_off_cpu(const struct profile *p, FILE *out);
+int write_folded_off_cpu_file(const struct profile *p, const char *path);
+/* The off-CPU file beside a folded file: "x.folded" -> "x.off-cpu.folded". 0 or -ENAMETOOLONG. */
+int folded_off_cpu_path(const char *path, char *buf, size_t size);
+/* The top rows functions by self samples, with self and total percentages; with off-CPU waits in
+ * the profile, a second section ranks functions by time away. */
 int write_top(const struct profile *p, unsigned rows, FILE *out);
 /* An uncompressed pprof Profile message; *buf is malloc'ed and owned by the caller. */
 int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len);

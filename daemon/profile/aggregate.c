@@ -27,6 +27,7 @@ struct aggregate {
 	size_t interval_samples;
 	uint64_t first_time, last_time;
 	struct intern *links; /* the interval's links (AGG_LINK format), or NULL before the first */
+	struct agg_entry *last_entry; /* the entry of the last sample added, for aggregate_add_value() */
 };
 
 static uint64_t mix64(uint64_t h, uint64_t v)
@@ -127,8 +128,10 @@ static void free_interval(struct aggregate *agg)
 {
 	for (size_t i = 0; i < agg->nstacks; i++)
 		free(agg->stacks[i]);
-	for (size_t i = 0; i < agg->nentries; i++)
+	for (size_t i = 0; i < agg->nentries; i++) {
 		free(agg->entries[i].timestamps);
+		free(agg->entries[i].values);
+	}
 }
 
 void aggregate_free(struct aggregate *agg)
@@ -344,6 +347,34 @@ int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *s,
 		agg->last_time = time_unix_ns;
 	agg->counters.samples++;
 	agg->interval_samples++;
+	agg->last_entry = e;
+	return 0;
+}
+
+int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *s, uint64_t process_instance,
+			uint64_t time_unix_ns, uint64_t value)
+{
+	struct agg_entry *e;
+	uint64_t *values;
+	int r = aggregate_add_instance(agg, s, process_instance, time_unix_ns);
+
+	if (r)
+		return r;
+	e = agg->last_entry;
+	/* Values grow with timestamps: capacity is the same. */
+	values = realloc(e->values, e->capacity * sizeof(*values));
+	if (!values) {
+		/* Undo the timestamp so both arrays keep one length. */
+		e->ntimestamps--;
+		e->count--;
+		agg->counters.samples--;
+		agg->interval_samples--;
+		agg->counters.dropped_nomem++;
+		return -ENOMEM;
+	}
+	e->values = values;
+	e->values[e->ntimestamps - 1] = value;
+	e->value_sum += value;
 	return 0;
 }
 

@@ -37,6 +37,9 @@ struct agg_entry {
 	char process_comm[16];      /* process name at the last sample */
 	uint32_t link;              /* the thread context the samples ran under: aggregate_link(link - 1),
 				       0 for none */
+	uint64_t *values;           /* aggregate_add_value(): a value per timestamp (off-CPU ns, already
+				       scaled by the sampling); NULL for counted samples */
+	uint64_t value_sum;         /* sum of values */
 };
 
 /*
@@ -76,6 +79,10 @@ int aggregate_add_instance(struct aggregate *agg, const struct otelprof_sample *
 /* The same for a sample linked to a trace: link[0 .. len) in the AGG_LINK format (len 0: none). */
 int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
 			 uint64_t time_unix_ns, const uint8_t *link, size_t len);
+/* The same with a value for this sample (the off-CPU aggregate: nanoseconds away). An aggregate
+ * takes either counted samples or valued ones, not both. */
+int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
+			uint64_t time_unix_ns, uint64_t value);
 /* Forget every sample: a new interval starts. Counters are kept. */
 void aggregate_reset(struct aggregate *agg);
 

@@ -139,8 +139,10 @@ void profile_free(struct profile *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nsamples; i++)
+	for (size_t i = 0; i < p->nsamples; i++) {
 		free(p->samples[i].timestamps);
+		free(p->samples[i].values);
+	}
 	intern_free(p->strings);
 	free(p->functions);
 	free(p->mappings);
@@ -497,6 +499,61 @@ static int add_sample(struct builder *b, const struct aggregate *agg, const stru
 	return 0;
 }
 
+struct value_pair {
+	uint64_t time, value;
+};
+
+static int compare_pair(const void *a, const void *b)
+{
+	return compare_u64(&((const struct value_pair *)a)->time, &((const struct value_pair *)b)->time);
+}
+
+/*
+ * The off-CPU samples, after the on-CPU ones and in the same tables: a process or stack seen by both
+ * is one entry. A sample's values follow its timestamps' sorted order.
+ */
+static int add_off_cpu_samples(struct builder *b, const struct aggregate *agg,
+			       const struct profile_build_options *options)
+{
+	struct profile *p = b->p;
+
+	p->off_cpu_enabled = true;
+	for (size_t i = 0; i < aggregate_entry_count(agg); i++) {
+		const struct agg_entry *e = aggregate_entry(agg, i);
+		struct value_pair *pairs;
+		struct pf_sample *s;
+		int err = e->values ? add_sample(b, agg, e, options) : 0;
+
+		if (err == -ENOSPC) {
+			p->counters.dropped_table_full += e->count;
+			continue;
+		}
+		if (err || !e->values)
+			return err;
+		s = &p->samples[p->nsamples - 1];
+		p->total_count -= s->count; /* add_sample counted them as on-CPU samples */
+		s->off_cpu = true;
+		s->values = malloc(e->ntimestamps * sizeof(uint64_t));
+		pairs = malloc(e->ntimestamps * sizeof(*pairs));
+		if (!s->values || !pairs) {
+			free(pairs);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < e->ntimestamps; j++)
+			pairs[j] = (struct value_pair){ e->timestamps[j], e->values[j] };
+		qsort(pairs, e->ntimestamps, sizeof(*pairs), compare_pair);
+		for (size_t j = 0; j < e->ntimestamps; j++) {
+			s->timestamps[j] = pairs[j].time;
+			s->values[j] = pairs[j].value;
+		}
+		free(pairs);
+		s->value_sum = e->value_sum;
+		p->off_cpu_ns += e->value_sum;
+		p->off_cpu_count += s->count;
+	}
+	return 0;
+}
+
 struct profile *profile_build(const struct aggregate *agg, struct symbolizer *sym,
 			      const struct profile_build_options *options)
 {
@@ -529,6 +586,8 @@ struct profile *profile_build(const struct aggregate *agg, struct symbolizer *sy
 			goto fail;
 		}
 	}
+	if (options->off_cpu && (err = add_off_cpu_samples(&b, options->off_cpu, options)))
+		goto fail;
 	intern_free(b.functions);
 	intern_free(b.mappings);
 	intern_free(b.locations);

@@ -97,6 +97,9 @@ struct pf_sample {
 	uint64_t count;
 	uint64_t *timestamps;  /* unix ns, count of them, sorted */
 	uint32_t link;         /* the trace span the samples ran under: links[link], 0 for none */
+	bool off_cpu;          /* an off-CPU sample: values says how long each wait was */
+	uint64_t *values;      /* off-CPU: ns away per timestamp (in the same order); else NULL */
+	uint64_t value_sum;    /* off-CPU: sum of values */
 };
 
 /* A link to a trace span (OTEP 4947 thread context) and the attributes the thread published with it. */
@@ -136,6 +139,10 @@ struct profile {
 	struct profile_counters counters;
 	uint64_t total_count;   /* sum of sample counts */
 
+	bool off_cpu_enabled;   /* off-CPU waits were collected (--off-cpu): writers add their type */
+	uint64_t off_cpu_ns;    /* sum of the off-CPU samples' values */
+	uint64_t off_cpu_count; /* off-CPU waits (timestamps of off-CPU samples); not in total_count */
+
 	/* Allocation bookkeeping of the tables above (capacities); private to profile.c. */
 	struct {
 		size_t functions, mappings, locations, lines, stacks, stack_locations, processes,
@@ -159,6 +166,7 @@ struct profile_build_options {
 	uint64_t duration_ns;   /* interval length */
 	profile_describe_process_fn describe_process; /* may be NULL */
 	void *describe_ctx;
+	const struct aggregate *off_cpu; /* the interval's off-CPU waits (valued entries), or NULL */
 };
 
 /* NULL with errno set on allocation failure. */

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "process/process_table.h"
 #include "process/trace_table.h"
+#include "sampling/off_cpu.h"
 #include "profile/aggregate.h"
 #include "records.h"
 #include "symbolizer.h"
@@ -24,6 +25,7 @@ struct record_path {
 	struct aggregate *agg;           /* borrowed */
 	struct trace_table *traces;      /* borrowed, or NULL */
 	uint8_t link[AGG_LINK_MAX];      /* the link of the sample being added */
+	struct off_cpu *off_cpu;         /* borrowed, may be NULL */
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	struct record_path_counters counters;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
@@ -41,6 +43,7 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 	rp->processes = cfg->processes;
 	rp->agg = cfg->agg;
 	rp->traces = cfg->traces;
+	rp->off_cpu = cfg->off_cpu;
 	return rp;
 }
 
@@ -126,6 +129,36 @@ static size_t sample_link(struct record_path *rp, const struct otelprof_sample *
 	return trace_table_link(rp->traces, s->pid, s->process_start_ns, tc, rp->link, clock_ns(CLOCK_MONOTONIC));
 }
 
+/*
+ * A task left a CPU (--off-cpu): its stack takes an on-CPU sample's path (process table, unwinding,
+ * modules opened) but waits in off_cpu for the time it was away.
+ */
+static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
+{
+	const struct otelprof_record_header *hdr = data;
+	const struct otelprof_sample *s = data;
+	const struct process_info *pi;
+	uint64_t instance;
+
+	if (!rp->off_cpu || (hdr->kind == OTELPROF_RECORD_OFF_CPU && hdr->size < sizeof(*s)) ||
+	    (hdr->kind == OTELPROF_RECORD_OFF_CPU_END && hdr->size < sizeof(struct otelprof_off_cpu_end))) {
+		rp->counters.malformed_records++;
+		return;
+	}
+	if (hdr->kind == OTELPROF_RECORD_OFF_CPU_END) {
+		off_cpu_end(rp->off_cpu, data, rp->monotonic_to_unix_ns);
+		return;
+	}
+	pi = process_table_sample(rp->processes, s->pid, s->process_start_ns, s->process_comm, s->cgroup_id);
+	instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
+	if (pi)
+		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+	s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound, &rp->counters.unwind);
+	if (pi && pi->samples == 1)
+		open_modules(rp, s, instance);
+	off_cpu_start(rp->off_cpu, s, instance);
+}
+
 void record_path_handle(void *ctx, const void *data, size_t size)
 {
 	struct record_path *rp = ctx;
@@ -167,6 +200,10 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 			return;
 		}
 		on_process_event(rp, data);
+		break;
+	case OTELPROF_RECORD_OFF_CPU:
+	case OTELPROF_RECORD_OFF_CPU_END:
+		on_off_cpu(rp, data, size);
 		break;
 	default:
 		rp->counters.malformed_records++;

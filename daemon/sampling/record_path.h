@@ -36,6 +36,7 @@
 #define EXEC_SETTLE_MS 10
 
 struct aggregate;
+struct off_cpu;
 struct process_table;
 struct symbolizer;
 struct trace_table;
@@ -46,6 +47,8 @@ struct record_path_config {
 	struct aggregate *agg;           /* borrowed: where samples go */
 	struct trace_table *traces;      /* borrowed: process and thread contexts (OTEP 4719, 4947); NULL:
 					    samples are not linked to traces */
+	struct off_cpu *off_cpu;         /* borrowed: where off-CPU stacks and ends go; NULL: none
+					    expected (such records count as malformed) */
 };
 
 struct record_path_counters {

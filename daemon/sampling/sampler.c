@@ -248,6 +248,32 @@ static uint64_t count_verified_insns(struct bpf_object *obj)
 	return total;
 }
 
+/* Without --off-cpu the sched_switch program is neither loaded nor attached: its maps stay tiny. */
+static void off_cpu_configure(struct profile_bpf *skel, const struct sampler_config *config, __u32 ncpus)
+{
+	bpf_program__set_autoload(skel->progs.on_sched_switch, config->off_cpu);
+	if (!config->off_cpu) {
+		bpf_map__set_max_entries(skel->maps.off_cpu_inflight, 1);
+		return;
+	}
+	skel->rodata->off_cpu_sample = config->off_cpu_sample;
+	bpf_map__set_max_entries(skel->maps.off_cpu_scratch, ncpus);
+	if (config->off_cpu_max_inflight)
+		bpf_map__set_max_entries(skel->maps.off_cpu_inflight, config->off_cpu_max_inflight);
+}
+
+static int off_cpu_attach(struct profile_bpf *skel)
+{
+	int r;
+
+	skel->links.on_sched_switch = bpf_program__attach(skel->progs.on_sched_switch);
+	if (skel->links.on_sched_switch)
+		return 0;
+	r = -errno;
+	log_error("Failed to attach to sched_switch: %s", strerror(-r));
+	return r;
+}
+
 struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err)
 {
 	struct sampler *s;
@@ -296,6 +322,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 		goto fail;
 	}
 	bpf_map__set_max_entries(s->skel->maps.scratch, (__u32)r);
+	off_cpu_configure(s->skel, config, (__u32)r);
 	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
@@ -360,6 +387,10 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 			goto fail;
 		}
 	}
+	if (config->off_cpu && (r = off_cpu_attach(s->skel))) {
+		*err = r;
+		goto fail;
+	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
 	if (!s->rb) {
 		r = -errno;
@@ -418,7 +449,8 @@ int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelpro
 	return bpf_map__update_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), entry, sizeof(*entry), BPF_ANY);
 }
 
-int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX])
+/* Sum a per-CPU array of n counters. 0 or -errno. */
+static int sum_counters(const struct bpf_map *map, uint64_t *counters, __u32 n)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t *values;
@@ -428,16 +460,25 @@ int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX
 	values = calloc(ncpus, sizeof(*values));
 	if (!values)
 		return -ENOMEM;
-	for (__u32 key = 0; key < OTELPROF_CNT_MAX; key++) {
+	for (__u32 key = 0; key < n; key++) {
 		counters[key] = 0;
-		if (bpf_map__lookup_elem(s->skel->maps.counters, &key, sizeof(key), values,
-					 ncpus * sizeof(*values), 0))
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), values, ncpus * sizeof(*values), 0))
 			continue;
 		for (int cpu = 0; cpu < ncpus; cpu++)
 			counters[key] += values[cpu];
 	}
 	free(values);
 	return 0;
+}
+
+int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX])
+{
+	return sum_counters(s->skel->maps.counters, counters, OTELPROF_CNT_MAX);
+}
+
+int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF_OFFCPU_CNT_MAX])
+{
+	return sum_counters(s->skel->maps.off_cpu_counters, counters, OTELPROF_OFFCPU_CNT_MAX);
 }
 
 unsigned sampler_cpu_count(const struct sampler *s)

@@ -26,6 +26,9 @@ struct sampler_config {
 	unsigned stack_copy;        /* bytes of user stack copied per sample with the user registers
 				       (0: none; at most OTELPROF_MAX_STACK_COPY) */
 	bool trace_context;         /* read OTEP 4947 thread contexts (processes in the map trace_procs) */
+	bool off_cpu;               /* load and attach the sched_switch program (off-CPU records) */
+	uint32_t off_cpu_sample;    /* switch-outs sampled: probability * 2^32 (UINT32_MAX: all) */
+	uint32_t off_cpu_max_inflight; /* bound of the in-flight map (0: OTELPROF_OFF_CPU_INFLIGHT) */
 };
 
 /* Called for every record; data is valid only during the call. */
@@ -57,6 +60,9 @@ int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX
  * 0 or -errno (-E2BIG: the map is full). */
 int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelprof_trace_proc *entry);
 
+/* Sum of the off-CPU program's per-CPU counters (enum otelprof_off_cpu_counter); zeros without
+ * --off-cpu. 0 or -errno. */
+int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF_OFFCPU_CNT_MAX]);
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 

@@ -1,0 +1,143 @@
+#include "sampling/off_cpu.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/aggregate.h"
+
+/* Buckets of the pending table (chained: threads come and go, deletion must be cheap). */
+#define OFF_CPU_BUCKETS 4096
+
+/* The fixed part of a sample, before its stacks: kept whole. */
+#define SAMPLE_HEAD offsetof(struct otelprof_sample, kernel_ips)
+
+/* A stack waiting for its end: the sample's head, then kernel_depth + user_depth addresses. */
+struct pending {
+	struct pending *next;
+	uint64_t instance;
+	uint8_t head[SAMPLE_HEAD];
+	uint64_t ips[];
+};
+
+struct off_cpu {
+	struct off_cpu_config cfg;
+	struct off_cpu_counters counters;
+	struct pending *buckets[OFF_CPU_BUCKETS];
+	struct otelprof_sample sample; /* the sample rebuilt from a pending stack */
+};
+
+static const struct otelprof_sample *head_of(const struct pending *p)
+{
+	return (const struct otelprof_sample *)(const void *)p->head;
+}
+
+static struct pending **bucket_of(struct off_cpu *oc, uint32_t tid)
+{
+	return &oc->buckets[(tid * 2654435761u) % OFF_CPU_BUCKETS];
+}
+
+/* Unlink and return tid's pending stack, or NULL. */
+static struct pending *take(struct off_cpu *oc, uint32_t tid)
+{
+	for (struct pending **pp = bucket_of(oc, tid); *pp; pp = &(*pp)->next) {
+		struct pending *p = *pp;
+
+		if (head_of(p)->tid == tid) {
+			*pp = p->next;
+			oc->counters.pending--;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+struct off_cpu *off_cpu_new(const struct off_cpu_config *cfg)
+{
+	struct off_cpu *oc = calloc(1, sizeof(*oc));
+
+	if (!oc)
+		return NULL;
+	oc->cfg = *cfg;
+	if (!(oc->cfg.probability > 0 && oc->cfg.probability <= 1))
+		oc->cfg.probability = 1;
+	return oc;
+}
+
+void off_cpu_free(struct off_cpu *oc)
+{
+	if (!oc)
+		return;
+	for (size_t i = 0; i < OFF_CPU_BUCKETS; i++) {
+		while (oc->buckets[i]) {
+			struct pending *p = oc->buckets[i];
+
+			oc->buckets[i] = p->next;
+			free(p);
+		}
+	}
+	free(oc);
+}
+
+void off_cpu_start(struct off_cpu *oc, const struct otelprof_sample *s, uint64_t instance)
+{
+	size_t kd = s->kernel_depth, ud = s->user_depth;
+	struct pending *p, **bucket;
+
+	if (kd > OTELPROF_MAX_STACK_DEPTH || ud > OTELPROF_MAX_STACK_DEPTH)
+		return;
+	/* An older stack of this thread lost its end (ring buffer full): this one replaces it. */
+	free(take(oc, s->tid));
+	if (oc->counters.pending >= oc->cfg.max_pending) {
+		oc->counters.pending_full++;
+		return;
+	}
+	p = malloc(sizeof(*p) + (kd + ud) * sizeof(uint64_t));
+	if (!p) {
+		oc->counters.pending_full++;
+		return;
+	}
+	p->instance = instance;
+	memcpy(p->head, s, SAMPLE_HEAD);
+	memcpy(p->ips, s->kernel_ips, kd * sizeof(uint64_t));
+	memcpy(p->ips + kd, s->user_ips, ud * sizeof(uint64_t));
+	bucket = bucket_of(oc, s->tid);
+	p->next = *bucket;
+	*bucket = p;
+	oc->counters.pending++;
+}
+
+void off_cpu_end(struct off_cpu *oc, const struct otelprof_off_cpu_end *e, uint64_t monotonic_to_unix_ns)
+{
+	struct pending *p = take(oc, e->tid);
+	struct otelprof_sample *s = &oc->sample;
+	uint64_t ns, scaled;
+
+	if (!p || head_of(p)->time_ns != e->start_ns) {
+		oc->counters.unmatched_ends++;
+		free(p);
+		return;
+	}
+	ns = e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0;
+	if (ns < oc->cfg.threshold_ns) {
+		oc->counters.below_threshold++;
+		free(p);
+		return;
+	}
+	memcpy(s, p->head, SAMPLE_HEAD);
+	memcpy(s->kernel_ips, p->ips, s->kernel_depth * sizeof(uint64_t));
+	memcpy(s->user_ips, p->ips + s->kernel_depth, s->user_depth * sizeof(uint64_t));
+	scaled = (uint64_t)((double)ns / oc->cfg.probability + 0.5);
+	if (aggregate_add_value(oc->cfg.agg, s, p->instance, e->end_ns + monotonic_to_unix_ns, scaled)) {
+		oc->counters.aggregate_dropped++;
+	} else {
+		oc->counters.waits++;
+		oc->counters.wait_ns += scaled;
+	}
+	free(p);
+}
+
+const struct off_cpu_counters *off_cpu_counters(const struct off_cpu *oc)
+{
+	return &oc->counters;
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""otelprofd --off-cpu over the waits workload (tests/workloads/waits.c), with every switch-out
+sampled (--off-cpu-probability 1) and the real sched_switch program:
+
+- the off-CPU time of wait_sleep, wait_pipe and wait_mutex within 10% of what the workload timed
+  itself around each call;
+- compute_only and compute_locked off CPU only when preempted (a kernel stack through an interrupt
+  or preemption path, never a sleeping call), and for little time;
+- a process killed while blocked on a pipe: its wait is reported (about the time it was blocked),
+  its frames symbolized after it exited;
+- an in-flight map of 2 entries: drops counted in the end-of-run log, the run exits 0;
+- pprof has the off_cpu/nanoseconds sample type, with 0 there on on-CPU samples and 0 in the
+  on-CPU types of off-CPU samples.
+"""
+import gzip
+import os
+import re
+import subprocess
+import time
+
+import bpftest
+
+bpftest.require_bpf()
+workload = os.environ["WAITS_WORKLOAD"]
+out = bpftest.tmpdir()
+SECONDS = 4
+
+
+def profile(args, name, duration, extra=()):
+    """Start the workload (it waits for a line), attach otelprofd to it, then let it go.
+    Returns (workload stdout, otelprofd stderr, folded path, off-CPU folded path)."""
+    folded = os.path.join(out, name + ".folded")
+    w = subprocess.Popen([workload] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    cmd = [bpftest.otelprofd(), "--pid", str(w.pid), "--off-cpu", "--off-cpu-probability", "1",
+           "--duration", duration, "-o", folded] + list(extra)
+    print("$", " ".join(cmd), flush=True)
+    d = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Attached once the daemon says it profiles; the workload then starts waiting.
+    deadline = time.time() + 60
+    log = ""
+    while time.time() < deadline:
+        line = d.stderr.readline()
+        log += line
+        if "Profiling" in line or not line:
+            break
+    if "Profiling" not in log:
+        d.kill()
+        w.kill()
+        bpftest.fail("otelprofd did not start: " + log)
+    w.stdin.write("go\n")
+    w.stdin.flush()
+    return w, d, log, folded
+
+
+def finish(d, log):
+    rest = d.communicate(timeout=120)[1]
+    log += rest
+    print(log[-3000:])
+    if d.returncode != 0:
+        bpftest.fail(f"otelprofd exited {d.returncode}")
+    return log
+
+
+def by_function(stacks):
+    """Microseconds off CPU of each function (once per stack, wherever it is in it)."""
+    totals = {}
+    for stack, us in stacks.items():
+        for f in set(stack[1:]):
+            totals[f] = totals.get(f, 0) + us
+    return totals
+
+
+# 1. Waits measured by the workload itself.
+w, d, log, folded = profile([str(SECONDS)], "waits", f"{SECONDS + 3}s")
+measured = {}
+for line in w.communicate(timeout=60)[0].splitlines():
+    name, ns = line.split()
+    measured[name] = int(ns) / 1000.0
+log = finish(d, log)
+off = os.path.join(out, "waits.off-cpu.folded")
+if not os.path.exists(off):
+    bpftest.fail("no off-CPU folded file beside the folded one")
+stacks = bpftest.read_folded(off)
+# The workload times the blocking call only; a busy host also preempts the waiting threads between
+# calls (the mutex waiter loops without a pause), which is off-CPU time too but not waiting. Each
+# function's waits are the stacks through its blocking call's kernel path.
+blocking = {"wait_sleep": "nanosleep", "wait_pipe": "pipe_read", "wait_mutex": "futex"}
+for name, us in measured.items():
+    got = sum(n for stack, n in stacks.items()
+              if name in stack and any(blocking[name] in f for f in stack if f.endswith("_[k]")))
+    other = by_function(stacks).get(name, 0) - got
+    print(f"{name}: {other / 1e3:.1f} ms off CPU elsewhere in it (preempted)")
+    print(f"{name}: {got / 1e3:.1f} ms off CPU, the workload measured {us / 1e3:.1f} ms")
+    if us < 500e3:
+        bpftest.fail(f"{name}: the workload waited only {us / 1e3:.1f} ms")
+    if other > 0.5 * us:
+        bpftest.fail(f"{name}: {other / 1e3:.1f} ms off CPU outside its blocking call")
+    if abs(got - us) > 0.10 * us:
+        bpftest.fail(f"{name}: {got / 1e3:.1f} ms off CPU, not within 10% of the measured {us / 1e3:.1f} ms")
+
+# Computing functions: off CPU only through preemption (an interrupt's or a preemption's path).
+preempt = re.compile(r"preempt|irqentry|apic_timer|_interrupt|resched|exit_to_user_mode|schedule_tail")
+compute_us = 0
+for stack, us in stacks.items():
+    if not {"compute_only", "compute_locked"} & set(stack):
+        continue
+    compute_us += us
+    kernel = [f for f in stack if f.endswith("_[k]")]
+    if not any(preempt.search(f) for f in kernel) or any("futex" in f or "nanosleep" in f for f in kernel):
+        bpftest.fail(f"a computing function off CPU without preemption ({us} us): {';'.join(stack)}")
+# How much depends on the host's load (two CPUs shared with other tests preempt a lot): not bounded.
+print(f"computing functions: {compute_us / 1e3:.1f} ms off CPU, all through preemption")
+
+# 2. A process killed while blocked: its wait ends at its death and is reported, symbolized.
+w, d, log, folded = profile(["block"], "block", "4s")
+time.sleep(2)
+w.kill()
+w.wait()
+log = finish(d, log)
+stacks = bpftest.read_folded(os.path.join(out, "block.off-cpu.folded"))
+blocked = by_function(stacks).get("blocked_forever", 0)
+print(f"blocked_forever: {blocked / 1e3:.1f} ms off CPU before the kill")
+if not 1.5e6 < blocked < 3.5e6:
+    bpftest.fail(f"blocked_forever: {blocked / 1e3:.1f} ms off CPU, expected about 2 s (killed while blocked)")
+
+# 3. The in-flight map full: counted, no crash (the workload has 6 threads).
+w, d, log, folded = profile(["2"], "full", "4s", extra=("--off-cpu-max-inflight", "2"))
+w.communicate(timeout=60)
+log = finish(d, log)
+m = re.search(r"dropped: (\d+) in-flight map full", log)
+if not m or int(m.group(1)) == 0:
+    bpftest.fail("the in-flight map of 2 entries was never full in the log's count")
+print(f"in-flight map full: {m.group(1)} sampled switch-outs dropped and counted")
+
+# 4. pprof: a third sample type, off_cpu/nanoseconds, with the values split by kind.
+pprof = os.path.join(out, "waits.pb.gz")
+w, d, log, _ = profile(["2"], "pprof", "4s", extra=("-o", pprof))
+w.communicate(timeout=60)
+finish(d, log)
+proto = os.environ["PPROF_PROTO"]
+text = subprocess.run(["protoc", "--decode", "perftools.profiles.Profile", "--proto_path", os.path.dirname(proto),
+                       os.path.basename(proto)], input=gzip.open(pprof).read(), stdout=subprocess.PIPE,
+                      check=True).stdout.decode()
+strings = re.findall(r'^string_table: "(.*)"$', text, re.M)
+types = [(strings[int(t)], strings[int(u)]) for t, u in
+         re.findall(r"^sample_type \{\n\s*type: (\d+)\n\s*unit: (\d+)\n\}", text, re.M)]
+if types != [("samples", "count"), ("cpu", "nanoseconds"), ("off_cpu", "nanoseconds")]:
+    bpftest.fail(f"pprof sample types {types}")
+on = offc = 0
+for body in re.findall(r"^sample \{\n(.*?)^\}", text, re.M | re.S):
+    v = [int(x) for x in re.findall(r"^  value: (-?\d+)$", body, re.M)]
+    if len(v) != 3 or (v[0] and v[2]) or (not v[0] and (v[1] or not v[2])):
+        bpftest.fail(f"a pprof sample mixes on- and off-CPU values: {v}")
+    on += v[0] > 0
+    offc += v[2] > 0
+print(f"pprof: {on} on-CPU samples, {offc} off-CPU samples, three sample types")
+if not on or not offc:
+    bpftest.fail("pprof lacks on-CPU or off-CPU samples")
