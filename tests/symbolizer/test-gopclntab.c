@@ -239,22 +239,10 @@ static void check_version(enum gopclntab_version v)
 	gopclntab_free(t);
 }
 
-static void test_go116(void **state)
+/* state: the enum gopclntab_version to build and read. */
+static void test_version(void **state)
 {
-	(void)state;
-	check_version(GOPCLNTAB_GO116);
-}
-
-static void test_go118(void **state)
-{
-	(void)state;
-	check_version(GOPCLNTAB_GO118);
-}
-
-static void test_go120(void **state)
-{
-	(void)state;
-	check_version(GOPCLNTAB_GO120);
+	check_version(*(const enum gopclntab_version *)*state);
 }
 
 /* Look everywhere a table may be read; strings returned lie inside the input. */
@@ -333,10 +321,11 @@ static void test_not_pclntab(void **state)
 
 int main(void)
 {
+	static enum gopclntab_version versions[] = { GOPCLNTAB_GO116, GOPCLNTAB_GO118, GOPCLNTAB_GO120 };
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_go116),
-		cmocka_unit_test(test_go118),
-		cmocka_unit_test(test_go120),
+		cmocka_unit_test_prestate(test_version, &versions[0]),
+		cmocka_unit_test_prestate(test_version, &versions[1]),
+		cmocka_unit_test_prestate(test_version, &versions[2]),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_not_pclntab),
 	};
