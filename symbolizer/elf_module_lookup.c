@@ -515,7 +515,10 @@ unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_f
 		if (!m->nslots) {
 			if (!m->syms_built)
 				build_symbols(m);
-			for (m->nslots = MIN_CACHE_SLOTS; m->nslots < 4 * m->nsyms && m->nslots < MAX_CACHE_SLOTS;)
+			/* A stripped Go binary has no symbols: its functions are the pclntab's. */
+			size_t nfuncs = m->nsyms + (m->go ? gopclntab_nfuncs(m->go) : 0);
+
+			for (m->nslots = MIN_CACHE_SLOTS; m->nslots < 4 * nfuncs && m->nslots < MAX_CACHE_SLOTS;)
 				m->nslots *= 2;
 		}
 		m->slots = calloc(m->nslots, sizeof(*m->slots));
