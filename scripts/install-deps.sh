@@ -9,7 +9,7 @@ packages=(
   protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
   libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev
   python3 python3-yaml systemd man-db
-  libcmocka-dev rustc
+  libcmocka-dev rustc golang-go
   openssl socat ca-certificates util-linux xz-utils binutils elfutils
 )
 

@@ -186,6 +186,7 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 	if (read_segments(m))
 		goto fail;
 	read_build_id(m);
+	elf_module__go_open(m);
 	/* Load DWARF now, while the process's root is at hand for the debug file search. */
 	if (!m->no_dwarf) {
 		m->opening = options;
@@ -231,6 +232,8 @@ void elf_module_free(struct elf_module *m)
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->build_id);
+	gopclntab_free(m->go);
+	free(m->go_build_id);
 	free(m);
 }
 

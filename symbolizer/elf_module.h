@@ -57,6 +57,9 @@ struct elf_module_counters {
 	uint64_t lines_by_libdw;    /* compile units whose line program our reader could not read
 				       (libdw then builds the CU's whole line table) */
 	uint64_t debuglink_too_big; /* debuglink candidates not CRC-checked (over the size bounds) */
+	uint64_t go_refused;        /* a .gopclntab that could not be read (malformed, or a format
+				       other than Go 1.16+): frames fall back to symbols and DWARF */
+	uint64_t go_lookups;        /* lookups answered from the Go function table */
 	uint64_t inflate_refused;   /* files (the binary or a debug file) whose compressed sections
 				       claim more than max_bytes allows: not handed to libdw */
 };
@@ -79,7 +82,10 @@ void elf_module_free(struct elf_module *m);
 
 /* ELF virtual address of a file offset (through the PT_LOAD segments); false when none covers it. */
 bool elf_module_offset_to_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t *vaddr);
-/* Fill frame->lines for an ELF virtual address; returns how many lines were filled. */
+/* Fill frame->lines for an ELF virtual address; returns how many lines were filled. Go text is
+ * read from the Go function table (frame->kind set to SYM_FRAME_GO), even when the file has DWARF:
+ * the names and lines Go's own tracebacks show, the same for a stripped and a full build, without
+ * inflating Go's compressed DWARF per lookup. */
 unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_frame *frame);
 /*
  * The unwinding rules of an ELF virtual address from the file's CFI: .eh_frame first (what the
@@ -93,6 +99,12 @@ const char *elf_module_build_id(const struct elf_module *m);
 size_t elf_module_build_id_raw(const struct elf_module *m, const unsigned char **bits);
 /* Hex htlhash of the file, or NULL when it could not be read. */
 const char *elf_module_htlhash(const struct elf_module *m);
+/* The file carries a Go function table that is read (Go 1.16+ pclntab). */
+bool elf_module_is_go(const struct elf_module *m);
+/* The Go build id (.note.go.buildid), or NULL. */
+const char *elf_module_go_build_id(const struct elf_module *m);
+/* vaddr is in a function where Go's traceback ends (runtime.goexit, mstart, rt0_go...). */
+bool elf_module_go_top_frame(const struct elf_module *m, uint64_t vaddr);
 /* DWARF was found (in the file or a separate debug file). */
 bool elf_module_has_dwarf(const struct elf_module *m);
 /* The separate debug file was found through .gnu_debuglink inside the process's root, a place its

@@ -17,6 +17,7 @@
 #include "dwarf_lines.h"
 #include "elf_cost.h"
 #include "elf_module.h"
+#include "gopclntab.h"
 #include "htlhash.h"
 
 #define MAX_LOAD_SEGMENTS 16
@@ -41,6 +42,7 @@ struct cache_slot {
 	struct sym_line *lines; /* nlines entries, NULL when nlines == 0 */
 	uint8_t nlines;
 	bool used;
+	bool go;                /* answered from the Go pclntab */
 };
 
 /* Demangled names: bump-allocated chunks plus an open-addressing set for deduplication. */
@@ -111,6 +113,9 @@ struct elf_module {
 	size_t ncu_ranges;
 	bool cu_ranges_built;
 
+	struct gopclntab *go;     /* the Go function table, or NULL (not Go, or refused) */
+	char *go_build_id;        /* from .note.go.buildid, or NULL */
+
 	struct cache_slot *slots;
 	size_t nslots;
 	struct pool_chunk *chunks;
@@ -127,6 +132,10 @@ bool elf_module__affords(const struct elf_module *m, size_t bytes);
  * which libdwfl then owns, or -1. Searches only while elf_module_open() runs (m->opening). */
 int elf_module__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
 			       const char *file_name, const char *debuglink, GElf_Word crc, char **debug_name);
+/* Find and open the file's Go function table and read its Go build id (elf_module_go.c). */
+void elf_module__go_open(struct elf_module *m);
+/* Fill out[0 .. *n) from the Go function table: false when vaddr is not Go text it describes. */
+bool elf_module__go_lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *out, unsigned *n);
 /* A module-owned copy of s, or NULL when the pool is full or memory runs out. */
 const char *elf_module__pool_intern(struct elf_module *m, const char *s);
 

@@ -509,12 +509,16 @@ unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_f
 	struct sym_line lines[SYM_MAX_INLINE];
 	struct cache_slot *slot;
 	unsigned n;
+	bool go;
 
 	if (!m->slots) {
 		if (!m->nslots) {
 			if (!m->syms_built)
 				build_symbols(m);
-			for (m->nslots = MIN_CACHE_SLOTS; m->nslots < 4 * m->nsyms && m->nslots < MAX_CACHE_SLOTS;)
+			/* A stripped Go binary has no symbols: its functions are the pclntab's. */
+			size_t nfuncs = m->nsyms + (m->go ? gopclntab_nfuncs(m->go) : 0);
+
+			for (m->nslots = MIN_CACHE_SLOTS; m->nslots < 4 * nfuncs && m->nslots < MAX_CACHE_SLOTS;)
 				m->nslots *= 2;
 		}
 		m->slots = calloc(m->nslots, sizeof(*m->slots));
@@ -527,9 +531,15 @@ unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_f
 		if (slot->nlines)
 			memcpy(frame->lines, slot->lines, slot->nlines * sizeof(*slot->lines));
 		frame->nlines = slot->nlines;
+		if (slot->go)
+			frame->kind = SYM_FRAME_GO;
 		return slot->nlines;
 	}
-	n = lookup(m, vaddr, lines);
+	go = elf_module__go_lookup(m, vaddr, lines, &n);
+	if (!go)
+		n = lookup(m, vaddr, lines);
+	else
+		frame->kind = SYM_FRAME_GO;
 	if (n)
 		memcpy(frame->lines, lines, n * sizeof(*lines));
 	frame->nlines = n;
@@ -543,7 +553,7 @@ unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_f
 		m->own_bytes -= slot->nlines * sizeof(*slot->lines);
 		m->own_bytes += n * sizeof(*copy);
 		free(slot->lines);
-		*slot = (struct cache_slot){ .vaddr = vaddr, .lines = copy, .nlines = (uint8_t)n, .used = true };
+		*slot = (struct cache_slot){ .vaddr = vaddr, .lines = copy, .nlines = (uint8_t)n, .used = true, .go = go };
 	}
 	return n;
 }

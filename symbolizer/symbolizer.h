@@ -27,6 +27,7 @@
 enum sym_frame_kind {
 	SYM_FRAME_NATIVE, /* user-space machine code */
 	SYM_FRAME_KERNEL, /* kernel, kernel module or BPF program */
+	SYM_FRAME_GO,     /* Go code, named from the binary's Go function table (.gopclntab) */
 };
 
 struct sym_line {
@@ -43,6 +44,7 @@ struct sym_mapping {
 	const char *path;        /* path as the process sees it */
 	const char *build_id;    /* hex of the GNU build id, or NULL */
 	const char *htlhash;     /* hex of the htlhash (see the OTLP attribute sheet), or NULL */
+	const char *go_build_id; /* Go build id (.note.go.buildid), or NULL */
 	uint64_t dev, inode;     /* identity of the file */
 };
 
@@ -134,6 +136,11 @@ struct symbolizer_stats {
 	uint64_t modules_too_big;  /* binaries and debug files whose compressed sections claim more than
 				      max_module_bytes allows: kept without the DWARF (or the symbols)
 				      they would inflate, so frames keep their mapping and build id */
+	uint64_t go_tables;        /* modules opened with a Go function table read */
+	uint64_t go_tables_refused; /* modules whose .gopclntab was refused (malformed, or older than
+				      Go 1.16): their frames come from symbols and DWARF if any */
+	uint64_t go_frames;        /* lookups answered from a Go function table */
+	uint64_t go_top_frames;    /* unwinds that ended at a Go top frame (runtime.goexit, mstart...) */
 	uint64_t debuginfod_reloaded; /* modules reopened because their debug file arrived */
 	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);
 				      refreshed by symbolizer_maintain() */

@@ -2,6 +2,7 @@
  * with the CFI rules of its modules (remembered in a direct-mapped cache). */
 #include "symbolizer_internal.h"
 
+#include <dwarf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 	module->generation = s->generation;
 	frame->mapping.build_id = elf_module_build_id(module->elf);
 	frame->mapping.htlhash = symbolizer__module_htlhash(module, map);
+	frame->mapping.go_build_id = elf_module_go_build_id(module->elf);
 	if (!elf_module_offset_to_vaddr(module->elf, file_offset, &frame->file_address))
 		return 0;
 	{
@@ -52,6 +54,8 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 
 		if (elf_module_symbolize(module->elf, frame->file_address, frame))
 			s->stats.symbolized++;
+		if (frame->kind == SYM_FRAME_GO)
+			s->stats.go_frames++;
 		s->stats.inline_truncated += c->inline_truncated - truncated;
 		s->stats.die_bound_hit += c->die_bound_hit - bound;
 		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;
@@ -79,6 +83,16 @@ static size_t rule_slot_of(uint64_t serial, uint64_t vaddr)
 	return (size_t)(h >> 32) & (RULE_CACHE_SLOTS - 1);
 }
 
+/* Where Go's traceback ends: the CFA is sp and the return address undefined, so the walk ends at
+ * this frame as complete (UNWIND_END_ENTRY); what lies beyond is another stack or garbage. */
+static const struct cfi_rule go_top_frame_rule = {
+	.found = true,
+	.cfa = { .kind = CFI_EXPR_VALUE, .first = 0, .n = 1 },
+	.ra = { .kind = CFI_EXPR_UNDEFINED },
+	.nops = 1,
+	.ops = { { .atom = DW_OP_breg0 + CFI_REG_SP } },
+};
+
 /* unwind_rule_fn: the rule of a runtime pc through the process's mapping and the module's CFI. */
 static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 {
@@ -97,6 +111,10 @@ static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 		return NULL;
 	module->last_used = ++s->tick;
 	module->generation = s->generation;
+	if (elf_module_go_top_frame(module->elf, vaddr)) {
+		s->stats.go_top_frames++;
+		return &go_top_frame_rule;
+	}
 	slot = &s->rules[rule_slot_of(module->serial, vaddr)];
 	if (slot->serial == module->serial && slot->vaddr == vaddr) {
 		s->stats.cfi_rule_cache_hits++;

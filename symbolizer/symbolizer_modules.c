@@ -332,6 +332,8 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	if (m->elf) {
 		s->stats.debuglink_too_big += elf_module_counters(m->elf)->debuglink_too_big;
 		s->stats.modules_too_big += elf_module_counters(m->elf)->inflate_refused;
+		s->stats.go_tables_refused += elf_module_counters(m->elf)->go_refused;
+		s->stats.go_tables += elf_module_is_go(m->elf);
 	}
 	add_file_id(m, map, m->elf ? elf_module_htlhash(m->elf) : NULL);
 	if (!m->elf) {

@@ -40,8 +40,8 @@ typedef Opentelemetry__Proto__Resource__V1__Resource PbResource;
 
 /* Attributes each sample carries: thread.id, thread.name, cpu.logical_number. */
 #define SAMPLE_ATTRS 3
-/* Attributes each mapping carries at most: GNU build id, htlhash. */
-#define MAPPING_ATTRS 2
+/* Attributes each mapping carries at most: GNU build id, htlhash, Go build id. */
+#define MAPPING_ATTRS 3
 /* Bound on the keys of each dedup table of one request (the profile's own tables are smaller). */
 #define ENCODE_MAX_KEYS (1u << 24)
 
@@ -49,12 +49,12 @@ typedef Opentelemetry__Proto__Resource__V1__Resource PbResource;
 enum cstr {
 	CSTR_SAMPLES, CSTR_COUNT, CSTR_CPU, CSTR_NANOSECONDS, CSTR_THREAD_ID, CSTR_THREAD_NAME,
 	CSTR_CPU_NUMBER, CSTR_FRAME_TYPE, CSTR_KERNEL, CSTR_NATIVE, CSTR_BUILD_ID_GNU, CSTR_HTLHASH, CSTR_OFF_CPU,
-	NCSTR,
+	CSTR_GO, CSTR_BUILD_ID_GO, NCSTR,
 };
 static const char *const cstr_text[NCSTR] = {
 	"samples", "count", "cpu", "nanoseconds", "thread.id", "thread.name", "cpu.logical_number",
 	"profile.frame.type", "kernel", "native", "process.executable.build_id.gnu",
-	"process.executable.build_id.htlhash", "off_cpu",
+	"process.executable.build_id.htlhash", "off_cpu", "go", "process.executable.build_id.go",
 };
 
 /* Profiles per process: on-CPU, and off-CPU when the process has waits (--off-cpu). */
@@ -174,7 +174,8 @@ static int chunk_init(struct chunk *c, const struct profile *p, const struct otl
 		      size_t nprocesses, size_t nsamples, size_t nkvs)
 {
 	size_t nstr = intern_count(p->strings), nstack_locations = 0, nlink_attrs = 0;
-	size_t max_attrs = 1 + SAMPLE_ATTRS * nsamples + 2 + MAPPING_ATTRS * p->nmappings;
+	/* 3: the frame types a location can have (kernel, native, go) */
+	size_t max_attrs = 1 + SAMPLE_ATTRS * nsamples + 3 + MAPPING_ATTRS * p->nmappings;
 
 	/* Each stack is mapped at most once per request: room for all of them, however they share. */
 	for (size_t i = 0; i < p->nstacks; i++)
@@ -396,6 +397,12 @@ static int64_t map_mapping(struct chunk *c, uint32_t index)
 			return id;
 		k.attrs[nattrs++] = (int32_t)id;
 	}
+	if (m->go_build_id) {
+		id = add_attr(c, CSTR_BUILD_ID_GO, false, map_string(c, m->go_build_id));
+		if (id < 0)
+			return id;
+		k.attrs[nattrs++] = (int32_t)id;
+	}
 	id = intern_put(c->mapping_keys, &k, sizeof(k), &added);
 	if (id < 0)
 		return id;
@@ -463,7 +470,8 @@ static int64_t map_location(struct chunk *c, uint32_t index)
 	k.mapping = (int32_t)id;
 	k.address = loc->file_address;
 	id = add_attr(c, CSTR_FRAME_TYPE, false,
-		      const_string(c, loc->type == PF_FRAME_KERNEL ? CSTR_KERNEL : CSTR_NATIVE));
+		      const_string(c, loc->type == PF_FRAME_KERNEL ? CSTR_KERNEL
+				      : loc->type == PF_FRAME_GO ? CSTR_GO : CSTR_NATIVE));
 	if (id < 0)
 		return id;
 	k.type_attr = (int32_t)id;

@@ -204,6 +204,7 @@ static int64_t add_mapping(struct builder *b, uint32_t process, const struct sym
 		.memory_start = m->start, .memory_limit = m->limit, .file_offset = m->file_offset,
 		.filename = key.filename, .build_id = profile_intern_string(p, m->build_id),
 		.htlhash = profile_intern_string(p, m->htlhash), .process = process,
+		.go_build_id = profile_intern_string(p, m->go_build_id),
 	};
 	return id + 1;
 }
@@ -261,6 +262,8 @@ static int64_t add_location(struct builder *b, uint32_t process, enum pf_frame_t
 		const struct pf_process *proc = &p->processes[process];
 
 		symbolizer_user_instance(b->sym, (pid_t)proc->pid, proc->instance, address, &frame);
+		if (frame.kind == SYM_FRAME_GO)
+			loc.type = PF_FRAME_GO;
 		if (frame.has_mapping && !frame.mapping.build_id && !frame.mapping.htlhash) {
 			r = add_unidentified_line(b, &frame, address, &loc);
 			if (r)

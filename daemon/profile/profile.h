@@ -31,6 +31,7 @@ enum pf_frame_type {
 	PF_FRAME_NONE = 0,   /* the zero location */
 	PF_FRAME_NATIVE,     /* user-space machine code */
 	PF_FRAME_KERNEL,     /* kernel, module or BPF program */
+	PF_FRAME_GO,         /* Go code named from the binary's Go function table */
 };
 
 struct pf_function {
@@ -45,6 +46,7 @@ struct pf_mapping {
 	uint32_t filename;  /* string: path as the process sees it */
 	uint32_t build_id;  /* string: hex GNU build id, 0 when none */
 	uint32_t htlhash;   /* string: hex htlhash, 0 when not computed */
+	uint32_t go_build_id; /* string: Go build id, 0 when none */
 	uint32_t process;   /* owning process (mappings are per process) */
 };
 

@@ -1,8 +1,9 @@
 /*
  * libFuzzer target over the symbolizer's ELF/DWARF path: the input is a file; it is opened as a
  * module (section bounds, build id, htlhash, DWARF) and symbolized at a few addresses (ELF
- * symbols, line tables, DIE scope walk, inline chains, demangling), and its CFI compiled into
- * unwinding rules at the same addresses (hostile .eh_frame/.debug_frame).
+ * symbols, line tables, DIE scope walk, inline chains, demangling; a Go binary's .gopclntab, its
+ * inline trees and top frames), and its CFI compiled into unwinding rules at the same addresses
+ * (hostile .eh_frame/.debug_frame).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -38,11 +39,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (elf_module_offset_to_vaddr(m, off, &vaddr)) {
 			elf_module_symbolize(m, vaddr, &frame);
 			elf_module_symbolize(m, vaddr + 1, &frame);
+			elf_module_go_top_frame(m, vaddr);
 			elf_module_cfi_rule(m, vaddr, &rule);
 		}
 	}
 	elf_module_symbolize(m, 0x1000, &frame);
 	elf_module_symbolize(m, 0x401000, &frame);
+	/* Go's internal linker puts .text at 0x401000: a spread of its functions. */
+	for (uint64_t pc = 0x401000; pc < 0x481000; pc += 0x1f3d) {
+		elf_module_symbolize(m, pc, &frame);
+		elf_module_go_top_frame(m, pc);
+	}
 	elf_module_cfi_rule(m, 0x1000, &rule);
 	elf_module_cfi_rule(m, 0x401000, &rule);
 	elf_module_free(m);

@@ -20,6 +20,11 @@ done
 # Decompression bombs (tests/symbolizer/gen-bomb.py): refused before inflating, or the RSS limit
 # below fails the run.
 cp "$programs/spin-bomb" "$programs/spin-noise" "$corpus/"
+# Stripped Go programs (built where golang-go is installed): the .gopclntab parser, its inline trees
+# and the Go build id note, under 1 MiB (-max_len) each.
+for p in gohot-stripped gohot-pie; do
+  if [ -f "$programs/$p" ]; then cp "$programs/$p" "$corpus/$p"; fi
+done
 # ASan's quarantine of freed memory (256 MiB by default) is held to 64 MiB so that the RSS limit
 # measures the target: a 40 s run peaks at ~185 MiB then, well under 512 MiB, while one inflated
 # bomb section alone (1008 MiB, over -malloc_limit_mb, which follows the RSS limit) fails the run.

@@ -1,7 +1,7 @@
 /*
  * symtool: drives the symbolizer library for the integration tests and benchmarks. Reads one
  * command per line on stdin and answers each with lines ending in a line holding ".":
- *   user PID ADDR | kernel ADDR | elf PATH VADDR | demangle NAME | forget PID | maintain | stats
+ *   user PID ADDR | kernel ADDR | elf PATH VADDR | elfs PATH VADDR... | demangle NAME | forget PID | maintain | stats
  * Options: --debug-dir DIR (repeatable), --no-map-files, --max-modules N, --max-bytes N,
  *          --kallsyms FILE, --bad-retry-ms MS, --debuginfod-timeout-ms MS,
  *          --debuginfod-cache-bytes N, --debuginfod-negative-ms MS
@@ -26,10 +26,11 @@ static const char *str(const char *s)
 static void print_frame(int rc, const struct sym_frame *f)
 {
 	printf("frame\trc=%d\tkind=%s\tmapping=%d\tpath=%s\tbuild_id=%s\thtlhash=%s\tfile_address=0x%" PRIx64
-	       "\tmodule=%s\tnlines=%u\n",
-	       rc, f->kind == SYM_FRAME_KERNEL ? "kernel" : "native", f->has_mapping,
+	       "\tmodule=%s\tnlines=%u\tgo_build_id=%s\n",
+	       rc, f->kind == SYM_FRAME_KERNEL ? "kernel" : f->kind == SYM_FRAME_GO ? "go" : "native", f->has_mapping,
 	       f->has_mapping ? str(f->mapping.path) : "", f->has_mapping ? str(f->mapping.build_id) : "",
-	       f->has_mapping ? str(f->mapping.htlhash) : "", f->file_address, str(f->module), f->nlines);
+	       f->has_mapping ? str(f->mapping.htlhash) : "", f->file_address, str(f->module), f->nlines,
+	       f->has_mapping ? str(f->mapping.go_build_id) : "");
 	for (unsigned i = 0; i < f->nlines; i++)
 		printf("line\tfunction=%s\tsystem_name=%s\tfile=%s\tline=%u\tcolumn=%u\n", str(f->lines[i].function),
 		       str(f->lines[i].system_name), str(f->lines[i].file), f->lines[i].line, f->lines[i].column);
@@ -58,12 +59,13 @@ static void print_stats(const struct symbolizer_stats *s)
 	       s->debuginfod.cache_evicted, s->debuginfod.cache_bytes, s->debuginfod.cache_files,
 	       s->debuglink_too_big, s->modules_too_big);
 	printf("stats3\tmodules_share_refused=%" PRIu64 "\tperf_map_bytes=%" PRIu64 "\tperf_maps_refused=%" PRIu64
-	       "\tperf_maps_too_big=%" PRIu64 "\tperf_maps_evicted=%" PRIu64 "\n",
+	       "\tperf_maps_too_big=%" PRIu64 "\tperf_maps_evicted=%" PRIu64 "\tgo_tables=%" PRIu64
+	       "\tgo_tables_refused=%" PRIu64 "\tgo_frames=%" PRIu64 "\tgo_top_frames=%" PRIu64 "\n",
 	       s->modules_share_refused, s->perf_map_bytes, s->perf_maps_refused, s->perf_maps_too_big,
-	       s->perf_maps_evicted);
+	       s->perf_maps_evicted, s->go_tables, s->go_tables_refused, s->go_frames, s->go_top_frames);
 }
 
-static void elf_command(const char *path, uint64_t vaddr, const char *const *dirs, size_t max_bytes)
+static void elf_command(const char *path, const uint64_t *vaddrs, size_t n, const char *const *dirs, size_t max_bytes)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct elf_module *m;
@@ -80,14 +82,20 @@ static void elf_command(const char *path, uint64_t vaddr, const char *const *dir
 		printf("error\t%s\n", strerror(errno));
 		return;
 	}
-	printf("module\tbuild_id=%s\thtlhash=%s\tdwarf=%d\tbytes=%zu\n", str(elf_module_build_id(m)),
-	       str(elf_module_htlhash(m)), elf_module_has_dwarf(m), elf_module_bytes(m));
-	f.file_address = vaddr;
-	elf_module_symbolize(m, vaddr, &f);
-	print_frame(0, &f);
-	printf("counters\tdie_bound_hit=%" PRIu64 "\tinline_truncated=%" PRIu64 "\tinflate_refused=%" PRIu64 "\n",
+	printf("module\tbuild_id=%s\thtlhash=%s\tdwarf=%d\tbytes=%zu\tgo=%d\tgo_build_id=%s\n",
+	       str(elf_module_build_id(m)), str(elf_module_htlhash(m)), elf_module_has_dwarf(m), elf_module_bytes(m),
+	       elf_module_is_go(m), str(elf_module_go_build_id(m)));
+	for (size_t i = 0; i < n; i++) {
+		f = (struct sym_frame){ .file_address = vaddrs[i] };
+		elf_module_symbolize(m, vaddrs[i], &f);
+		print_frame(0, &f);
+		printf("go_top\t%d\n", elf_module_go_top_frame(m, vaddrs[i]));
+	}
+	printf("counters\tdie_bound_hit=%" PRIu64 "\tinline_truncated=%" PRIu64 "\tinflate_refused=%" PRIu64
+	       "\tgo_refused=%" PRIu64 "\tgo_lookups=%" PRIu64 "\n",
 	       elf_module_counters(m)->die_bound_hit, elf_module_counters(m)->inline_truncated,
-	       elf_module_counters(m)->inflate_refused);
+	       elf_module_counters(m)->inflate_refused, elf_module_counters(m)->go_refused,
+	       elf_module_counters(m)->go_lookups);
 	elf_module_free(m);
 }
 
@@ -147,7 +155,22 @@ int main(int argc, char **argv)
 			rc = symbolizer_kernel(s, a, &f);
 			print_frame(rc, &f);
 		} else if (!strcmp(cmd, "elf") && sscanf(line, "%*s %4095s %llx", arg, &a) == 2) {
-			elf_command(arg, a, ndirs ? dirs : NULL, config.max_module_bytes);
+			uint64_t v = a;
+
+			elf_command(arg, &v, 1, ndirs ? dirs : NULL, config.max_module_bytes);
+		} else if (!strcmp(cmd, "elfs") && sscanf(line, "%*s %4095s", arg) == 1) {
+			/* elfs PATH ADDR...: one module, many addresses */
+			static uint64_t v[1024];
+			size_t nv = 0;
+			char *p = line + strspn(line, " ") + 4, *end;
+
+			p += strspn(p, " ");
+			p += strcspn(p, " ");
+			while (nv < 1024 && (a = strtoull(p, &end, 16), end != p)) {
+				v[nv++] = a;
+				p = end;
+			}
+			elf_command(arg, v, nv, ndirs ? dirs : NULL, config.max_module_bytes);
 		} else if (!strcmp(cmd, "demangle") && sscanf(line, "%*s %4095s", arg) == 1) {
 			char *d = sym_demangle(arg);
 
