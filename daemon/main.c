@@ -1,8 +1,9 @@
 /*
  * otelprofd: samples on-CPU stacks with eBPF, symbolizes them on the host and writes a profile,
  * or, with a collector configured, sends one every export interval until SIGTERM.
- * This file is the program's frame: flags, setup, signals, the event loop, the output and shutdown;
- * a record's way to the aggregate is sampling/record_path.c, the reports on itself ops/self_report.c.
+ * This file is the program's frame: flags, setup, signals, the event loop and shutdown; a record's
+ * way to the aggregate is sampling/record_path.c, what a profile says about a process
+ * process/describe.c, the file a run writes ops/write_output.c, the reports on itself ops/self_report.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,9 +25,9 @@
 #include "ops/self_report.h"
 #include "ops/service_notify.h"
 #include "ops/signals.h"
-#include "output/otlp_encode.h"
-#include "output/writers.h"
+#include "ops/write_output.h"
 #include "process/cgroup_filter.h"
+#include "process/describe.h"
 #include "process/host_view.h"
 #include "process/k8s.h"
 #include "process/metadata.h"
@@ -84,27 +85,6 @@ static void warn_kallsyms_hidden(struct daemon *d)
 	log_warn("Kernel addresses are hidden by kernel.kptr_restrict: kernel frames stay unsymbolized");
 }
 
-static void describe_process(void *ctx, struct profile *p, uint32_t process)
-{
-	struct daemon *d = ctx;
-	const struct pf_process *proc = &p->processes[process];
-	const struct process_info *pi = process_table_find_instance(d->processes, proc->pid, proc->start_ns,
-								      proc->instance);
-	struct k8s_pod_names names;
-	bool named = d->k8s && pi && k8s_lookup(d->k8s, pi->cgroup.pod_uid, pi->cgroup.container_id, &names);
-	const struct process_ctx *pc = d->traces ? trace_table_context(d->traces, proc->pid, proc->instance) : NULL;
-
-	/* What the process publishes about itself (OTEP 4719) comes first and wins over what is detected. */
-	for (size_t i = 0; pc && i < pc->nattrs; i++)
-		if (strcmp(pc->attrs[i].key, "process.pid"))
-			profile_add_process_attribute_string(p, process, pc->attrs[i].key, pc->attrs[i].value);
-
-	metadata_describe(d->metadata, pi, named ? &(struct k8s_names){
-		.pod_name = names.pod_name, .namespace_name = names.namespace_name,
-		.container_name = names.container_name,
-	} : NULL, p, process);
-}
-
 /* Watch this node's pods when asked to (auto: when in a cluster); when that fails, say so once and go on. */
 static void start_kubernetes(struct daemon *d)
 {
@@ -144,7 +124,9 @@ static struct profile *build_interval(struct daemon *d)
 	struct profile *p = profile_build(d->agg, d->sym, &(struct profile_build_options){
 		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
 		.duration_ns = now - d->interval_start_monotonic_ns,
-		.describe_process = describe_process, .describe_ctx = d, .off_cpu = d->off_agg,
+		.describe_process = process_describe, .describe_ctx = &(struct process_describer){
+			.processes = d->processes, .metadata = d->metadata, .k8s = d->k8s, .traces = d->traces,
+		}, .off_cpu = d->off_agg,
 	});
 
 	d->interval_start_monotonic_ns = now;
@@ -251,15 +233,8 @@ static int run_loop(struct daemon *d)
 	if ((r = add_epoll(epfd, sigfd)) || (r = add_epoll(epfd, ringfd)))
 		goto out;
 	if (d->opts->duration_ns) {
-		struct itimerspec its = {
-			.it_value = {
-				.tv_sec = (time_t)(d->opts->duration_ns / 1000000000ULL),
-				.tv_nsec = (long)(d->opts->duration_ns % 1000000000ULL),
-			},
-		};
-
 		timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (timerfd < 0 || timerfd_settime(timerfd, 0, &its, NULL) || (r = add_epoll(epfd, timerfd))) {
+		if (timerfd < 0 || (r = arm_timer(timerfd, d->opts->duration_ns)) || (r = add_epoll(epfd, timerfd))) {
 			r = r ? r : -errno;
 			goto out;
 		}
@@ -342,47 +317,6 @@ out:
 	if (epfd >= 0)
 		close(epfd);
 	return r;
-}
-
-/* The BPF side's sampling threshold: probability * 2^32, UINT32_MAX for every switch-out. */
-static uint32_t off_cpu_sample_of(double probability)
-{
-	double v = probability * 4294967296.0;
-
-	return v >= 4294967295.0 ? UINT32_MAX : v < 1 ? 1 : (uint32_t)v;
-}
-
-/* --off-cpu with folded output: the waits go to a second file, x.off-cpu.folded. */
-static int write_output_off_cpu(const struct options *opts, const struct profile *p)
-{
-	char path[4096];
-	int r;
-
-	if (!p->off_cpu_enabled || !strcmp(opts->output, "-"))
-		return 0;
-	r = folded_off_cpu_path(opts->output, path, sizeof(path));
-	if (!r)
-		r = write_folded_off_cpu_file(p, path);
-	if (!r)
-		log_info("Wrote %" PRIu64 " off-CPU waits to %s", p->off_cpu_count, path);
-	return r;
-}
-
-static int write_output(const struct options *opts, const struct profile *p)
-{
-	switch (opts->format) {
-	case OUTPUT_OTLP:
-		return otlp_write_file(p, &(struct otlp_encode_options){
-			.resource_attrs = opts->export.resource_attrs, .nresource_attrs = opts->export.nresource_attrs,
-		}, opts->output);
-	case OUTPUT_TOP:
-		return write_top(p, opts->top, stdout);
-	case OUTPUT_PPROF:
-		return write_pprof_file(p, opts->output);
-	case OUTPUT_FOLDED:
-		return write_folded_file(p, opts->output) ?: write_output_off_cpu(opts, p);
-	}
-	return -EINVAL;
 }
 
 int main(int argc, char **argv)

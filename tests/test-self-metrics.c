@@ -20,29 +20,17 @@ static char *render(const struct self_metrics *m)
 	return text;
 }
 
-/* Every line is a comment of the exposition format or "name{labels} value", and every series
- * has HELP and TYPE lines before it, once per name. */
-static void test_prometheus_format(void **state)
+/* Every line of text is a comment of the exposition format or "name{labels} value", and every
+ * series has HELP and TYPE lines before it, once per name. Returns the number of series. */
+static size_t check_format(const char *rendered)
 {
-	struct self_metrics m = { 0 };
 	regex_t sample, comment;
-	char *text, *save = NULL, seen[64][96];
-	size_t nseen = 0;
+	char *text = strdup(rendered), *save = NULL, seen[128][96];
+	size_t nseen = 0, nseries = 0;
 
-	m.bpf[OTELPROF_CNT_SAMPLES] = 1234;
-	m.bpf[OTELPROF_CNT_RINGBUF_FULL] = 7;
-	m.aggregate.samples = 1200;
-	m.aggregate.dropped_entries = 3;
-	m.export_enabled = true;
-	m.export.sent = 5;
-	m.export.queued = 2;
-	m.k8s_enabled = true;
-	m.ready = true;
-	m.rss_bytes = 10 << 20;
-	assert_int_equal(regcomp(&sample, "^otelprofd_[a-z0-9_]+(\\{[a-z_]+=\"[a-z_]+\"(,[a-z_]+=\"[a-z_]+\")*\\})? [0-9.e+-]+$",
+	assert_int_equal(regcomp(&sample, "^otelprofd_[a-z0-9_]+(\\{[a-z_]+=\"[a-z0-9_]+\"(,[a-z_]+=\"[a-z0-9_]+\")*\\})? [0-9.e+-]+$",
 				 REG_EXTENDED | REG_NOSUB), 0);
 	assert_int_equal(regcomp(&comment, "^# (HELP|TYPE) otelprofd_[a-z0-9_]+ .+$", REG_EXTENDED | REG_NOSUB), 0);
-	text = render(&m);
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#') {
 			char name[96];
@@ -59,7 +47,7 @@ static void test_prometheus_format(void **state)
 				assert_int_equal(len > 6 && !strcmp(name + len - 6, "_total"), !strcmp(type, "counter"));
 				for (size_t i = 0; i < nseen; i++)
 					assert_string_not_equal(seen[i], name);
-				assert_true(nseen < 64);
+				assert_true(nseen < 128);
 				strcpy(seen[nseen++], name);
 			}
 			continue;
@@ -75,9 +63,31 @@ static void test_prometheus_format(void **state)
 				typed |= !strcmp(seen[i], name);
 			assert_true(typed);
 		}
+		nseries++;
 	}
 	free(text);
+	regfree(&sample);
+	regfree(&comment);
+	return nseries;
+}
+
+static void test_prometheus_format(void **state)
+{
+	struct self_metrics m = { 0 };
+	char *text;
+
+	m.bpf[OTELPROF_CNT_SAMPLES] = 1234;
+	m.bpf[OTELPROF_CNT_RINGBUF_FULL] = 7;
+	m.aggregate.samples = 1200;
+	m.aggregate.dropped_entries = 3;
+	m.export_enabled = true;
+	m.export.sent = 5;
+	m.export.queued = 2;
+	m.k8s_enabled = true;
+	m.ready = true;
+	m.rss_bytes = 10 << 20;
 	text = render(&m);
+	check_format(text);
 	assert_non_null(strstr(text, "otelprofd_perf_events_total 1234\n"));
 	assert_non_null(strstr(text, "otelprofd_samples_dropped_total{reason=\"ring_buffer_full\"} 7\n"));
 	assert_non_null(strstr(text, "otelprofd_export_requests_total{status=\"sent\"} 5\n"));
@@ -93,8 +103,39 @@ static void test_prometheus_format(void **state)
 	assert_null(strstr(text, "otelprofd_export_"));
 	assert_null(strstr(text, "otelprofd_k8s_"));
 	free(text);
-	regfree(&sample);
-	regfree(&comment);
+}
+
+/* With every optional part on (trace, off-CPU, export, Kubernetes), every series is written: the
+ * series buffer is not full (a full one may have cut some), the last series of each part is there,
+ * and so is every unwind end and every trace rejection reason. */
+static void test_every_series(void **state)
+{
+	static const char *const last_of_part[] = {
+		"otelprofd_ready ", "otelprofd_unwind_seconds_total ", "otelprofd_trace_table_full_total ",
+		"otelprofd_export_queue_bytes ", "otelprofd_k8s_events_total ", "otelprofd_off_cpu_pending ",
+	};
+	struct self_metrics m = { 0 };
+	size_t nseries;
+	char *text, label[96];
+
+	m.trace_enabled = m.off_cpu_enabled = m.export_enabled = m.k8s_enabled = true;
+	text = render(&m);
+	nseries = check_format(text);
+	print_message("%zu series of at most %d\n", nseries, SELF_METRICS_MAX_SERIES);
+	assert_true(nseries < SELF_METRICS_MAX_SERIES);
+	for (size_t i = 0; i < sizeof(last_of_part) / sizeof(last_of_part[0]); i++) {
+		print_message("%s\n", last_of_part[i]);
+		assert_non_null(strstr(text, last_of_part[i]));
+	}
+	for (int end = 0; end < UNWIND_END_MAX; end++) {
+		snprintf(label, sizeof(label), "otelprofd_unwind_walks_total{end=\"%s\"} ", unwind_end_name(end));
+		assert_non_null(strstr(text, label));
+	}
+	for (int why = 0; why < TRACE_REJECT_MAX; why++) {
+		snprintf(label, sizeof(label), "otelprofd_trace_rejected_total{reason=\"%s\"} ", trace_reject_names[why]);
+		assert_non_null(strstr(text, label));
+	}
+	free(text);
 }
 
 static void test_summary(void **state)
@@ -132,6 +173,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prometheus_format),
+		cmocka_unit_test(test_every_series),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_process_figures),
 	};

@@ -51,6 +51,7 @@ void self_metrics_read_process(struct self_metrics *m)
 
 #define C(n, h, l, v) { "otelprofd_" n, COUNTER, h, l, (double)(v) }
 #define G(n, h, l, v) { "otelprofd_" n, GAUGE, h, l, (double)(v) }
+#define N(table) (sizeof(table) / sizeof((table)[0]))
 
 static size_t collect(const struct self_metrics *m, struct series *s, size_t max)
 {
@@ -211,9 +212,13 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 	static char end_labels[UNWIND_END_MAX][48];
 	static char reject_labels[TRACE_REJECT_MAX][48];
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
+	/* Every series below, each optional part on, fits with a slot to spare (test-self-metrics takes a
+	 * full s[] for a cut one): a series added past the bound fails the build, not /metrics. */
+	_Static_assert(N(all) + N(unwinding) + UNWIND_END_MAX + N(traces) + TRACE_REJECT_MAX + N(exported) + N(kube) +
+		       N(off_cpu) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
+	for (size_t i = 0; i < N(all) && n < max; i++)
 		s[n++] = all[i];
-	for (size_t i = 0; i < sizeof(unwinding) / sizeof(unwinding[0]) && n < max; i++)
+	for (size_t i = 0; i < N(unwinding) && n < max; i++)
 		s[n++] = unwinding[i];
 	/* How every walk ended: entry (complete), truncated, or the cause of failure. */
 	for (int end = 0; end < UNWIND_END_MAX && n < max; end++) {
@@ -222,7 +227,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 					  end ? NULL : "stack walks by how they ended (entry = complete)",
 					  end_labels[end], (double)y->unwind_ends[end] };
 	}
-	for (size_t i = 0; m->trace_enabled && i < sizeof(traces) / sizeof(traces[0]) && n < max; i++)
+	for (size_t i = 0; m->trace_enabled && i < N(traces) && n < max; i++)
 		s[n++] = traces[i];
 	for (int why = 0; m->trace_enabled && why < TRACE_REJECT_MAX && n < max; why++) {
 		snprintf(reject_labels[why], sizeof(reject_labels[why]), "reason=\"%s\"", trace_reject_names[why]);
@@ -230,18 +235,18 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 					  why ? NULL : "process contexts and thread context records (or parts) not "
 					  "used, by reason", reject_labels[why], (double)m->trace.rejected[why] };
 	}
-	for (size_t i = 0; m->export_enabled && i < sizeof(exported) / sizeof(exported[0]) && n < max; i++)
+	for (size_t i = 0; m->export_enabled && i < N(exported) && n < max; i++)
 		s[n++] = exported[i];
-	for (size_t i = 0; m->k8s_enabled && i < sizeof(kube) / sizeof(kube[0]) && n < max; i++)
+	for (size_t i = 0; m->k8s_enabled && i < N(kube) && n < max; i++)
 		s[n++] = kube[i];
-	for (size_t i = 0; m->off_cpu_enabled && i < sizeof(off_cpu) / sizeof(off_cpu[0]) && n < max; i++)
+	for (size_t i = 0; m->off_cpu_enabled && i < N(off_cpu) && n < max; i++)
 		s[n++] = off_cpu[i];
 	return n;
 }
 
 void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out)
 {
-	struct series s[256];
+	struct series s[SELF_METRICS_MAX_SERIES];
 	size_t n = collect(m, s, sizeof(s) / sizeof(s[0]));
 
 	for (size_t i = 0; i < n; i++) {

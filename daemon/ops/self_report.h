@@ -1,7 +1,8 @@
 /*
  * daemon/ops/: the daemon as a service. Its own metrics and the reports built from them (self_metrics,
- * self_report), the /metrics and /ready server, systemd notification. May include every stage folder
- * (it reads their counters) and config/; only main.c includes ops/.
+ * self_report), the /metrics and /ready server, systemd notification, and the file a run without a
+ * collector writes (write_output). May include every stage folder (it reads their counters) and
+ * config/; only main.c includes ops/.
  *
  * The daemon's reports on itself: a snapshot of every counter it keeps (struct self_metrics), the
  * readiness judged from it once a second and published with it (--metrics-address), the periodic

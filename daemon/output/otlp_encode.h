@@ -2,7 +2,8 @@
  * struct profile -> OTLP ExportProfilesServiceRequest (../shared/otlp-profiles.md), serialized.
  *
  * One request holds one deduplicated dictionary (element 0 of every table is the zero value) and
- * one ResourceProfiles per process, each with one ScopeProfiles "otelprofd" and one on-CPU Profile.
+ * one ResourceProfiles per process, each with one ScopeProfiles "otelprofd" and one on-CPU Profile
+ * (with off-CPU waits in the profile, a second Profile of them: off_cpu/nanoseconds).
  * When a request would exceed max_message_size it is split by resource (each part with its own
  * dictionary); a single process too large alone is dropped and counted.
  *

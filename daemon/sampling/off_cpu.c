@@ -141,3 +141,11 @@ const struct off_cpu_counters *off_cpu_counters(const struct off_cpu *oc)
 {
 	return &oc->counters;
 }
+
+/* The BPF side's sampling threshold: probability * 2^32, UINT32_MAX for every switch-out. */
+uint32_t off_cpu_sample_of(double probability)
+{
+	double v = probability * 4294967296.0;
+
+	return v >= 4294967295.0 ? UINT32_MAX : v < 1 ? 1 : (uint32_t)v;
+}

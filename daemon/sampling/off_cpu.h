@@ -49,4 +49,7 @@ void off_cpu_end(struct off_cpu *oc, const struct otelprof_off_cpu_end *e, uint6
 
 const struct off_cpu_counters *off_cpu_counters(const struct off_cpu *oc);
 
+/* The BPF side's sampling threshold (sampler_config.off_cpu_sample) for a probability in (0, 1]. */
+uint32_t off_cpu_sample_of(double probability);
+
 #endif

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 SKIP = 77
 
@@ -80,6 +81,23 @@ def run(args, timeout=120, check=True):
     if check and p.returncode != 0:
         fail(f"{args[0]} exited {p.returncode}")
     return p
+
+
+def wait_profiling(daemon, others=(), timeout=60):
+    """Read otelprofd's stderr (a text pipe) until it says it profiles, and return what it said; when it
+    does not, kill it and the processes in others, and fail."""
+    log = ""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        line = daemon.stderr.readline()
+        log += line
+        if "Profiling" in line or not line:
+            break
+    if "Profiling" not in log:
+        for p in (daemon, *others):
+            p.kill()
+        fail("otelprofd did not start: " + log)
+    return log
 
 
 def read_folded(path):

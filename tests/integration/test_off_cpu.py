@@ -36,17 +36,7 @@ def profile(args, name, duration, extra=()):
     print("$", " ".join(cmd), flush=True)
     d = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # Attached once the daemon says it profiles; the workload then starts waiting.
-    deadline = time.time() + 60
-    log = ""
-    while time.time() < deadline:
-        line = d.stderr.readline()
-        log += line
-        if "Profiling" in line or not line:
-            break
-    if "Profiling" not in log:
-        d.kill()
-        w.kill()
-        bpftest.fail("otelprofd did not start: " + log)
+    log = bpftest.wait_profiling(d, others=(w,))
     w.stdin.write("go\n")
     w.stdin.flush()
     return w, d, log, folded

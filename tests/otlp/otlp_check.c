@@ -199,6 +199,9 @@ static void check_profile(struct checker *c, const Dict *d, const Prof *p)
 {
 	int shape = -1; /* 0 timestamps, 1 values, 2 both */
 	struct blob *ids = calloc(p->n_samples + 1, sizeof(*ids));
+	int32_t type = p->sample_type ? p->sample_type->type_strindex : 0;
+	/* The eBPF profilers' convention: an off-CPU sample is a value (time away) per timestamp. */
+	bool off_cpu = type > 0 && (size_t)type < d->n_string_table && !strcmp(d->string_table[type], "off_cpu");
 
 	if (!p->sample_type)
 		bad(c, "profile without sample_type");
@@ -226,6 +229,11 @@ static void check_profile(struct checker *c, const Dict *d, const Prof *p)
 			bad(c, "sample %zu has %zu values and %zu timestamps", i, s->n_values, s->n_timestamps_unix_nano);
 		if (shape >= 0 && this_shape != shape)
 			bad(c, "samples of one profile have different shapes");
+		if (off_cpu && this_shape != 2)
+			bad(c, "off_cpu sample %zu without a value for each timestamp", i);
+		for (size_t j = 0; off_cpu && j < s->n_values; j++)
+			if (s->values[j] < 0)
+				bad(c, "off_cpu sample %zu has a value of %" PRId64 " ns", i, s->values[j]);
 		shape = this_shape;
 		for (size_t j = 0; j < s->n_timestamps_unix_nano; j++)
 			if (s->timestamps_unix_nano[j] < p->time_unix_nano ||
@@ -353,13 +361,19 @@ static void summary_profile(FILE *out, const Dict *d, const Prof *p)
 	json_string(out, p->period_type ? str(d, p->period_type->type_strindex) : "");
 	fputs(",\"period_unit\":", out);
 	json_string(out, p->period_type ? str(d, p->period_type->unit_strindex) : "");
-	/* One entry per sample: count, stack as function names leaf first, frame types, attributes. */
+	/* One entry per sample: count, how many timestamps and values and the values' sum, stack as
+	 * function names leaf first, frame types, attributes. */
 	fputs(",\"sample_list\":[", out);
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const Samp *s = p->samples[i];
 		const Opentelemetry__Proto__Profiles__V1development__Stack *st = d->stack_table[s->stack_index];
 
-		fprintf(out, "%s{\"count\":%" PRIu64 ",\"stack\":[", i ? "," : "", sample_count(s));
+		int64_t value_sum = 0;
+
+		for (size_t j = 0; j < s->n_values; j++)
+			value_sum += s->values[j];
+		fprintf(out, "%s{\"count\":%" PRIu64 ",\"timestamps\":%zu,\"values\":%zu,\"value_sum\":%" PRId64
+			",\"stack\":[", i ? "," : "", sample_count(s), s->n_timestamps_unix_nano, s->n_values, value_sum);
 		for (size_t j = 0; j < st->n_location_indices; j++) {
 			fputs(j ? "," : "", out);
 			json_string(out, location_function(d, st->location_indices[j]));

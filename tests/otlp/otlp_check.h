@@ -1,7 +1,8 @@
 /*
  * Test helpers: decode an ExportProfilesServiceRequest with the project's generated code, check
  * the rules of ../shared/otlp-profiles.md (every index in range, zero element first in every
- * table, no duplicate entries, one sample shape, timestamps inside the profile's interval), and
+ * table, no duplicate entries, one sample shape, timestamps inside the profile's interval, an
+ * off_cpu Profile's samples a value per timestamp, none negative), and
  * summarize it (samples per leaf function, attributes) for assertions.
  */
 #ifndef OTELPROFD_TESTS_OTLP_CHECK_H
