@@ -335,6 +335,26 @@ static __always_inline __u32 add_trace_ctx(struct sample_buf *b, struct task_str
 	return sizeof(*t);
 }
 
+/*
+ * The fields every sample record starts with, for the current task (an on-CPU sample's, or at a
+ * switch-out the task leaving the CPU, which is still current).
+ */
+static __always_inline void fill_sample_header(struct otelprof_sample *s, __u32 kind, __u64 now,
+					       struct task_struct *task, __u32 pid, __u32 tid, __u32 cpu)
+{
+	s->hdr.kind = kind;
+	s->time_ns = now;
+	s->cgroup_id = bpf_get_current_cgroup_id();
+	s->process_start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	s->pid = pid;
+	s->tid = tid;
+	s->cpu = cpu;
+	s->flags = 0;
+	s->reserved = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	BPF_CORE_READ_STR_INTO(&s->process_comm, task, group_leader, comm);
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -366,18 +386,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	s = &b->s;
 
 	task = (struct task_struct *)bpf_get_current_task();
-	s->hdr.kind = OTELPROF_RECORD_SAMPLE;
+	fill_sample_header(s, OTELPROF_RECORD_SAMPLE, bpf_ktime_get_ns(), task, pid, tid, cpu);
 	s->hdr.size = sizeof(*s);
-	s->time_ns = bpf_ktime_get_ns();
-	s->cgroup_id = bpf_get_current_cgroup_id();
-	s->process_start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
-	s->pid = pid;
-	s->tid = tid;
-	s->cpu = cpu;
-	s->flags = 0;
-	s->reserved = 0;
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	BPF_CORE_READ_STR_INTO(&s->process_comm, task, group_leader, comm);
 	if (!BPF_CORE_READ(task, mm))
 		s->flags |= OTELPROF_SAMPLE_KERNEL_THREAD;
 
@@ -610,17 +620,7 @@ static __always_inline void off_cpu_start(void *ctx, struct task_struct *prev, _
 		return;
 	}
 	s = &b->s;
-	s->hdr.kind = OTELPROF_RECORD_OFF_CPU;
-	s->time_ns = now;
-	s->cgroup_id = bpf_get_current_cgroup_id();
-	s->process_start_ns = BPF_CORE_READ(prev, group_leader, start_boottime);
-	s->pid = pid;
-	s->tid = tid;
-	s->cpu = cpu;
-	s->flags = 0;
-	s->reserved = 0;
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	BPF_CORE_READ_STR_INTO(&s->process_comm, prev, group_leader, comm);
+	fill_sample_header(s, OTELPROF_RECORD_OFF_CPU, now, prev, pid, tid, cpu);
 
 	/* Skip this program and bpf_trace_run*(): the leaf is the scheduler (__schedule). */
 	n = bpf_get_stack(ctx, s->kernel_ips, sizeof(s->kernel_ips), OFF_CPU_SKIP_FRAMES);

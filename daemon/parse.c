@@ -1,9 +1,22 @@
 #include "parse.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+char *parse_trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = 0;
+	return s;
+}
 
 int parse_port(const char *text, size_t len, unsigned *port)
 {

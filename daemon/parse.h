@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* s with its leading and trailing white space cut, in place (the end is written with a NUL). */
+char *parse_trim(char *s);
+
 /* A TCP port, 1-65535 in decimal. 0 or -EINVAL. */
 int parse_port(const char *text, size_t len, unsigned *port);
 

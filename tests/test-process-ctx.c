@@ -230,6 +230,24 @@ static void test_decode_malformed_inside(void **state)
 	assert_int_equal(decode(process_context(NULL, extra), &ctx), -EBADMSG);
 }
 
+/* Reference data with no value at all: nothing to read, and nothing left over from before (the
+ * fuzzer found the key map read through an uninitialized array here). */
+static void test_decode_key_without_value(void **state)
+{
+	struct msg *extra = msg_new(), *kv = msg_new();
+	struct process_ctx *ctx;
+
+	put_string(kv, 1, "threadlocal.attribute_key_map");
+	put_sub(extra, 2, kv);
+	kv = msg_new();
+	put_string(kv, 1, "threadlocal.schema_version");
+	put_sub(extra, 2, kv);
+	assert_int_equal(decode(process_context(NULL, extra), &ctx), 0);
+	assert_int_equal(ctx->nkeys, 0);
+	assert_false(ctx->thread_ctx);
+	process_ctx_free(ctx);
+}
+
 /* Nesting deeper than the schema is never followed: a value that is an array of arrays... */
 static void test_decode_deep_nesting(void **state)
 {
@@ -727,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_decode_truncated),
 		cmocka_unit_test(test_decode_bad_varints),
 		cmocka_unit_test(test_decode_malformed_inside),
+		cmocka_unit_test(test_decode_key_without_value),
 		cmocka_unit_test(test_decode_deep_nesting),
 		cmocka_unit_test(test_decode_wrong_wire_types),
 		cmocka_unit_test(test_decode_strings),

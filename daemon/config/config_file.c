@@ -26,18 +26,6 @@ static int fail(int code, char *err, size_t errlen, const char *name, const char
 	return code;
 }
 
-static char *trim(char *s)
-{
-	char *end;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	end = s + strlen(s);
-	while (end > s && isspace((unsigned char)end[-1]))
-		*--end = 0;
-	return s;
-}
-
 static bool valid_key(const char *k)
 {
 	if (!*k)
@@ -58,7 +46,7 @@ static char *unquote(char *v)
 			in++;
 		*out++ = *in;
 	}
-	if (*in != '"' || *trim(in + 1))
+	if (*in != '"' || *parse_trim(in + 1))
 		return NULL;
 	*out = 0;
 	return v;
@@ -97,7 +85,7 @@ int config_file_parse(FILE *f, const char *name, struct config_file **out, char 
 			r = fail(-EINVAL, err, errlen, name, "%u: NUL byte in the line", lineno);
 			goto fail;
 		}
-		key = trim(line);
+		key = parse_trim(line);
 		if (!*key || *key == '#')
 			continue;
 		eq = strchr(key, '=');
@@ -106,8 +94,8 @@ int config_file_parse(FILE *f, const char *name, struct config_file **out, char 
 			goto fail;
 		}
 		*eq = 0;
-		value = trim(eq + 1);
-		key = trim(key);
+		value = parse_trim(eq + 1);
+		key = parse_trim(key);
 		for (char *k = key; *k; k++)
 			if (*k == '_')
 				*k = '-';
@@ -131,7 +119,7 @@ int config_file_parse(FILE *f, const char *name, struct config_file **out, char 
 			}
 		} else if ((hash = strstr(value, " #")) || (hash = strstr(value, "\t#"))) {
 			*hash = 0; /* a comment after an unquoted value */
-			value = trim(value);
+			value = parse_trim(value);
 		}
 		if (c->nentries == CONFIG_MAX_ENTRIES) {
 			r = fail(-EFBIG, err, errlen, name, "%u: more than %d settings", lineno, CONFIG_MAX_ENTRIES);

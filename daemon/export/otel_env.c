@@ -12,18 +12,6 @@
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
-static char *trim(char *s)
-{
-	char *end;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	end = s + strlen(s);
-	while (end > s && isspace((unsigned char)end[-1]))
-		*--end = 0;
-	return s;
-}
-
 static int hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -81,7 +69,7 @@ int otel_parse_list(const char *text, struct export_header **pairs, size_t *n, c
 		if (next)
 			*next++ = 0;
 		entry++;
-		if (!*trim(tok))
+		if (!*parse_trim(tok))
 			continue;
 		r = -EINVAL;
 		eq = strchr(tok, '=');
@@ -90,8 +78,8 @@ int otel_parse_list(const char *text, struct export_header **pairs, size_t *n, c
 			break;
 		}
 		*eq = 0;
-		key = trim(tok);
-		value = trim(eq + 1);
+		key = parse_trim(tok);
+		value = parse_trim(eq + 1);
 		if (!*key || percent_decode(key)) {
 			snprintf(why, whysize, "entry %zu: %s", entry, *key ? "the key is not percent-encoded properly"
 									    : "empty key");

@@ -231,6 +231,7 @@ static bool key_value(struct pb kv, char **key, char **text, struct pb *array)
 	uint64_t x;
 
 	*key = *text = NULL;
+	array->p = array->end = NULL; /* also when the KeyValue has no value (found by fuzz-process-ctx) */
 	while (kv.p < kv.end) {
 		if (!pb_field(&kv, &number, &type, &sub, &x))
 			goto fail;
