@@ -152,6 +152,26 @@ static __always_inline bool in_target_cgroup(void)
 #define USER64_CS 0x33
 
 /*
+ * The user registers a task saved on entering the kernel (a sample that hit kernel mode, or a task
+ * leaving the CPU to wait or preempted). false when they cannot be read, or the task runs 32-bit code.
+ */
+static __always_inline bool saved_user_regs(struct task_struct *task, struct otelprof_stack_window *w)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs || BPF_CORE_READ(regs, cs) != USER64_CS)
+		return false;
+	w->ip = BPF_CORE_READ(regs, ip);
+	w->sp = BPF_CORE_READ(regs, sp);
+	w->bp = BPF_CORE_READ(regs, bp);
+	return w->sp != 0;
+#else
+	return false; /* CFI unwinding is implemented for x86-64 only */
+#endif
+}
+
+/*
  * The user registers of the sample: the interrupted state when the sample hit user mode, else the
  * registers the task saved on entering the kernel. false when they cannot be read, or the task runs
  * 32-bit code (its samples keep the frame-pointer stack).
@@ -159,7 +179,6 @@ static __always_inline bool in_target_cgroup(void)
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct otelprof_stack_window *w)
 {
 #if defined(__TARGET_ARCH_x86)
-	struct pt_regs *regs;
 	/* The context allows only whole 8-byte loads of a register, and newer kernels name the low 16
 	 * bits of this slot cs (a union with csx): load the slot itself. */
 	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
@@ -172,13 +191,7 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
 		w->bp = ctx->regs.bp;
 		return true;
 	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (!regs || BPF_CORE_READ(regs, cs) != USER64_CS)
-		return false;
-	w->ip = BPF_CORE_READ(regs, ip);
-	w->sp = BPF_CORE_READ(regs, sp);
-	w->bp = BPF_CORE_READ(regs, bp);
-	return w->sp != 0;
+	return saved_user_regs(bpf_get_current_task_btf(), w);
 #else
 	return false; /* CFI unwinding is implemented for x86-64 only */
 #endif
@@ -549,22 +562,6 @@ struct {
 /* Kernel frames above the scheduler in a tp_btf program's stack: the program, bpf_trace_run*(). */
 #define OFF_CPU_SKIP_FRAMES 2
 
-/* The task's saved user registers (it is in the kernel: it entered to wait or was preempted). */
-static __always_inline bool off_cpu_user_regs(struct task_struct *task, struct otelprof_stack_window *w)
-{
-#if defined(__TARGET_ARCH_x86)
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-	if (!regs || BPF_CORE_READ(regs, cs) != USER64_CS)
-		return false;
-	w->ip = BPF_CORE_READ(regs, ip);
-	w->sp = BPF_CORE_READ(regs, sp);
-	w->bp = BPF_CORE_READ(regs, bp);
-	return w->sp != 0;
-#else
-	return false;
-#endif
-}
 
 /* The task that runs again was sampled when it left: say how long it was away. */
 static __always_inline void off_cpu_end(struct task_struct *next, __u64 now, __u32 cpu)
@@ -638,7 +635,7 @@ static __always_inline void off_cpu_start(void *ctx, struct task_struct *prev, _
 	}
 	s->user_depth = n / sizeof(__u64);
 
-	if (stack_copy && off_cpu_user_regs(prev, &b->w)) {
+	if (stack_copy && saved_user_regs(prev, &b->w)) {
 		tail = copy_stack(b);
 		b->w.requested = stack_copy;
 		s->flags |= OTELPROF_SAMPLE_STACK_WINDOW;
