@@ -119,14 +119,16 @@ static void open_modules(struct record_path *rp, const struct otelprof_sample *s
 static size_t sample_link(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
 {
 	const struct otelprof_trace_ctx *tc;
+	uint64_t now;
 
 	if (!rp->traces || !pi)
 		return 0;
-	trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, false, clock_ns(CLOCK_MONOTONIC));
+	now = clock_ns(CLOCK_MONOTONIC); /* one clock read per sample, for both calls */
+	trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, false, now);
 	if (!(s->flags & OTELPROF_SAMPLE_TRACE_CTX) || s->hdr.size < sizeof(*s) + sizeof(*tc))
 		return 0;
 	tc = (const void *)((const uint8_t *)s + s->hdr.size - sizeof(*tc));
-	return trace_table_link(rp->traces, s->pid, s->process_start_ns, tc, rp->link, clock_ns(CLOCK_MONOTONIC));
+	return trace_table_link(rp->traces, s->pid, s->process_start_ns, tc, rp->link, now);
 }
 
 /*
