@@ -363,7 +363,7 @@ static __always_inline void fill_sample_header(struct otelprof_sample *s, __u32 
 	s->tid = tid;
 	s->cpu = cpu;
 	s->flags = 0;
-	s->reserved = 0;
+	s->map_count = BPF_CORE_READ(task, mm, map_count);
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	BPF_CORE_READ_STR_INTO(&s->process_comm, task, group_leader, comm);
 }

@@ -102,7 +102,9 @@ struct otelprof_sample {
 	char process_comm[OTELPROF_COMM_LEN]; /* name of the thread group leader */
 	__u16 kernel_depth;                   /* valid entries in kernel_ips, leaf first */
 	__u16 user_depth;                     /* valid entries in user_ips, leaf first */
-	__u32 reserved;                       /* zero; keeps the arrays 8-byte aligned */
+	__u32 map_count;                      /* the process's number of mappings (mm->map_count; 0 for a
+						 kernel thread): user space looks again for a process context
+						 published late only when it changed */
 	__u64 kernel_ips[OTELPROF_MAX_STACK_DEPTH]; /* kernel instruction pointers, leaf first */
 	__u64 user_ips[OTELPROF_MAX_STACK_DEPTH];   /* user instruction pointers (frame-pointer walk) */
 };

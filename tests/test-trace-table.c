@@ -163,9 +163,9 @@ static void test_insert_lookup_forget(void **state)
 	struct trace_table *t = table_new(&s, 0);
 
 	for (uint32_t pid = 1; pid <= OTELPROF_MAX_TRACE_PROCS; pid++)
-		trace_table_check(t, pid, pid * 10ULL, pid + 7ULL, true, 0);
+		trace_table_check(t, pid, pid * 10ULL, pid + 7ULL, 0, true, 0);
 	assert_int_equal(trace_table_count(t), OTELPROF_MAX_TRACE_PROCS);
-	trace_table_check(t, 99999, 1, 1, true, 0);
+	trace_table_check(t, 99999, 1, 1, 0, true, 0);
 	assert_int_equal(trace_table_counters(t)->table_full, 1);
 	assert_int_equal(trace_table_counters(t)->contexts_read, OTELPROF_MAX_TRACE_PROCS + 1);
 	assert_int_equal(trace_table_count(t), OTELPROF_MAX_TRACE_PROCS);
@@ -189,7 +189,7 @@ static void test_insert_lookup_forget(void **state)
 		assert_int_equal(live(t, pid, pid * 10ULL), pid % 2 == 0);
 	}
 	for (uint32_t pid = 1; pid <= OTELPROF_MAX_TRACE_PROCS / 2; pid++)
-		trace_table_check(t, 1u << 22 | pid << 8, pid, pid, true, 0);
+		trace_table_check(t, 1u << 22 | pid << 8, pid, pid, 0, true, 0);
 	assert_int_equal(trace_table_count(t), OTELPROF_MAX_TRACE_PROCS);
 	assert_int_equal(trace_table_counters(t)->table_full, 1);
 	for (uint32_t pid = 1; pid <= OTELPROF_MAX_TRACE_PROCS / 2; pid++) {
@@ -222,7 +222,8 @@ static void test_model(void **state)
 			if (model[pid][i].present && !model[pid][i].retired)
 				live_instance = i;
 		if (op == 0) { /* a sample of (pid, instance): start_ns is the pid's, as after an exec */
-			trace_table_check(t, pid, pid * 3ULL, instance, false, step * NS);
+			/* mappings changed at every step: a sample may always look */
+			trace_table_check(t, pid, pid * 3ULL, instance, step, false, step * NS);
 			if (live_instance == INSTANCES && n < MAX && !model[pid][instance].present) {
 				model[pid][instance].present = true;
 				n++;
@@ -257,12 +258,12 @@ static void test_full(void **state)
 	struct trace_table *t = table_new(&s, 8);
 
 	for (uint32_t pid = 100; pid < 110; pid++)
-		trace_table_check(t, pid, 1, 1, true, 0);
+		trace_table_check(t, pid, 1, 1, 0, true, 0);
 	assert_int_equal(trace_table_count(t), 8);
 	assert_int_equal(trace_table_counters(t)->table_full, 2);
 	assert_null(trace_table_context(t, 108, 1));
 	trace_table_forget(t, 100, 1);
-	trace_table_check(t, 108, 1, 1, true, 0);
+	trace_table_check(t, 108, 1, 1, 0, true, 0);
 	assert_non_null(trace_table_context(t, 108, 1));
 	assert_int_equal(trace_table_count(t), 8);
 	table_free(t, &s);
@@ -277,7 +278,7 @@ static void test_retire_exec(void **state)
 	uint8_t link[AGG_LINK_MAX];
 
 	source_set(&s, true, route_user, 2);
-	trace_table_check(t, 5, 50, 1, false, 0);
+	trace_table_check(t, 5, 50, 1, 0, false, 0);
 	assert_int_equal(s.resolves, 1);
 	assert_int_equal(s.published, 1);
 	assert_int_equal(s.last.start_ns, 50);
@@ -289,7 +290,7 @@ static void test_retire_exec(void **state)
 	assert_int_equal(*counter(t, TRACE_REJECT_NO_PROCESS), 1);
 	assert_non_null(trace_table_context(t, 5, 1));
 
-	trace_table_check(t, 5, 50, 2, false, 2 * NS);
+	trace_table_check(t, 5, 50, 2, 0, false, 2 * NS);
 	assert_int_equal(trace_table_count(t), 2);
 	assert_int_equal(s.published, 2);
 	assert_int_equal(trace_table_link(t, 5, 50, tc, link, 0), AGG_LINK_IDS);
@@ -311,7 +312,7 @@ static void test_resolve_backoff_and_map_failure(void **state)
 
 	source_set(&s, true, route_user, 2);
 	s.resolve_error = -ENOENT; /* the library is still to be dlopen'ed */
-	trace_table_check(t, 9, 1, 1, true, 0);
+	trace_table_check(t, 9, 1, 1, 0, true, 0);
 	assert_int_equal(s.resolves, 1);
 	trace_table_tick(t, NS / 2);
 	assert_int_equal(s.resolves, 1);
@@ -343,53 +344,62 @@ static void test_rejections(void **state)
 	uint32_t pid = 1;
 
 	s.error = -ENOENT;
-	trace_table_check(t, pid++, 1, 1, true, 0);
+	trace_table_check(t, pid++, 1, 1, 0, true, 0);
 	s.error = -ESRCH;
-	trace_table_check(t, pid++, 1, 1, true, 0);
+	trace_table_check(t, pid++, 1, 1, 0, true, 0);
 	s.error = 0;
 	for (unsigned i = 0; i < TRACE_REJECT_MAX; i++)
 		assert_int_equal(*counter(t, i), 0);
 
 	memcpy(s.h.signature, "OTEL_CTx", 8);
-	trace_table_check(t, pid++, 1, 1, true, 0);
+	trace_table_check(t, pid++, 1, 1, 0, true, 0);
 	memcpy(s.h.signature, "OTEL_CTX", 8);
 	s.h.version = 3;
-	trace_table_check(t, pid++, 1, 1, true, 0);
+	trace_table_check(t, pid++, 1, 1, 0, true, 0);
 	s.h.version = 2;
 	s.h.payload = 0;
-	trace_table_check(t, pid++, 1, 1, true, 0);
+	trace_table_check(t, pid++, 1, 1, 0, true, 0);
 	s.h.payload = PAYLOAD_AT;
 	s.payload->b[0] = 0x0f; /* wire type 7 */
-	trace_table_check(t, pid++, 1, 1, true, 0);
+	trace_table_check(t, pid++, 1, 1, 0, true, 0);
 	assert_int_equal(*counter(t, TRACE_REJECT_CONTEXT_MALFORMED), 4);
 
 	s.h.payload_size = PROCESS_CTX_MAX_PAYLOAD + 1;
-	trace_table_check(t, pid++, 1, 1, true, 0);
+	trace_table_check(t, pid++, 1, 1, 0, true, 0);
 	assert_int_equal(*counter(t, TRACE_REJECT_CONTEXT_TOO_BIG), 1);
 	s.h.published_at_ns = 0;
-	trace_table_check(t, pid++, 1, 1, true, 0);
+	trace_table_check(t, pid++, 1, 1, 0, true, 0);
 	assert_int_equal(*counter(t, TRACE_REJECT_CONTEXT_TORN), 1);
 	assert_int_equal(trace_table_count(t), 0);
 	assert_int_equal(trace_table_counters(t)->contexts_read, 0);
 	table_free(t, &s);
 }
 
-/* Processes without a context: looked at once a second each, 64 a second over all. */
+/* Processes without a context: looked at again when their mappings changed, at most every
+ * TRACE_RECHECK_NS each, 64 a second over all. */
 static void test_check_budget(void **state)
 {
 	struct source s;
 	struct trace_table *t = table_new(&s, 0);
 
 	s.error = -ENOENT;
-	trace_table_check(t, 1, 1, 1, false, 0);
-	trace_table_check(t, 1, 1, 1, false, NS - 1);
+	trace_table_check(t, 1, 1, 1, 30, false, 0);
 	assert_int_equal(s.reads, 1);
-	trace_table_check(t, 1, 1, 1, false, NS);
+	trace_table_check(t, 1, 1, 1, 30, false, 100 * NS); /* same mappings: nothing new to find */
+	assert_int_equal(s.reads, 1);
+	trace_table_check(t, 1, 1, 1, 31, false, 100 * NS + 1);
 	assert_int_equal(s.reads, 2);
+	trace_table_check(t, 1, 1, 1, 32, false, 100 * NS + TRACE_RECHECK_NS); /* changed, but too soon */
+	assert_int_equal(s.reads, 2);
+	trace_table_check(t, 1, 1, 1, 32, false, 100 * NS + 1 + TRACE_RECHECK_NS);
+	assert_int_equal(s.reads, 3);
+	trace_table_check(t, 1, 2, 2, 32, false, 100 * NS + 2 + TRACE_RECHECK_NS); /* a new instance */
+	assert_int_equal(s.reads, 4);
+	/* A new second: 64 first looks, the rest deferred to a later sample. */
 	for (uint32_t pid = 2; pid < 2 + 2 * TRACE_CHECKS_PER_SECOND; pid++)
-		trace_table_check(t, pid, 1, 1, false, NS + pid);
-	assert_int_equal(s.reads, 1 + TRACE_CHECKS_PER_SECOND);
-	assert_int_equal(trace_table_counters(t)->checks_deferred, TRACE_CHECKS_PER_SECOND + 1);
+		trace_table_check(t, pid, 1, 1, 0, false, 200 * NS + pid);
+	assert_int_equal(s.reads, 4 + TRACE_CHECKS_PER_SECOND);
+	assert_int_equal(trace_table_counters(t)->checks_deferred, TRACE_CHECKS_PER_SECOND);
 	table_free(t, &s);
 }
 
@@ -420,7 +430,7 @@ static void test_link_attributes(void **state)
 	uint8_t link[AGG_LINK_MAX];
 	size_t len;
 
-	trace_table_check(t, 1, 1, 1, true, 0);
+	trace_table_check(t, 1, 1, 1, 0, true, 0);
 	assert_int_equal(s.reads, 1);
 
 	/* Last occurrence wins, sorted by key id; an empty value is a value. */
@@ -430,7 +440,7 @@ static void test_link_attributes(void **state)
 	assert_link(link, len, PAIRS("user.id\0\0"));
 	assert_int_equal(trace_table_counters(t)->samples_linked, 2);
 
-	/* A key the map does not name: ignored, counted, and the context read again once a second. */
+	/* A key the map does not name: ignored, counted, and the context read again (at most once a second). */
 	len = link_of(t, "\7\1x\1\1y", 6, link, 5 * NS);
 	assert_link(link, len, PAIRS("user.id\0y\0"));
 	assert_int_equal(*counter(t, TRACE_REJECT_UNKNOWN_KEY), 1);
@@ -479,7 +489,7 @@ static void test_link_malformed_records(void **state)
 	uint8_t link[AGG_LINK_MAX];
 	uint64_t linked;
 
-	trace_table_check(t, 1, 1, 1, true, 0);
+	trace_table_check(t, 1, 1, 1, 0, true, 0);
 	assert_int_equal(trace_table_link(t, 2, 1, tc, link, 0), 0); /* not in the table */
 	assert_int_equal(*counter(t, TRACE_REJECT_NO_PROCESS), 1);
 
@@ -523,7 +533,7 @@ static void test_link_overflow(void **state)
 		attrs[2 * k + 1] = 0;
 	}
 	source_set(&s, false, names, KEYS);
-	trace_table_check(t, 1, 1, 1, true, 0);
+	trace_table_check(t, 1, 1, 1, 0, true, 0);
 	len = link_of(t, attrs, sizeof(attrs), link, 0);
 	assert_int_equal(len, AGG_LINK_IDS + 3 * (PROCESS_CTX_MAX_STRING + 2));
 	assert_int_equal(*counter(t, TRACE_REJECT_ATTRS_OVERSIZED), 1);

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 build = os.path.abspath(sys.argv[1])
@@ -57,6 +58,36 @@ def bpf_ns_per_sample(otelprofd, target, extra=()):
     return mine[0]["run_time_ns"] / mine[0]["run_cnt"], mine[0]["run_cnt"]
 
 
+def line_time(stream, needle, found):
+    """Read stream to its end; found[needle] = time.monotonic() of the first line holding needle."""
+    for line in stream:
+        if needle in line and needle not in found:
+            found[needle] = time.monotonic()
+
+
+def pickup_seconds(publish_after=4.0):
+    """Seconds from the application publishing its process context, late, to otelprofd finding it
+    (its -v line), the application being sampled all along at 99 Hz."""
+    env = dict(os.environ, TRACE_APP_PUBLISH_AFTER=str(publish_after))
+    app = subprocess.Popen([APP, str(publish_after + 4)], stdout=subprocess.PIPE, text=True, env=env)
+    d = subprocess.Popen([os.environ["OTELPROFD"], "-v", "--pid", str(app.pid), "-F", "99", "-d",
+                          f"{publish_after + 2}s", "-o", "/tmp/otelprofd-bench-trace.folded"],
+                         stderr=subprocess.PIPE, text=True)
+    found = {}
+    readers = [threading.Thread(target=line_time, args=(app.stdout, "trace-app: published", found)),
+               threading.Thread(target=line_time, args=(d.stderr, "process context found", found))]
+    for r in readers:
+        r.start()
+    d.wait()
+    app.kill()
+    app.wait()
+    for r in readers:
+        r.join()
+    if len(found) != 2:
+        return None
+    return found["process context found"] - found["trace-app: published"]
+
+
 def wire_bytes(extra=()):
     """Uncompressed request bytes per sample of the trace application, exported for SECONDS."""
     out = bpftest.tmpdir()
@@ -77,6 +108,11 @@ old = open("/proc/sys/kernel/bpf_stats_enabled").read().strip()
 open("/proc/sys/kernel/bpf_stats_enabled", "w").write("1")
 try:
     now = os.environ["OTELPROFD"]
+    late = sorted(s for s in (pickup_seconds() for _ in range(5)) if s is not None)
+    print(f"late context found after (s): median {late[len(late) // 2]:.2f}, max {late[-1]:.2f} "
+          f"(runs {', '.join(f'{s:.2f}' for s in late)})" if late else "late context: never found", flush=True)
+    if os.environ.get("BENCH_PICKUP_ONLY"):
+        sys.exit(0)
     for label, extra in (("with links", ()), ("--no-trace-context", ("--no-trace-context",))):
         per, n = wire_bytes(extra)
         print(f"OTLP bytes/sample (uncompressed) {label}: {per:.2f} ({n} samples)", flush=True)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "process/thread_ctx.h"
 #include "profile/aggregate.h"
 
@@ -32,8 +33,8 @@ struct entry {
 
 /* A process without a context, and when to look again. */
 struct probe {
-	uint32_t pid;
-	uint64_t start_ns, next;
+	uint32_t pid, map_count; /* map_count at the last look */
+	uint64_t start_ns, instance, next; /* instance: an exec keeps pid and start_ns */
 };
 
 struct trace_table {
@@ -191,8 +192,10 @@ static void resolve(struct trace_table *t, struct entry *e, uint64_t now)
 	}
 	tp.start_ns = e->start_ns;
 	publish(t, e, &tp);
-	if (e->resolved)
+	if (e->resolved) {
 		t->counters.threads_resolved++;
+		log_debug("pid %u: its threads' context variable is found: samples carry their span", e->pid);
+	}
 }
 
 static void count_read_error(struct trace_table *t, int r)
@@ -205,8 +208,8 @@ static void count_read_error(struct trace_table *t, int r)
 		t->counters.rejected[TRACE_REJECT_CONTEXT_TORN]++;
 }
 
-void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, uint64_t instance, bool force,
-		       uint64_t now)
+void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, uint64_t instance,
+		       uint32_t map_count, bool force, uint64_t now)
 {
 	struct entry *e = find(t, pid, start_ns);
 	struct probe *pr = &t->probes[pid % TRACE_PROBE_SLOTS];
@@ -220,7 +223,9 @@ void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, u
 	if (!e && has_instance(t, pid, instance))
 		return;
 	if (!force) {
-		if (pr->pid == pid && pr->start_ns == start_ns && now < pr->next)
+		/* Same mappings: no new context can have been published since the last look. */
+		if (pr->pid == pid && pr->start_ns == start_ns && pr->instance == instance &&
+		    (pr->map_count == map_count || now < pr->next))
 			return;
 		if (now / NS_PER_S != t->budget_second) {
 			t->budget_second = now / NS_PER_S;
@@ -231,7 +236,8 @@ void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, u
 			return;
 		}
 		t->budget_used++;
-		*pr = (struct probe){ .pid = pid, .start_ns = start_ns, .next = now + NS_PER_S };
+		*pr = (struct probe){ .pid = pid, .map_count = map_count, .start_ns = start_ns,
+				      .instance = instance, .next = now + TRACE_RECHECK_NS };
 	}
 	r = t->cfg.read_context(t->cfg.source_ctx, t->cfg.proc_root, pid, &ctx);
 	if (r) {
@@ -252,6 +258,8 @@ void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, u
 		return;
 	}
 	e = insert(t, &(struct entry){ .pid = pid, .start_ns = start_ns, .instance = instance, .ctx = ctx });
+	log_debug("pid %u: process context found (%zu resource attributes%s)", pid, ctx->nattrs,
+		  ctx->thread_ctx ? ", threads publish their span" : "");
 	resolve(t, e, now);
 }
 
@@ -299,7 +307,7 @@ static const char *key_name(struct trace_table *t, struct entry **e, uint8_t k, 
 	if (now < (*e)->reread_at)
 		return NULL;
 	(*e)->reread_at = now + KEY_REREAD_NS;
-	trace_table_check(t, pid, start_ns, (*e)->instance, true, now);
+	trace_table_check(t, pid, start_ns, (*e)->instance, 0, true, now);
 	*e = find(t, pid, start_ns);
 	return *e && k < (*e)->ctx->nkeys && (*e)->ctx->keys[k] && *(*e)->ctx->keys[k] ? (*e)->ctx->keys[k] : NULL;
 }

@@ -3,9 +3,11 @@
  * context each process published (resource attributes, thread-local key map) and where its threads
  * keep their context record, handed to the BPF program through a callback (the sampler's map).
  *
- * A sampled process without a context is looked at again at most once a second (so a context
- * published after its start is picked up within a second), at most TRACE_CHECKS_PER_SECOND
- * processes a second over all (more wait, counted); a process with one is read again when a sample
+ * A sampled process without a context is looked at again when its samples show its number of
+ * mappings changed (publishing a context maps it), at most once per TRACE_RECHECK_NS (so a context
+ * published after its start is picked up within a second, and a process whose mappings stay put is
+ * not read again), at most TRACE_CHECKS_PER_SECOND processes a second over all (more wait,
+ * counted); a process with one is read again when a sample
  * carries a key its map does not name (at most once a second); a
  * context that says threads publish records but whose variable is not found yet (a library still to
  * be dlopen'ed) is looked for again, backing off from 1 s to 64 s. Processes without a context keep
@@ -27,6 +29,9 @@
 
 /* Process context reads (a /proc/PID/maps scan each) per second, over every process. */
 #define TRACE_CHECKS_PER_SECOND 64
+/* A process without a context is looked at again when its mappings changed (a context is published
+ * in a new mapping), at most this often: a late context is found within this plus the drain delay. */
+#define TRACE_RECHECK_NS 500000000ull
 /* Processes without a context whose last look is remembered (direct-mapped by pid). */
 #define TRACE_PROBE_SLOTS 4096
 
@@ -81,10 +86,11 @@ struct trace_table;
 struct trace_table *trace_table_new(const struct trace_table_config *config);
 void trace_table_free(struct trace_table *t);
 
-/* A sample of a process: read its context when it has none and was not looked at in the last second
- * (force: now, whatever it has). now: CLOCK_MONOTONIC. */
-void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, uint64_t instance, bool force,
-		       uint64_t now);
+/* A sample of a process: read its context when it has none, and either was never looked at or its
+ * number of mappings (map_count, from the sample) changed since the last look, at most once per
+ * TRACE_RECHECK_NS (force: now, whatever it has). now: CLOCK_MONOTONIC. */
+void trace_table_check(struct trace_table *t, uint32_t pid, uint64_t start_ns, uint64_t instance,
+		       uint32_t map_count, bool force, uint64_t now);
 /* Look again for the variables not found yet, when due. */
 void trace_table_tick(struct trace_table *t, uint64_t now);
 /* The program exec'd or exited: its threads' variable is gone (the entry stays for its samples). */

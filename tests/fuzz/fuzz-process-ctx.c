@@ -71,7 +71,7 @@ static void link_records(struct input *in, const uint8_t *attrs, size_t len)
 
 	if (!t || !tc)
 		goto out;
-	trace_table_check(t, 1, 1, 1, true, 0);
+	trace_table_check(t, 1, 1, 1, 0, true, 0);
 	memset(tc->trace_id, 0x11, sizeof(tc->trace_id));
 	memset(tc->span_id, 0x22, sizeof(tc->span_id));
 	tc->valid = 1;

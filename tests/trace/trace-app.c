@@ -268,11 +268,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		pthread_create(&threads[i], NULL, worker, (void *)(intptr_t)i);
 	pthread_create(&threads[3], NULL, hostile, NULL);
-	sleep(1);
+	/* TRACE_APP_PUBLISH_AFTER (seconds, default 1): bench/trace measures how soon a late context is
+	 * found, from the line printed here. */
+	usleep((useconds_t)((getenv("TRACE_APP_PUBLISH_AFTER") ? atof(getenv("TRACE_APP_PUBLISH_AFTER")) : 1) * 1e6));
 	if (publish())
 		perror("trace-app: publish");
-	/* otelprofd picks a late context up within 1.2 s: it looks once a second, at samples it reads
-	 * up to SAMPLER_DRAIN_MS (200 ms) after they were taken. */
+	printf("trace-app: published\n");
+	fflush(stdout);
+	/* otelprofd picks a late context up within a second (bench/trace): it looks again when the
+	 * mappings changed, at most every 0.5 s, at samples it reads up to SAMPLER_DRAIN_MS (200 ms)
+	 * after they were taken. The spans start 1.5 s later, so that a loaded machine does not fail
+	 * the checks of what is linked. */
 	usleep(1500000);
 	atomic_store(&started, 1);
 	usleep((useconds_t)((seconds - 2.5) * 1e6));
