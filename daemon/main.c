@@ -308,6 +308,8 @@ out:
 	service_notify_stopping();
 	if (sampler_consume(d->sampler) < 0)
 		log_warn("Failed to read the last samples");
+	off_cpu_finish(d->off_cpu, clock_ns(CLOCK_MONOTONIC), d->monotonic_to_unix_ns, sampler_off_cpu_waiting,
+		       d->sampler);
 	if (timerfd >= 0)
 		close(timerfd);
 	if (intervalfd >= 0)

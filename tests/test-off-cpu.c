@@ -4,6 +4,7 @@
  * a full pending table are counted and dropped; the values reach the profile and the writers.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -85,6 +86,42 @@ static void test_join_scale_and_drops(void **state)
 	aggregate_free(agg);
 }
 
+/* The in-flight map of the test: thread 21 still waits since 1000; the others' ends were lost. */
+static bool still_waiting(void *ctx, uint32_t tid, uint64_t start_ns)
+{
+	(void)ctx;
+	return tid == 21 && start_ns == 1000;
+}
+
+/* The end of the run: a wait still going counts up to it; a stack whose end was lost is counted. */
+static void test_finish(void **state)
+{
+	struct agg_limits limits = { 100, 1 << 20, 1000 };
+	struct aggregate *agg = aggregate_new(&limits);
+	struct off_cpu *oc = off_cpu_new(&(struct off_cpu_config){
+		.agg = agg, .threshold_ns = 1000, .probability = 0.5, .max_pending = 8,
+	});
+	const struct off_cpu_counters *c = off_cpu_counters(oc);
+	struct otelprof_sample s;
+
+	(void)state;
+	s = stack_of(21, 1000);
+	off_cpu_start(oc, &s, 0);
+	s = stack_of(22, 1000);
+	off_cpu_start(oc, &s, 0);
+	off_cpu_finish(oc, 6000, 1000000, still_waiting, NULL); /* 5 us so far at probability 0.5 */
+	assert_int_equal(c->unfinished, 1);
+	assert_int_equal(c->lost_ends, 1);
+	assert_int_equal(c->pending, 0);
+	assert_int_equal(c->waits, 1);
+	assert_int_equal(aggregate_entry_count(agg), 1);
+	assert_int_equal(aggregate_entry(agg, 0)->value_sum, 10000);
+	assert_int_equal(aggregate_entry(agg, 0)->timestamps[0], 1006000);
+	off_cpu_finish(NULL, 0, 0, still_waiting, NULL); /* no --off-cpu: nothing to do */
+	off_cpu_free(oc);
+	aggregate_free(agg);
+}
+
 static void test_profile_and_writers(void **state)
 {
 	struct agg_limits limits = { 100, 1 << 20, 1000 };
@@ -156,6 +193,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_join_scale_and_drops),
+		cmocka_unit_test(test_finish),
 		cmocka_unit_test(test_profile_and_writers),
 		cmocka_unit_test(test_off_cpu_path),
 	};

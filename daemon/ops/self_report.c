@@ -120,10 +120,12 @@ static void log_off_cpu(const struct self_sources *src)
 	log_info("Off-CPU: %" PRIu64 " waits kept (%.3f s scaled), %" PRIu64 " switch-outs, %" PRIu64 " sampled, "
 		 "%" PRIu64 " not targets; dropped: %" PRIu64 " in-flight map full, %" PRIu64 " ring buffer full, %" PRIu64
 		 " stacks waiting table full, %" PRIu64 " ends without a stack, %" PRIu64 " by the aggregate; %" PRIu64
-		 " under --off-cpu-threshold", oc->waits, oc->wait_ns / 1e9, b[OTELPROF_OFFCPU_CNT_SWITCHES],
+		 " under --off-cpu-threshold; %" PRIu64 " still waiting at the end, counted up to it, %" PRIu64
+		 " without their end (ring buffer full)",
+		 oc->waits, oc->wait_ns / 1e9, b[OTELPROF_OFFCPU_CNT_SWITCHES],
 		 b[OTELPROF_OFFCPU_CNT_SAMPLED], b[OTELPROF_OFFCPU_CNT_FILTERED], b[OTELPROF_OFFCPU_CNT_INFLIGHT_FULL],
 		 b[OTELPROF_OFFCPU_CNT_RINGBUF_FULL], oc->pending_full, oc->unmatched_ends, oc->aggregate_dropped,
-		 oc->below_threshold);
+		 oc->below_threshold, oc->unfinished, oc->lost_ends);
 }
 
 void self_report_log_counters(const struct self_sources *src, const struct profile *p)

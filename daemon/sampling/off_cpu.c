@@ -52,6 +52,21 @@ static struct pending *take(struct off_cpu *oc, uint32_t tid)
 	return NULL;
 }
 
+/* Unlink and return any pending stack, searching from bucket *i on, or NULL when none is left. */
+static struct pending *take_any(struct off_cpu *oc, size_t *i)
+{
+	for (; *i < OFF_CPU_BUCKETS; ++*i) {
+		struct pending *p = oc->buckets[*i];
+
+		if (p) {
+			oc->buckets[*i] = p->next;
+			oc->counters.pending--;
+			return p;
+		}
+	}
+	return NULL;
+}
+
 struct off_cpu *off_cpu_new(const struct off_cpu_config *cfg)
 {
 	struct off_cpu *oc = calloc(1, sizeof(*oc));
@@ -66,16 +81,12 @@ struct off_cpu *off_cpu_new(const struct off_cpu_config *cfg)
 
 void off_cpu_free(struct off_cpu *oc)
 {
+	size_t i = 0;
+
 	if (!oc)
 		return;
-	for (size_t i = 0; i < OFF_CPU_BUCKETS; i++) {
-		while (oc->buckets[i]) {
-			struct pending *p = oc->buckets[i];
-
-			oc->buckets[i] = p->next;
-			free(p);
-		}
-	}
+	for (struct pending *p; (p = take_any(oc, &i));)
+		free(p);
 	free(oc);
 }
 
@@ -107,18 +118,13 @@ void off_cpu_start(struct off_cpu *oc, const struct otelprof_sample *s, uint64_t
 	oc->counters.pending++;
 }
 
-void off_cpu_end(struct off_cpu *oc, const struct otelprof_off_cpu_end *e, uint64_t monotonic_to_unix_ns)
+/* The wait of p (taken out of the table), from its switch-out to end_ns: into the aggregate. Frees p. */
+static void report_wait(struct off_cpu *oc, struct pending *p, uint64_t end_ns, uint64_t monotonic_to_unix_ns)
 {
-	struct pending *p = take(oc, e->tid);
 	struct otelprof_sample *s = &oc->sample;
-	uint64_t ns, scaled;
+	uint64_t start_ns = head_of(p)->time_ns, ns, scaled;
 
-	if (!p || head_of(p)->time_ns != e->start_ns) {
-		oc->counters.unmatched_ends++;
-		free(p);
-		return;
-	}
-	ns = e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0;
+	ns = end_ns > start_ns ? end_ns - start_ns : 0;
 	if (ns < oc->cfg.threshold_ns) {
 		oc->counters.below_threshold++;
 		free(p);
@@ -128,13 +134,43 @@ void off_cpu_end(struct off_cpu *oc, const struct otelprof_off_cpu_end *e, uint6
 	memcpy(s->kernel_ips, p->ips, s->kernel_depth * sizeof(uint64_t));
 	memcpy(s->user_ips, p->ips + s->kernel_depth, s->user_depth * sizeof(uint64_t));
 	scaled = (uint64_t)((double)ns / oc->cfg.probability + 0.5);
-	if (aggregate_add_value(oc->cfg.agg, s, p->instance, e->end_ns + monotonic_to_unix_ns, scaled)) {
+	if (aggregate_add_value(oc->cfg.agg, s, p->instance, end_ns + monotonic_to_unix_ns, scaled)) {
 		oc->counters.aggregate_dropped++;
 	} else {
 		oc->counters.waits++;
 		oc->counters.wait_ns += scaled;
 	}
 	free(p);
+}
+
+void off_cpu_end(struct off_cpu *oc, const struct otelprof_off_cpu_end *e, uint64_t monotonic_to_unix_ns)
+{
+	struct pending *p = take(oc, e->tid);
+
+	if (!p || head_of(p)->time_ns != e->start_ns) {
+		oc->counters.unmatched_ends++;
+		free(p);
+		return;
+	}
+	report_wait(oc, p, e->end_ns, monotonic_to_unix_ns);
+}
+
+void off_cpu_finish(struct off_cpu *oc, uint64_t now_ns, uint64_t monotonic_to_unix_ns,
+		    bool (*waiting)(void *ctx, uint32_t tid, uint64_t start_ns), void *ctx)
+{
+	size_t i = 0;
+
+	if (!oc)
+		return;
+	for (struct pending *p; (p = take_any(oc, &i));) {
+		if (!waiting(ctx, head_of(p)->tid, head_of(p)->time_ns)) {
+			oc->counters.lost_ends++;
+			free(p);
+			continue;
+		}
+		oc->counters.unfinished++;
+		report_wait(oc, p, now_ns, monotonic_to_unix_ns);
+	}
 }
 
 const struct off_cpu_counters *off_cpu_counters(const struct off_cpu *oc)

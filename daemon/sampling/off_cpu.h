@@ -12,6 +12,7 @@
 #ifndef OTELPROFD_OFF_CPU_H
 #define OTELPROFD_OFF_CPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,8 @@ struct off_cpu_counters {
 	uint64_t unmatched_ends;    /* end records with no stack (it was dropped or lost) */
 	uint64_t aggregate_dropped; /* waits the aggregate refused (its bounds; counted there too) */
 	uint64_t pending;           /* stacks waiting now */
+	uint64_t unfinished;        /* waits still going at the end of the run, reported up to it */
+	uint64_t lost_ends;         /* stacks whose end record was lost (ring buffer full), at the end */
 };
 
 struct off_cpu;
@@ -46,6 +49,11 @@ void off_cpu_free(struct off_cpu *oc);
 void off_cpu_start(struct off_cpu *oc, const struct otelprof_sample *s, uint64_t instance);
 /* Its end: the wait goes to the aggregate at the end's unix time (end_ns + monotonic_to_unix_ns). */
 void off_cpu_end(struct off_cpu *oc, const struct otelprof_off_cpu_end *e, uint64_t monotonic_to_unix_ns);
+/* The run ends (every record read): the waits still going (waiting(ctx, tid, start_ns) says so) count
+ * up to now_ns (CLOCK_MONOTONIC), so a thread blocked across the end is not missing from the profile;
+ * the other stacks lost their end record, and are counted. */
+void off_cpu_finish(struct off_cpu *oc, uint64_t now_ns, uint64_t monotonic_to_unix_ns,
+		    bool (*waiting)(void *ctx, uint32_t tid, uint64_t start_ns), void *ctx);
 
 const struct off_cpu_counters *off_cpu_counters(const struct off_cpu *oc);
 

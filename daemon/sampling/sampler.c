@@ -449,6 +449,15 @@ int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelpro
 	return bpf_map__update_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), entry, sizeof(*entry), BPF_ANY);
 }
 
+bool sampler_off_cpu_waiting(void *sampler, uint32_t tid, uint64_t start_ns)
+{
+	const struct sampler *s = sampler;
+	struct otelprof_off_cpu_start start;
+
+	return !bpf_map__lookup_elem(s->skel->maps.off_cpu_inflight, &tid, sizeof(tid), &start, sizeof(start), 0) &&
+	       start.start_ns == start_ns;
+}
+
 /* Sum a per-CPU array of n counters. 0 or -errno. */
 static int sum_counters(const struct bpf_map *map, uint64_t *counters, __u32 n)
 {

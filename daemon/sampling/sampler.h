@@ -63,6 +63,9 @@ int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelpro
 /* Sum of the off-CPU program's per-CPU counters (enum otelprof_off_cpu_counter); zeros without
  * --off-cpu. 0 or -errno. */
 int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF_OFFCPU_CNT_MAX]);
+/* --off-cpu: thread tid is still off CPU since start_ns (its in-flight entry is there: the end of a
+ * wait whose end record was lost is not). sampler is a struct sampler: off_cpu_finish()'s callback. */
+bool sampler_off_cpu_waiting(void *sampler, uint32_t tid, uint64_t start_ns);
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 

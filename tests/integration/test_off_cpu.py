@@ -8,6 +8,8 @@ sampled (--off-cpu-probability 1) and the real sched_switch program:
   or preemption path, never a sleeping call), and for little time;
 - a process killed while blocked on a pipe: its wait is reported (about the time it was blocked),
   its frames symbolized after it exited;
+- a thread blocked across the end of the run: its wait counted up to the end, and said;
+- --follow-children (a child started after the attach) and --cgroup (one process in, one out);
 - an in-flight map of 2 entries: drops counted in the end-of-run log, the run exits 0;
 - pprof has the off_cpu/nanoseconds sample type, with 0 there on on-CPU samples and 0 in the
   on-CPU types of off-CPU samples.
@@ -15,10 +17,12 @@ sampled (--off-cpu-probability 1) and the real sched_switch program:
 import gzip
 import os
 import re
+import shutil
 import subprocess
 import time
 
 import bpftest
+import cgrouptest
 
 bpftest.require_bpf()
 workload = os.environ["WAITS_WORKLOAD"]
@@ -112,6 +116,81 @@ blocked = by_function(stacks).get("blocked_forever", 0)
 print(f"blocked_forever: {blocked / 1e3:.1f} ms off CPU before the kill")
 if not 1.5e6 < blocked < 3.5e6:
     bpftest.fail(f"blocked_forever: {blocked / 1e3:.1f} ms off CPU, expected about 2 s (killed while blocked)")
+
+# 2b. A thread still blocked when the run ends: its wait counts up to the end, and is said.
+w, d, log, folded = profile(["block"], "across", "3s")
+log = finish(d, log)
+w.kill()
+w.wait()
+stacks = bpftest.read_folded(os.path.join(out, "across.off-cpu.folded"))
+blocked = by_function(stacks).get("blocked_forever", 0)
+print(f"blocked_forever: {blocked / 1e3:.1f} ms off CPU, blocked when the 3 s run ended")
+if not 1.5e6 < blocked < 3.5e6:
+    bpftest.fail(f"blocked_forever: {blocked / 1e3:.1f} ms off CPU, expected about 3 s (blocked across the end)")
+m = re.search(r"(\d+) still waiting at the end", log)
+if not m or int(m.group(1)) < 1:
+    bpftest.fail("the end-of-run log does not count the waits still going at the end")
+
+
+def gated(binary, args, cgroup_dir=None, fork=False):
+    """binary (a copy of sleep under its own name, so its comm tells it apart) started by a shell
+    once a line arrives on its stdin, in cgroup_dir when given, as the shell's child with fork."""
+    def enter():
+        if cgroup_dir:
+            with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as f:
+                f.write("0")
+    script = 'read x; "$0" "$@"; exit 0' if fork else 'read x; exec "$0" "$@"'
+    return subprocess.Popen(["sh", "-c", script, binary] + args, stdin=subprocess.PIPE, text=True,
+                            preexec_fn=enter)
+
+
+def sleeper(name):
+    path = os.path.join(out, name)
+    shutil.copy("/bin/sleep", path)
+    return path
+
+
+def nanosleep_us(stacks, comm):
+    return sum(n for stack, n in stacks.items() if stack[0] == comm and any("nanosleep" in f for f in stack))
+
+
+def run_gated(name, procs, extra):
+    """otelprofd --off-cpu with extra filter arguments over the gated processes; their off-CPU stacks."""
+    folded = os.path.join(out, name + ".folded")
+    cmd = [bpftest.otelprofd(), "--off-cpu", "--off-cpu-probability", "1", "-d", "4s", "-o", folded] + extra
+    print("$", " ".join(cmd), flush=True)
+    d = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = bpftest.wait_profiling(d, others=procs)
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    for p in procs:
+        p.wait(timeout=30)
+    finish(d, log)
+    return bpftest.read_folded(os.path.join(out, name + ".off-cpu.folded"))
+
+
+# 2c. --follow-children: a child started after the attach has its waits, under its own name.
+parent = gated(sleeper("sleep_child"), ["1.5"], fork=True)
+stacks = run_gated("children", [parent], ["--pid", str(parent.pid), "--follow-children"])
+child_us = nanosleep_us(stacks, "sleep_child")
+print(f"--follow-children: sleep_child {child_us / 1e3:.1f} ms in nanosleep")
+if not 1.2e6 < child_us < 2.5e6:
+    bpftest.fail(f"--follow-children: the child slept 1.5 s, its off-CPU time is {child_us / 1e3:.1f} ms")
+
+# 2d. --cgroup: the waits of a process in the cgroup, none of one outside.
+tree = cgrouptest.Tree(cgrouptest.v2_root())
+try:
+    inside = gated(sleeper("sleep_in"), ["1.5"], cgroup_dir=tree.make("otelprofd-off-cpu-test/in"))
+    outside = gated(sleeper("sleep_out"), ["1.5"])
+    stacks = run_gated("cgroup", [inside, outside], ["--cgroup", "/otelprofd-off-cpu-test"])
+finally:
+    tree.remove()
+in_us, out_us = nanosleep_us(stacks, "sleep_in"), sum(n for st, n in stacks.items() if st[0] == "sleep_out")
+print(f"--cgroup: sleep_in {in_us / 1e3:.1f} ms in nanosleep, sleep_out {out_us / 1e3:.1f} ms off CPU")
+if not 1.2e6 < in_us < 2.5e6 or out_us:
+    bpftest.fail(f"--cgroup: {in_us / 1e3:.1f} ms of the process inside (1.5 s asleep), {out_us / 1e3:.1f} ms "
+                 "of the one outside (want none)")
 
 # 3. The in-flight map full: counted, no crash (the workload has 6 threads).
 w, d, log, folded = profile(["2"], "full", "4s", extra=("--off-cpu-max-inflight", "2"))
