@@ -34,16 +34,16 @@ def function_of(sample):
 
 def check_variant(name, app_args, pprof_path=None):
     # trace-app SECONDS [LIBRARY]: the dlopen build names its library ("-": beside it)
-    app = subprocess.Popen(app_args[:1] + ["11"] + [os.path.join(build, "libtracectx-dl.so")] * (len(app_args) > 1))
+    app = subprocess.Popen(app_args[:1] + ["7"] + [os.path.join(build, "libtracectx-dl.so")] * (len(app_args) > 1))
     daemon = otlptest.Daemon(os.path.join(out, f"{name}.log"), [
         "--pid", str(app.pid), "-F", "499", "--endpoint", f"127.0.0.1:{collector.grpc_port}", "--insecure",
-        "--export-interval", "1s", "-d", "9s"])
+        "--export-interval", "1s", "-d", "6s"])
     pprof = None
     if pprof_path:
-        pprof = subprocess.Popen([bpftest.otelprofd(), "--pid", str(app.pid), "-F", "499", "-d", "9s",
+        pprof = subprocess.Popen([bpftest.otelprofd(), "--pid", str(app.pid), "-F", "499", "-d", "6s",
                                   "-o", pprof_path], stderr=subprocess.DEVNULL)
     try:
-        daemon.watch(8.5)
+        daemon.watch(5.5)
         metrics = daemon.metrics()
         if daemon.stop() != 0:
             bpftest.fail(f"{name}: otelprofd failed:\n" + daemon.log()[-3000:])
@@ -87,7 +87,8 @@ def check_samples(name, pid, summaries):
             for s in samples:
                 if s.get("span_id") != span_id:
                     print("   wrong:", s)
-            if total < 20 or good < 0.99 * total:
+            # One sample of slack: on a loaded machine the first span can start as the context is found.
+            if total < 20 or good < 0.99 * total - 1:
                 bpftest.fail(f"{name}: worker-{worker} span_fn_{span}: {good} of {total} samples carry its span")
         detached = by.get((f"worker-{worker}", "detached_fn"), [])
         linked = sum(s["count"] for s in detached if "trace_id" in s)
