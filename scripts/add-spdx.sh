@@ -34,7 +34,7 @@ sources() {
 
 license_of() {
   case "$1" in
-    bpf/*) echo "(GPL-2.0-only OR BSD-2-Clause)" ;;
+    bpf/*.c | bpf/*.h) echo "(GPL-2.0-only OR BSD-2-Clause)" ;;
     *) echo "Apache-2.0" ;;
   esac
 }
