@@ -334,7 +334,7 @@ int main(int argc, char **argv)
 	struct self_sources src;
 	bool keep_bpf;
 
-	switch (options_parse(&opts, argc, argv, stdout, stderr)) {
+	switch (options_parse(&opts, argc, argv, stdout, log_error_stream())) {
 	case OPTIONS_OK:
 		break;
 	case OPTIONS_EXIT:
