@@ -20,6 +20,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
+#include "export/export_failure.h"
 #include "export/export_transport.h"
 
 #define EXPORT_METHOD "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
@@ -113,7 +114,9 @@ static int grpc_send(struct export_transport *base, const uint8_t *data, size_t 
 		return 0;
 	}
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-	ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
+	/* Fail fast, not GRPC_INITIAL_METADATA_WAIT_FOR_READY: a call that cannot connect then ends
+	 * with the reason (refused, TLS, DNS) instead of a bare deadline; the exporter retries. */
+	ops[0].flags = 0;
 	ops[0].data.send_initial_metadata.count = t->nmetadata;
 	ops[0].data.send_initial_metadata.metadata = t->metadata;
 	ops[1].op = GRPC_OP_SEND_MESSAGE;
@@ -161,13 +164,12 @@ static int grpc_send(struct export_transport *base, const uint8_t *data, size_t 
 		}
 		grpc_slice_unref(body);
 	} else if (status != GRPC_STATUS_OK) {
-		snprintf(res->message, sizeof(res->message), "gRPC status %d: %.*s%s%s", (int)status,
-			 (int)(GRPC_SLICE_LENGTH(details) < 200 ? GRPC_SLICE_LENGTH(details) : 200),
-			 (const char *)GRPC_SLICE_START_PTR(details), error_string && !GRPC_SLICE_LENGTH(details) ? " " : "",
-			 error_string && !GRPC_SLICE_LENGTH(details) ? "(transport error)" : "");
-		for (char *c = res->message; *c; c++)
-			if (*c < 0x20 || *c >= 0x7f)
-				*c = '?';
+		bool use_error_string = !GRPC_SLICE_LENGTH(details) && error_string;
+
+		export_describe_grpc_failure((int)status,
+					     use_error_string ? error_string : (const char *)GRPC_SLICE_START_PTR(details),
+					     use_error_string ? strlen(error_string) : GRPC_SLICE_LENGTH(details), timeout_ns,
+					     res->message, sizeof(res->message));
 	}
 out:
 	gpr_free((void *)error_string);
