@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "config/destination.h"
 #include "config/options.h"
 #include "export/export_loop.h"
 #include "log.h"
@@ -343,6 +344,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level(opts.verbose ? LOG_LEVEL_DEBUG : opts.quiet ? LOG_LEVEL_ERROR : LOG_LEVEL_INFO);
+	options_warn_no_destination(&opts);
 	r = signals_block();
 	if (r) {
 		log_error("Failed to block signals: %s", strerror(-r));

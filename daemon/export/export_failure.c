@@ -44,7 +44,7 @@ void export_describe_grpc_failure(int status, const char *details, size_t detail
 		int cause = details_len - off < 160 ? (int)(details_len - off) : 160;
 
 		if (find(details, details_len, "wrong version number"))
-			plain_port_hint = " (the collector does not speak TLS on this port: --insecure, or fix the port)";
+			plain_port_hint = " (no TLS on this port? --insecure)";
 		snprintf(out, outlen, "TLS handshake failed: %.*s%s", cause, details + off, plain_port_hint);
 	} else if (find(details, details_len, "Handshake read failed"))
 		snprintf(out, outlen, "TLS handshake failed: the collector closed the connection during the handshake "
@@ -95,7 +95,7 @@ void export_describe_curl_failure(int curl_code, long os_errno, const char *curl
 	case CURLE_USE_SSL_FAILED:
 		snprintf(out, outlen, "TLS handshake failed: %s%s", said,
 			 strstr(said, "wrong version number") ?
-				 " (the collector does not speak TLS on this port: an http:// endpoint, or fix the port)" :
+				 " (no TLS on this port? an http:// endpoint)" :
 				 "");
 		break;
 	case CURLE_COULDNT_RESOLVE_HOST:

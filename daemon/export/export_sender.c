@@ -106,7 +106,7 @@ static void deliver(struct exporter *e, struct export_item *item)
 		}
 		/* An attempt cut short by the shutdown deadline times out for that reason: it counts, but
 		 * the reason shown stays the last full attempt's (refused, TLS...). */
-		if (timeout < e->cfg.timeout_ns && e->retrying.count)
+		if (timeout < e->cfg.timeout_ns && *e->retrying.last)
 			e->retrying.count++;
 		else
 			note(&e->retrying, res.message);
