@@ -131,6 +131,8 @@ static struct profile *build_interval(struct daemon *d)
 	});
 
 	d->interval_start_monotonic_ns = now;
+	if (p)
+		aggregate_count_dropped_at_build(d->agg, p->counters.dropped_table_full);
 	return p;
 }
 
@@ -148,7 +150,7 @@ static void export_interval(struct daemon *d, bool last)
 		return;
 	}
 	if (last)
-		self_report_log_counters(&src, p);
+		self_report_log_counters(&src);
 	export_loop_submit(d->export, p);
 	profile_free(p);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
@@ -466,7 +468,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	src = self_sources_of(&d);
-	self_report_log_counters(&src, p);
+	self_report_log_counters(&src);
 	if (d.k8s)
 		k8s_log_counters(d.k8s);
 	r = write_output(&opts, p);
