@@ -82,13 +82,11 @@ static grpc_slice read_buffer(grpc_byte_buffer *bb)
 	return s;
 }
 
-static int grpc_send(struct export_transport *base, const uint8_t *data, size_t len, uint64_t timeout_ns,
-		     struct export_result *res)
+/* One call, failing fast when the channel cannot connect; fills res. */
+static void send_once(struct grpc_transport *t, const uint8_t *data, size_t len, gpr_timespec deadline,
+		      uint64_t timeout_ns, struct export_result *res)
 {
-	struct grpc_transport *t = (struct grpc_transport *)base;
 	grpc_slice method = grpc_slice_from_static_string(EXPORT_METHOD);
-	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-					     gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
 	grpc_slice payload = grpc_slice_from_copied_buffer((const char *)data, len);
 	grpc_byte_buffer *request = grpc_raw_byte_buffer_create(&payload, 1), *response = NULL;
 	grpc_metadata_array initial_md, trailing_md;
@@ -111,11 +109,11 @@ static int grpc_send(struct export_transport *base, const uint8_t *data, size_t 
 		grpc_byte_buffer_destroy(request);
 		res->outcome = EXPORT_RETRYABLE;
 		snprintf(res->message, sizeof(res->message), "could not create a gRPC call");
-		return 0;
+		return;
 	}
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
 	/* Fail fast, not GRPC_INITIAL_METADATA_WAIT_FOR_READY: a call that cannot connect then ends
-	 * with the reason (refused, TLS, DNS) instead of a bare deadline; the exporter retries. */
+	 * with the reason (refused, TLS, DNS) instead of a bare deadline; grpc_send() waits. */
 	ops[0].flags = 0;
 	ops[0].data.send_initial_metadata.count = t->nmetadata;
 	ops[0].data.send_initial_metadata.metadata = t->metadata;
@@ -180,6 +178,31 @@ out:
 	if (response)
 		grpc_byte_buffer_destroy(response);
 	grpc_call_unref(call);
+}
+
+/*
+ * Waits for the channel as GRPC_INITIAL_METADATA_WAIT_FOR_READY would, keeping the reason: while
+ * the call fails because the channel cannot connect (UNAVAILABLE in TRANSIENT_FAILURE), wait for
+ * the channel's next state until the deadline and call again. The last call's outcome and words
+ * are the result ("connection refused", not "Deadline Exceeded").
+ */
+static int grpc_send(struct export_transport *base, const uint8_t *data, size_t len, uint64_t timeout_ns,
+		     struct export_result *res)
+{
+	struct grpc_transport *t = (struct grpc_transport *)base;
+	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+					     gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
+
+	send_once(t, data, len, deadline, timeout_ns, res);
+	while (res->code == GRPC_STATUS_UNAVAILABLE &&
+	       grpc_channel_check_connectivity_state(t->channel, 0) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
+		grpc_channel_watch_connectivity_state(t->channel, GRPC_CHANNEL_TRANSIENT_FAILURE, deadline, t->cq, t);
+		grpc_completion_queue_pluck(t->cq, t, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		/* Out of time: the last call's reason stands. */
+		if (gpr_time_cmp(gpr_now(GPR_CLOCK_MONOTONIC), deadline) >= 0)
+			break;
+		send_once(t, data, len, deadline, timeout_ns, res);
+	}
 	return 0;
 }
 
