@@ -193,16 +193,23 @@ static int grpc_send(struct export_transport *base, const uint8_t *data, size_t 
 	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
 					     gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
 
+	struct export_result connect_failure;
+	bool failed_to_connect = false;
+
 	send_once(t, data, len, deadline, timeout_ns, res);
 	while (res->code == GRPC_STATUS_UNAVAILABLE &&
 	       grpc_channel_check_connectivity_state(t->channel, 0) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
+		connect_failure = *res;
+		failed_to_connect = true;
 		grpc_channel_watch_connectivity_state(t->channel, GRPC_CHANNEL_TRANSIENT_FAILURE, deadline, t->cq, t);
 		grpc_completion_queue_pluck(t->cq, t, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-		/* Out of time: the last call's reason stands. */
 		if (gpr_time_cmp(gpr_now(GPR_CLOCK_MONOTONIC), deadline) >= 0)
 			break;
 		send_once(t, data, len, deadline, timeout_ns, res);
 	}
+	/* A call the deadline cut while connecting says less than the connection failure before it. */
+	if (failed_to_connect && res->outcome != EXPORT_OK && !strncmp(res->message, "timed out", 9))
+		*res = connect_failure;
 	return 0;
 }
 
