@@ -78,14 +78,13 @@ if not os.path.exists(os.path.join(cached, deb_name)):
     lint = sh(["lintian", "--fail-on", "error", "--tag-display-limit", "0", *changes], check=False)
     if lint.returncode != 0:
         bpftest.fail("lintian found errors")
+    for old in glob.glob(os.path.join(CACHE, "*")):
+        shutil.rmtree(old, ignore_errors=True)  # one tree's build kept: the cache stays small
     staging = cached + ".new"
-    shutil.rmtree(staging, ignore_errors=True)
     os.makedirs(staging)
     shutil.copy2(os.path.join(work, deb_name), staging)
     with open(os.path.join(staging, "lintian.txt"), "w") as fh:
         fh.write(lint.stdout)
-    for old in glob.glob(os.path.join(CACHE, "*")):
-        shutil.rmtree(old, ignore_errors=True)  # one tree's build kept: the cache stays small
     os.rename(staging, cached)
     shutil.rmtree(work)
 else:
