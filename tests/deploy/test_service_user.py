@@ -83,7 +83,7 @@ memlock = unit_values("LimitMEMLOCK")[0]
 memlock = "unlimited" if memlock == "infinity" else memlock
 if not re.fullmatch(r"unlimited|\d+", memlock):
     bpftest.fail(f"LimitMEMLOCK={memlock}: this test knows infinity and plain bytes")
-if "CAP_SYS_RESOURCE" in unavailable:
+if not bounding & (1 << CAP_NUMBERS["CAP_SYS_RESOURCE"]):
     # Without it prlimit cannot raise the hard limit: the closest this machine allows is its own.
     hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
     hard = "unlimited" if hard == resource.RLIM_INFINITY else str(hard)
