@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "config/destination.h"
 #include "config/options.h"
 #include "export/export_loop.h"
 #include "log.h"
@@ -130,6 +131,8 @@ static struct profile *build_interval(struct daemon *d)
 	});
 
 	d->interval_start_monotonic_ns = now;
+	if (p)
+		aggregate_count_dropped_at_build(d->agg, p->counters.dropped_table_full);
 	return p;
 }
 
@@ -147,7 +150,7 @@ static void export_interval(struct daemon *d, bool last)
 		return;
 	}
 	if (last)
-		self_report_log_counters(&src, p);
+		self_report_log_counters(&src);
 	export_loop_submit(d->export, p);
 	profile_free(p);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
@@ -334,7 +337,7 @@ int main(int argc, char **argv)
 	struct self_sources src;
 	bool keep_bpf;
 
-	switch (options_parse(&opts, argc, argv, stdout, stderr)) {
+	switch (options_parse(&opts, argc, argv, stdout, log_error_stream())) {
 	case OPTIONS_OK:
 		break;
 	case OPTIONS_EXIT:
@@ -343,6 +346,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level(opts.verbose ? LOG_LEVEL_DEBUG : opts.quiet ? LOG_LEVEL_ERROR : LOG_LEVEL_INFO);
+	options_warn_no_destination(&opts);
 	r = signals_block();
 	if (r) {
 		log_error("Failed to block signals: %s", strerror(-r));
@@ -452,9 +456,9 @@ int main(int argc, char **argv)
 		export_interval(&d, true);
 		r = export_loop_finish(d.export, opts.export.timeout_ns);
 		d.export = NULL;
-		if (r)
+		if (r == -ETIMEDOUT)
 			log_warn("Some profiles were not delivered before the shutdown deadline");
-		status = loop_r ? 1 : 0;
+		status = loop_r || (r == -ENOTCONN && opts.duration_ns) ? 1 : 0; /* a bounded run that delivered nothing fails */
 		goto out;
 	}
 
@@ -464,7 +468,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	src = self_sources_of(&d);
-	self_report_log_counters(&src, p);
+	self_report_log_counters(&src);
 	if (d.k8s)
 		k8s_log_counters(d.k8s);
 	r = write_output(&opts, p);

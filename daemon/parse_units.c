@@ -59,11 +59,16 @@ int parse_duration(const char *text, uint64_t *ns)
 
 int parse_size(const char *text, size_t *bytes)
 {
+	return parse_size_plain_scale(text, 1, bytes);
+}
+
+int parse_size_plain_scale(const char *text, size_t plain_scale, size_t *bytes)
+{
 	static const struct {
 		const char *suffix;
 		unsigned long long scale;
 	} units[] = {
-		{ "", 1 }, { "B", 1 }, { "K", 1ULL << 10 }, { "KiB", 1ULL << 10 }, { "M", 1ULL << 20 },
+		{ "", 0 /* plain_scale */ }, { "B", 1 }, { "K", 1ULL << 10 }, { "KiB", 1ULL << 10 }, { "M", 1ULL << 20 },
 		{ "MiB", 1ULL << 20 }, { "G", 1ULL << 30 }, { "GiB", 1ULL << 30 },
 	};
 	unsigned long long v;
@@ -76,11 +81,13 @@ int parse_size(const char *text, size_t *bytes)
 	if (errno)
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		unsigned long long scale = units[i].scale ? units[i].scale : plain_scale;
+
 		if (strcmp(end, units[i].suffix))
 			continue;
-		if (v > SIZE_MAX / units[i].scale)
+		if (!scale || v > SIZE_MAX / scale)
 			return -EINVAL;
-		*bytes = (size_t)(v * units[i].scale);
+		*bytes = (size_t)(v * scale);
 		return 0;
 	}
 	return -EINVAL;

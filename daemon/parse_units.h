@@ -15,5 +15,7 @@ int parse_uint(const char *text, unsigned long long min, unsigned long long max,
 int parse_duration(const char *text, uint64_t *ns);
 /* A byte size: "1048576", "512KiB", "16MiB", "1GiB" (also K, M, G). 0 or -EINVAL. */
 int parse_size(const char *text, size_t *bytes);
+/* The same, a number without a unit counting plain_scale bytes (1024: "4096" is 4MiB). */
+int parse_size_plain_scale(const char *text, size_t plain_scale, size_t *bytes);
 
 #endif

@@ -11,6 +11,7 @@ packages=(
   python3 python3-yaml systemd man-db
   libcmocka-dev rustc golang-go
   openssl socat ca-certificates util-linux xz-utils binutils elfutils
+  debhelper dpkg-dev fakeroot lintian git
 )
 
 missing=()

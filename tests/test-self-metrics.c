@@ -28,9 +28,9 @@ static size_t check_format(const char *rendered)
 	char *text = strdup(rendered), *save = NULL, seen[128][96];
 	size_t nseen = 0, nseries = 0;
 
-	assert_int_equal(regcomp(&sample, "^otelprofd_[a-z0-9_]+(\\{[a-z_]+=\"[a-z0-9_]+\"(,[a-z_]+=\"[a-z0-9_]+\")*\\})? [0-9.e+-]+$",
+	assert_int_equal(regcomp(&sample, "^(otelprofd|process)_[a-z0-9_]+(\\{[a-z_]+=\"[a-z0-9_.+-]+\"(,[a-z_]+=\"[a-z0-9_.+-]+\")*\\})? [0-9.e+-]+$",
 				 REG_EXTENDED | REG_NOSUB), 0);
-	assert_int_equal(regcomp(&comment, "^# (HELP|TYPE) otelprofd_[a-z0-9_]+ .+$", REG_EXTENDED | REG_NOSUB), 0);
+	assert_int_equal(regcomp(&comment, "^# (HELP|TYPE) (otelprofd|process)_[a-z0-9_]+ .+$", REG_EXTENDED | REG_NOSUB), 0);
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#') {
 			char name[96];

@@ -154,7 +154,8 @@ static void print_usage(FILE *out)
 		"      --queue-bytes=N       bytes waiting to be sent (default 64MiB; at least --max-message-size)\n"
 		"\n"
 		"Limits:\n"
-		"      --ringbuf-size=KIB    BPF ring buffer size in KiB, a power of two (default %u)\n"
+		"      --ringbuf-size=SIZE   BPF ring buffer, a power of two from 64KiB to 1GiB; a plain number\n"
+		"                            counts KiB (default %uKiB)\n"
 		"      --stack-copy=BYTES    user stack copied per sample for DWARF unwinding (16KiB default,\n"
 		"                            64KiB at most; 0: frame pointers only)\n"
 		"      --symbol-cache=BYTES  binaries, debug info and JIT perf maps kept for symbolization; the\n"
@@ -489,15 +490,19 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 			return -EINVAL;
 		opts->top = (unsigned)v;
 		break;
-	case OPT_RINGBUF_SIZE:
-		if (number_option("ringbuf-size", arg, 64, 1 << 20, &v, err))
-			return -EINVAL;
-		if (v & (v - 1)) {
-			fprintf(err, "otelprofd: --ringbuf-size: %llu is not a power of two\n", v);
+	case OPT_RINGBUF_SIZE: {
+		size_t bytes;
+
+		/* A size with its unit; a plain number is KiB, as before units were taken. */
+		if (parse_size_plain_scale(arg, 1024, &bytes) || bytes < (64u << 10) || bytes > (1u << 30) ||
+		    (bytes & (bytes - 1))) {
+			fprintf(err, "otelprofd: --ringbuf-size: '%s' is not a power of two from 64KiB to 1GiB "
+				"(examples: 4MiB, 512KiB; a plain number counts KiB)\n", arg);
 			return -EINVAL;
 		}
-		opts->ringbuf_kib = (unsigned)v;
+		opts->ringbuf_kib = (unsigned)(bytes >> 10);
 		break;
+	}
 	case OPT_STACK_COPY: {
 		size_t bytes;
 

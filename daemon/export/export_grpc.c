@@ -20,6 +20,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
+#include "export/export_failure.h"
 #include "export/export_transport.h"
 
 #define EXPORT_METHOD "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
@@ -81,13 +82,11 @@ static grpc_slice read_buffer(grpc_byte_buffer *bb)
 	return s;
 }
 
-static int grpc_send(struct export_transport *base, const uint8_t *data, size_t len, uint64_t timeout_ns,
-		     struct export_result *res)
+/* One call, failing fast when the channel cannot connect; fills res. */
+static void send_once(struct grpc_transport *t, const uint8_t *data, size_t len, gpr_timespec deadline,
+		      uint64_t timeout_ns, struct export_result *res)
 {
-	struct grpc_transport *t = (struct grpc_transport *)base;
 	grpc_slice method = grpc_slice_from_static_string(EXPORT_METHOD);
-	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-					     gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
 	grpc_slice payload = grpc_slice_from_copied_buffer((const char *)data, len);
 	grpc_byte_buffer *request = grpc_raw_byte_buffer_create(&payload, 1), *response = NULL;
 	grpc_metadata_array initial_md, trailing_md;
@@ -110,10 +109,12 @@ static int grpc_send(struct export_transport *base, const uint8_t *data, size_t 
 		grpc_byte_buffer_destroy(request);
 		res->outcome = EXPORT_RETRYABLE;
 		snprintf(res->message, sizeof(res->message), "could not create a gRPC call");
-		return 0;
+		return;
 	}
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-	ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
+	/* Fail fast, not GRPC_INITIAL_METADATA_WAIT_FOR_READY: a call that cannot connect then ends
+	 * with the reason (refused, TLS, DNS) instead of a bare deadline; grpc_send() waits. */
+	ops[0].flags = 0;
 	ops[0].data.send_initial_metadata.count = t->nmetadata;
 	ops[0].data.send_initial_metadata.metadata = t->metadata;
 	ops[1].op = GRPC_OP_SEND_MESSAGE;
@@ -161,13 +162,12 @@ static int grpc_send(struct export_transport *base, const uint8_t *data, size_t 
 		}
 		grpc_slice_unref(body);
 	} else if (status != GRPC_STATUS_OK) {
-		snprintf(res->message, sizeof(res->message), "gRPC status %d: %.*s%s%s", (int)status,
-			 (int)(GRPC_SLICE_LENGTH(details) < 200 ? GRPC_SLICE_LENGTH(details) : 200),
-			 (const char *)GRPC_SLICE_START_PTR(details), error_string && !GRPC_SLICE_LENGTH(details) ? " " : "",
-			 error_string && !GRPC_SLICE_LENGTH(details) ? "(transport error)" : "");
-		for (char *c = res->message; *c; c++)
-			if (*c < 0x20 || *c >= 0x7f)
-				*c = '?';
+		bool use_error_string = !GRPC_SLICE_LENGTH(details) && error_string;
+
+		export_describe_grpc_failure((int)status,
+					     use_error_string ? error_string : (const char *)GRPC_SLICE_START_PTR(details),
+					     use_error_string ? strlen(error_string) : GRPC_SLICE_LENGTH(details), timeout_ns,
+					     res->message, sizeof(res->message));
 	}
 out:
 	gpr_free((void *)error_string);
@@ -178,6 +178,38 @@ out:
 	if (response)
 		grpc_byte_buffer_destroy(response);
 	grpc_call_unref(call);
+}
+
+/*
+ * Waits for the channel as GRPC_INITIAL_METADATA_WAIT_FOR_READY would, keeping the reason: while
+ * the call fails because the channel cannot connect (UNAVAILABLE in TRANSIENT_FAILURE), wait for
+ * the channel's next state until the deadline and call again. The last call's outcome and words
+ * are the result ("connection refused", not "Deadline Exceeded").
+ */
+static int grpc_send(struct export_transport *base, const uint8_t *data, size_t len, uint64_t timeout_ns,
+		     struct export_result *res)
+{
+	struct grpc_transport *t = (struct grpc_transport *)base;
+	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+					     gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
+
+	struct export_result connect_failure;
+	bool failed_to_connect = false;
+
+	send_once(t, data, len, deadline, timeout_ns, res);
+	while (res->code == GRPC_STATUS_UNAVAILABLE &&
+	       grpc_channel_check_connectivity_state(t->channel, 0) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
+		connect_failure = *res;
+		failed_to_connect = true;
+		grpc_channel_watch_connectivity_state(t->channel, GRPC_CHANNEL_TRANSIENT_FAILURE, deadline, t->cq, t);
+		grpc_completion_queue_pluck(t->cq, t, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		if (gpr_time_cmp(gpr_now(GPR_CLOCK_MONOTONIC), deadline) >= 0)
+			break;
+		send_once(t, data, len, deadline, timeout_ns, res);
+	}
+	/* A call the deadline cut while connecting says less than the connection failure before it. */
+	if (failed_to_connect && res->outcome != EXPORT_OK && !strncmp(res->message, "timed out", 9))
+		*res = connect_failure;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 #include <zlib.h>
 
+#include "export/export_failure.h"
 #include "export/export_transport.h"
 
 /* Bound on the body of an answer kept for decoding. */
@@ -159,7 +160,10 @@ static int http_send(struct export_transport *base, const uint8_t *data, size_t 
 	if (cr != CURLE_OK) {
 		/* No answer (refused, reset, timeout, TLS): the collector may come back. */
 		res->outcome = EXPORT_RETRYABLE;
-		snprintf(res->message, sizeof(res->message), "%s", *curl_error ? curl_error : curl_easy_strerror(cr));
+		long os_errno = 0;
+
+		curl_easy_getinfo(t->curl, CURLINFO_OS_ERRNO, &os_errno);
+		export_describe_curl_failure(cr, os_errno, curl_error, timeout_ns, res->message, sizeof(res->message));
 		goto out;
 	}
 	curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);

@@ -126,6 +126,15 @@ int export_loop_finish(struct export_loop *l, uint64_t timeout_ns)
 		 st.sent, st.samples_sent, st.bytes_sent, st.retries, st.dropped_queue_full, st.dropped_retries,
 		 st.dropped_permanent, st.dropped_shutdown, st.dropped_samples + l->dropped_too_large,
 		 st.rejected_profiles);
+	if (st.enqueued && !st.sent) {
+		char shown[512];
+
+		log_error("Nothing was delivered to the collector at %s: %" PRIu64 " request%s (%" PRIu64
+			  " samples) lost; the failures above say why",
+			  parse_redact_url(l->cfg->url ? l->cfg->url : l->cfg->target, shown, sizeof(shown)), st.enqueued,
+			  st.enqueued == 1 ? "" : "s", st.dropped_samples + l->dropped_too_large);
+		r = -ENOTCONN;
+	}
 	exporter_free(l->exporter);
 	free(l);
 	return r;

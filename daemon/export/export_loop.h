@@ -27,7 +27,8 @@ uint64_t export_loop_next_interval_ns(struct export_loop *l);
 int export_loop_submit(struct export_loop *l, const struct profile *p);
 /* The exporter's counters now, and samples dropped because one process was over the size cap. */
 void export_loop_stats(struct export_loop *l, struct exporter_stats *stats, uint64_t *dropped_too_large);
-/* Send what is queued within timeout_ns, log the totals, and free the loop. 0 or -ETIMEDOUT. */
+/* Send what is queued within timeout_ns, log the totals, and free the loop. 0, -ETIMEDOUT (some
+ * requests undelivered) or -ENOTCONN (requests were made and none was delivered: logged). */
 int export_loop_finish(struct export_loop *l, uint64_t timeout_ns);
 
 #endif

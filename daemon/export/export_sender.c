@@ -104,7 +104,12 @@ static void deliver(struct exporter *e, struct export_item *item)
 			pthread_mutex_unlock(&e->lock);
 			return;
 		}
-		note(&e->retrying, res.message);
+		/* An attempt cut short by the shutdown deadline times out for that reason: it counts, but
+		 * the reason shown stays the last full attempt's (refused, TLS...). */
+		if (timeout < e->cfg.timeout_ns && *e->retrying.last)
+			e->retrying.count++;
+		else
+			note(&e->retrying, res.message);
 		/* Exponential backoff with full jitter in [backoff/2, backoff), the server's delay if longer. */
 		delay = backoff / 2 + next_random(&e->rng) % (backoff / 2 + 1);
 		if (res.retry_after_ns > delay)

@@ -1,9 +1,12 @@
 #include "ops/self_metrics.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include "build_revision.h"
 
 enum metric_type { COUNTER, GAUGE };
 
@@ -30,9 +33,58 @@ uint64_t self_metrics_busy_cpu_ticks(void)
 	return n == 8 ? user + nice + system + irq + softirq + steal : 0;
 }
 
+/* Unix time the daemon started: boot time (/proc/stat btime) plus its start in clock ticks after
+ * boot (/proc/self/stat field 22). Read once: it does not change. */
+static double process_start_time(void)
+{
+	static double start;
+	unsigned long long btime = 0, ticks = 0;
+	char buf[1024], *p;
+	FILE *f;
+
+	if (start)
+		return start;
+	f = fopen("/proc/stat", "re");
+	if (f) {
+		while (fgets(buf, sizeof(buf), f))
+			if (sscanf(buf, "btime %llu", &btime) == 1)
+				break;
+		fclose(f);
+	}
+	f = fopen("/proc/self/stat", "re");
+	if (f) {
+		p = fgets(buf, sizeof(buf), f);
+		fclose(f);
+		/* After the command name in parentheses (which may hold spaces): fields 3 onwards. */
+		p = p ? strrchr(buf, ')') : NULL;
+		if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+				&ticks) != 1)
+			ticks = 0;
+	}
+	if (btime && ticks)
+		start = (double)btime + (double)ticks / (double)sysconf(_SC_CLK_TCK);
+	return start;
+}
+
+static uint64_t count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	uint64_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n ? n - 1 : 0; /* not the directory's own descriptor */
+}
+
 void self_metrics_read_process(struct self_metrics *m)
 {
 	struct rusage ru;
+	struct rlimit rl;
 	long size = 0, pages = 0;
 	FILE *f;
 
@@ -43,14 +95,33 @@ void self_metrics_read_process(struct self_metrics *m)
 	}
 	f = fopen("/proc/self/statm", "re");
 	if (f) {
-		if (fscanf(f, "%ld %ld", &size, &pages) == 2)
+		if (fscanf(f, "%ld %ld", &size, &pages) == 2) {
 			m->rss_bytes = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+			m->virtual_bytes = (uint64_t)size * (uint64_t)sysconf(_SC_PAGESIZE);
+		}
 		fclose(f);
 	}
+	m->open_fds = count_open_fds();
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		m->max_fds = rl.rlim_cur;
+	m->start_time_seconds = process_start_time();
+}
+
+/* otelprofd_build_info's labels: the version and the git revision the binary was built from. */
+static const char *build_info_labels(void)
+{
+	static char labels[128];
+
+	if (!*labels)
+		snprintf(labels, sizeof(labels), "version=\"%s\",revision=\"%s\"", OTELPROFD_VERSION, OTELPROFD_REVISION);
+	return labels;
 }
 
 #define C(n, h, l, v) { "otelprofd_" n, COUNTER, h, l, (double)(v) }
 #define G(n, h, l, v) { "otelprofd_" n, GAUGE, h, l, (double)(v) }
+/* The standard process metrics, named as the Prometheus client libraries name them. */
+#define PC(n, h, v) { "process_" n, COUNTER, h, NULL, (double)(v) }
+#define PG(n, h, v) { "process_" n, GAUGE, h, NULL, (double)(v) }
 #define N(table) (sizeof(table) / sizeof((table)[0]))
 
 static size_t collect(const struct self_metrics *m, struct series *s, size_t max)
@@ -59,10 +130,17 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 	const struct symbolizer_stats *y = &m->symbolizer;
 	const struct process_table_counters *p = &m->processes;
 	const struct exporter_stats *e = &m->export;
-	const char *dropped = "samples dropped before aggregation, by reason";
+	const char *dropped = "samples dropped, by reason";
 	const char *symfail = "address lookups that found no function, by cause";
 	size_t n = 0;
 	struct series all[] = {
+		G("build_info", "1, with the version and git revision of this build as labels", build_info_labels(), 1),
+		PC("cpu_seconds_total", "Total user and system CPU time spent in seconds.", m->cpu_seconds),
+		PG("resident_memory_bytes", "Resident memory size in bytes.", m->rss_bytes),
+		PG("virtual_memory_bytes", "Virtual memory size in bytes.", m->virtual_bytes),
+		PG("open_fds", "Number of open file descriptors.", m->open_fds),
+		PG("max_fds", "Maximum number of open file descriptors.", m->max_fds),
+		PG("start_time_seconds", "Start time of the process since unix epoch in seconds.", m->start_time_seconds),
 		C("perf_events_total", "perf events that ran the BPF program", NULL, m->bpf[OTELPROF_CNT_SAMPLES]),
 		C("samples_total", "samples aggregated", NULL, a->samples),
 		C("samples_skipped_total", "samples not kept by design, by reason", "reason=\"other_process\"",
@@ -75,6 +153,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("samples_dropped_total", NULL, "reason=\"sample_bound\"", a->dropped_samples),
 		C("samples_dropped_total", NULL, "reason=\"out_of_memory\"", a->dropped_nomem),
 		C("samples_dropped_total", NULL, "reason=\"malformed\"", a->malformed + m->malformed_records),
+		C("samples_dropped_total", NULL, "reason=\"profile_table_full\"", a->dropped_at_build),
 		C("stack_errors_total", "stack walks the kernel could not do, by side", "side=\"kernel\"",
 		  m->bpf[OTELPROF_CNT_KSTACK_ERROR]),
 		C("stack_errors_total", NULL, "side=\"user\"", m->bpf[OTELPROF_CNT_USTACK_ERROR]),
@@ -261,12 +340,29 @@ void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out)
 	}
 }
 
-static uint64_t dropped_samples(const struct self_metrics *m)
+uint64_t self_metrics_dropped_samples(const struct self_metrics *m)
 {
 	const struct agg_counters *a = &m->aggregate;
 
 	return m->bpf[OTELPROF_CNT_RINGBUF_FULL] + a->dropped_entries + a->dropped_stack_bytes + a->dropped_samples +
-	       a->dropped_nomem + a->malformed + m->malformed_records;
+	       a->dropped_nomem + a->malformed + m->malformed_records + a->dropped_at_build;
+}
+
+uint64_t self_metrics_unsymbolized(const struct self_metrics *m)
+{
+	return m->symbolizer.lookups - m->symbolizer.symbolized;
+}
+
+void self_metrics_format_totals(const struct self_metrics *m, char *buf, size_t size)
+{
+	const struct agg_counters *a = &m->aggregate;
+
+	snprintf(buf, size, "%" PRIu64 " samples kept, %" PRIu64 " dropped (ring buffer full %" PRIu64
+		 ", stack table full %" PRIu64 ", sample bound %" PRIu64 ", out of memory %" PRIu64 ", malformed %" PRIu64
+		 ", profile tables full %" PRIu64 "), %" PRIu64 " frames not symbolized",
+		 a->samples, self_metrics_dropped_samples(m), m->bpf[OTELPROF_CNT_RINGBUF_FULL],
+		 a->dropped_entries + a->dropped_stack_bytes, a->dropped_samples, a->dropped_nomem,
+		 a->malformed + m->malformed_records, a->dropped_at_build, self_metrics_unsymbolized(m));
 }
 
 void self_metrics_format_summary(const struct self_metrics *m, const struct self_metrics *prev, double seconds,
@@ -274,13 +370,12 @@ void self_metrics_format_summary(const struct self_metrics *m, const struct self
 {
 	double cpu = prev && seconds > 0 ? 100.0 * (m->cpu_seconds - prev->cpu_seconds) / seconds : 0;
 	uint64_t samples = m->aggregate.samples - (prev ? prev->aggregate.samples : 0);
-	uint64_t dropped = dropped_samples(m) - (prev ? dropped_samples(prev) : 0);
+	uint64_t dropped = self_metrics_dropped_samples(m) - (prev ? self_metrics_dropped_samples(prev) : 0);
 	size_t n;
 
 	n = (size_t)snprintf(buf, size, "stats: %" PRIu64 " samples (%" PRIu64 " dropped), %" PRIu64
 			     " not symbolized, cpu %.2f%%, rss %.1f MiB", samples, dropped,
-			     m->symbolizer.lookups - m->symbolizer.symbolized -
-				     (prev ? prev->symbolizer.lookups - prev->symbolizer.symbolized : 0),
+			     self_metrics_unsymbolized(m) - (prev ? self_metrics_unsymbolized(prev) : 0),
 			     cpu, m->rss_bytes / 1048576.0);
 	if (m->export_enabled && n < size)
 		n += (size_t)snprintf(buf + n, size - n, ", export %" PRIu64 " sent, %" PRIu64 " retried, %" PRIu64

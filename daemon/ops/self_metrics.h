@@ -37,6 +37,9 @@ struct self_metrics {
 	double cpu_seconds;               /* the daemon's own user + system CPU */
 	uint64_t rss_bytes;               /* the daemon's resident memory now */
 	uint64_t peak_rss_bytes;
+	uint64_t virtual_bytes;           /* the daemon's virtual memory size */
+	uint64_t open_fds, max_fds;       /* file descriptors open now, and RLIMIT_NOFILE (soft) */
+	double start_time_seconds;        /* when the daemon started, unix seconds */
 	bool ready;                       /* sampling works and export (if any) delivers */
 	char not_ready_reason[128];
 	bool trace_enabled;               /* trace correlation is on (no --no-trace-context) */
@@ -63,10 +66,16 @@ struct self_report {
 
 /* CPU time all CPUs spent not idle since boot, in clock ticks (/proc/stat); 0 when unreadable. */
 uint64_t self_metrics_busy_cpu_ticks(void);
-/* The daemon's own CPU and memory, from /proc/self. */
+/* The daemon's own CPU, memory, file descriptors and start time, from /proc/self. */
 void self_metrics_read_process(struct self_metrics *m);
 /* Every metric in the Prometheus text exposition format (version 0.0.4). */
 void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out);
+/* The counts both log lines show, from the same counters: every dropped sample, and lookups that
+ * found no function (frames not symbolized). */
+uint64_t self_metrics_dropped_samples(const struct self_metrics *m);
+uint64_t self_metrics_unsymbolized(const struct self_metrics *m);
+/* The end-of-run line: kept, dropped (the sum of its parts, shown), frames not symbolized. */
+void self_metrics_format_totals(const struct self_metrics *m, char *buf, size_t size);
 /* One log line: totals, and rates since prev (NULL for none) over seconds. */
 void self_metrics_format_summary(const struct self_metrics *m, const struct self_metrics *prev, double seconds,
 				 char *buf, size_t size);

@@ -128,22 +128,19 @@ static void log_off_cpu(const struct self_sources *src)
 		 oc->below_threshold, oc->unfinished, oc->lost_ends);
 }
 
-void self_report_log_counters(const struct self_sources *src, const struct profile *p)
+void self_report_log_counters(const struct self_sources *src)
 {
-	const struct agg_counters *ac = aggregate_counters(src->agg);
 	const struct symbolizer_stats *ss = symbolizer_stats(src->sym);
 	const struct record_path_counters *rc = record_path_counters(src->records);
 	uint64_t bc[OTELPROF_CNT_MAX] = { 0 };
-	uint64_t dropped;
+	struct self_metrics m;
+	char line[512];
 
+	/* The same snapshot and definitions as the periodic stats line and /metrics. */
+	self_report_collect(src, &m);
+	self_metrics_format_totals(&m, line, sizeof(line));
+	log_info("%s", line);
 	sampler_counters(src->sampler, bc);
-	dropped = bc[OTELPROF_CNT_RINGBUF_FULL] + ac->dropped_entries + ac->dropped_stack_bytes +
-		  ac->dropped_samples + ac->dropped_nomem + rc->malformed_records + p->counters.dropped_table_full;
-	log_info("%" PRIu64 " samples kept, %" PRIu64 " dropped (ring buffer full %" PRIu64 ", stack table full %" PRIu64
-		 ", sample bound %" PRIu64 ", malformed %" PRIu64 "), %" PRIu64 " frames not symbolized",
-		 ac->samples, dropped, (uint64_t)bc[OTELPROF_CNT_RINGBUF_FULL],
-		 ac->dropped_entries + ac->dropped_stack_bytes, ac->dropped_samples,
-		 rc->malformed_records + ac->malformed, p->counters.locations_unsymbolized);
 	log_debug("bpf: %" PRIu64 " perf events, %" PRIu64 " other processes, %" PRIu64 " idle, "
 		  "%" PRIu64 " kernel / %" PRIu64 " user stack errors, %" PRIu64 " children followed",
 		  (uint64_t)bc[OTELPROF_CNT_SAMPLES], (uint64_t)bc[OTELPROF_CNT_FILTERED], (uint64_t)bc[OTELPROF_CNT_IDLE],

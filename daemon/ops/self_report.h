@@ -49,6 +49,6 @@ void self_report_update(struct self_report *r, const struct self_sources *src, u
  * and at SIGUSR1); m becomes the base of the next. */
 void self_report_log_summary(struct self_report *r, const struct self_metrics *m, uint64_t now, const char *prefix);
 /* The counters of a run that built p: kept and dropped samples at info level, details at debug. */
-void self_report_log_counters(const struct self_sources *src, const struct profile *p);
+void self_report_log_counters(const struct self_sources *src);
 
 #endif

@@ -398,6 +398,11 @@ const struct agg_counters *aggregate_counters(const struct aggregate *agg)
 	return &agg->counters;
 }
 
+void aggregate_count_dropped_at_build(struct aggregate *agg, uint64_t samples)
+{
+	agg->counters.dropped_at_build += samples;
+}
+
 size_t aggregate_link_count(const struct aggregate *agg)
 {
 	return agg->links ? intern_count(agg->links) : 0;

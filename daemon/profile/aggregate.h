@@ -64,6 +64,7 @@ struct agg_counters {
 	uint64_t dropped_nomem;       /* dropped: allocation failed */
 	uint64_t malformed;           /* records whose depths were out of range */
 	uint64_t dropped_links;       /* samples kept without their link: the link table was full */
+	uint64_t dropped_at_build;    /* samples left out of a built profile: its tables were full */
 };
 
 struct aggregate;
@@ -90,6 +91,9 @@ size_t aggregate_entry_count(const struct aggregate *agg);
 const struct agg_entry *aggregate_entry(const struct aggregate *agg, size_t i);
 const struct agg_stack *aggregate_stack(const struct aggregate *agg, uint32_t stack_id);
 const struct agg_counters *aggregate_counters(const struct aggregate *agg);
+/* Count samples a profile built from agg left out (profile counters' dropped_table_full), so the
+ * totals of the run include them. */
+void aggregate_count_dropped_at_build(struct aggregate *agg, uint64_t samples);
 /* Links of the interval: ids 0 .. aggregate_link_count() - 1; the bytes and their length. */
 size_t aggregate_link_count(const struct aggregate *agg);
 const uint8_t *aggregate_link(const struct aggregate *agg, uint32_t id, size_t *len);

@@ -70,13 +70,9 @@ static int capture_libbpf_log(enum libbpf_print_level level, const char *fmt, va
 		return 0;
 	if (libbpf_log)
 		bpf_log__append(libbpf_log, text);
-	if (log_get_level() >= LOG_LEVEL_DEBUG) {
-		size_t n = strlen(text);
-
-		if (n && text[n - 1] == '\n')
-			text[n - 1] = 0; /* log_debug ends the line */
-		log_debug("libbpf: %s", text);
-	}
+	/* libbpf starts its messages with its name already; the verifier's log is many lines. */
+	if (log_get_level() >= LOG_LEVEL_DEBUG)
+		log_lines(LOG_LEVEL_DEBUG, "libbpf", strncmp(text, "libbpf: ", 8) ? text : text + 8);
 	if (text != small)
 		free(text);
 	return 0;
@@ -93,7 +89,7 @@ static void print_libbpf_log_tail(unsigned max)
 		max = LIBBPF_LOG_TAIL;
 	n = bpf_log__tail(libbpf_log, lines, max);
 	for (unsigned i = 0; i < n; i++)
-		fprintf(stderr, "  %s\n", lines[i]);
+		log_error("  %s", lines[i]);
 }
 
 /* The log is only needed during sampler_open(). */
@@ -169,15 +165,15 @@ static int handle_record(void *ctx, void *data, size_t size)
 static void explain_load_failure(int err)
 {
 	log_error("Failed to load the BPF programs: %s", strerror(-err));
-	fprintf(stderr, "Last messages of the loader and the kernel verifier:\n");
+	log_error("Last messages of the loader and the kernel verifier:");
 	print_libbpf_log_tail(LIBBPF_LOG_TAIL);
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
-		fprintf(stderr, "The kernel has no BTF (/sys/kernel/btf/vmlinux): otelprofd's CO-RE programs need "
-			"a kernel built with CONFIG_DEBUG_INFO_BTF=y (Linux 5.8 or later).\n");
+		log_error("The kernel has no BTF (/sys/kernel/btf/vmlinux): otelprofd's CO-RE programs need "
+			  "a kernel built with CONFIG_DEBUG_INFO_BTF=y (Linux 5.8 or later).");
 	else if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1)
-		fprintf(stderr, "The kernel has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF): Linux 5.8 or later is needed.\n");
+		log_error("The kernel has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF): Linux 5.8 or later is needed.");
 	else if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) != 1)
-		fprintf(stderr, "The kernel cannot run BPF programs on perf events (BPF_PROG_TYPE_PERF_EVENT).\n");
+		log_error("The kernel cannot run BPF programs on perf events (BPF_PROG_TYPE_PERF_EVENT).");
 }
 
 static int open_perf_events(struct sampler *s, const struct sampler_config *config)

@@ -2,7 +2,9 @@
 """Install the daemon (meson install into a scratch DESTDIR) and start the installed binary the way
 the systemd unit does where systemd is not PID 1: the unit's ExecStart line (its --config of the
 installed configuration file), its Environment= lines, its LimitMEMLOCK= (prlimit), as an
-unprivileged user with exactly the unit's ambient capabilities and no new privileges (setpriv).
+unprivileged user with exactly the unit's ambient capabilities and no new privileges (setpriv), in
+a mount namespace with the unit's ProtectHome= (tmpfs on /home, /root) and ProtectProc=ptraceable
+(/proc mounted with hidepid=4) (unshare).
 Added to the unit's command line: an endpoint (the test collector on 127.0.0.1), --metrics-address
 and a short --export-interval. Checks: /ready answers 200; every thread of the daemon (exporter,
 gRPC, metrics server...) holds exactly the capabilities privileges.h documents as kept; a process
@@ -81,7 +83,7 @@ memlock = unit_values("LimitMEMLOCK")[0]
 memlock = "unlimited" if memlock == "infinity" else memlock
 if not re.fullmatch(r"unlimited|\d+", memlock):
     bpftest.fail(f"LimitMEMLOCK={memlock}: this test knows infinity and plain bytes")
-if "CAP_SYS_RESOURCE" in unavailable:
+if not bounding & (1 << CAP_NUMBERS["CAP_SYS_RESOURCE"]):
     # Without it prlimit cannot raise the hard limit: the closest this machine allows is its own.
     hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
     hard = "unlimited" if hard == resource.RLIM_INFINITY else str(hard)
@@ -101,7 +103,16 @@ workload = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--
                              os.environ["SPLIT_WORKLOAD"], "60"])
 daemon = None
 try:
-    cmd = ["prlimit", f"--memlock={memlock}:{memlock}",
+    # The unit's ProtectHome=yes and ProtectProc=ptraceable, in a mount namespace of the daemon's own
+    # (not PrivateTmp=: the installed files live under /tmp here).
+    sandbox = []
+    if unit_values("ProtectHome") == ["yes"]:
+        sandbox.append("mount -t tmpfs -o mode=0755 tmpfs /home && mount -t tmpfs -o mode=0700 tmpfs /root")
+    if unit_values("ProtectProc") == ["ptraceable"]:
+        sandbox.append("mount -t proc -o hidepid=4 proc /proc")
+    cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", " && ".join(sandbox + ['exec "$@"']),
+           "sh"] if sandbox else []
+    cmd += ["prlimit", f"--memlock={memlock}:{memlock}",
            "setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups",
            f"--inh-caps=-all,{capnames}", f"--ambient-caps=-all,{capnames}", f"--bounding-set=-all,{capnames}",
            "--no-new-privs", *exec_start,

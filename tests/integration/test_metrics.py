@@ -50,7 +50,7 @@ try:
     for line in text.splitlines():
         if line.startswith("#"):
             continue
-        m = re.match(r"^(otelprofd_[a-z0-9_]+(?:\{[^}]*\})?) ([0-9.e+-]+)$", line)
+        m = re.match(r"^((?:otelprofd|process)_[a-z0-9_]+(?:\{[^}]*\})?) ([0-9.e+-]+)$", line)
         if not m:
             bpftest.fail(f"not a Prometheus sample line: {line!r}")
         values[m.group(1)] = float(m.group(2))

@@ -51,13 +51,16 @@ base = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "199", "--export-
         "--timeout", "2s"]
 
 
-def run(extra, env=None):
+def run(extra, env=None, delivers=True):
+    """A bounded run exits 0 when it delivered, 1 (saying so) when it delivered nothing."""
     print("$", " ".join(base + extra), flush=True)
     p = subprocess.run(base + extra, env=dict(os.environ, **(env or {})), stderr=subprocess.PIPE, text=True,
                        timeout=60)
     print(p.stderr[-2000:])
-    if p.returncode != 0:
+    if p.returncode != (0 if delivers else 1):
         bpftest.fail(f"otelprofd exited {p.returncode}")
+    if not delivers and "Nothing was delivered" not in p.stderr:
+        bpftest.fail("a run that delivered nothing did not say so")
     return p.stderr
 
 
@@ -65,18 +68,19 @@ try:
     run(["--endpoint", endpoint, "--ca-file", cert, "--headers", "x-api-key=s3cret"])
     run([], {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_CERTIFICATE": cert,
              "OTEL_EXPORTER_OTLP_HEADERS": "X-Api-Key=s3cret"})
-    wrong = run(["--endpoint", endpoint, "--ca-file", cert, "--headers", "x-api-key=nope"])
-    untrusted = run(["--endpoint", endpoint, "--ca-file", other_cert, "--headers", "x-api-key=s3cret"])
+    wrong = run(["--endpoint", endpoint, "--ca-file", cert, "--headers", "x-api-key=nope"], delivers=False)
+    untrusted = run(["--endpoint", endpoint, "--ca-file", other_cert, "--headers", "x-api-key=s3cret"],
+                    delivers=False)
     run(["--endpoint", f"https://127.0.0.1:{tls_port}", "--protocol", "http/protobuf", "--ca-file", cert,
          "--headers", "x-api-key=s3cret"])
     http_untrusted = run(["--endpoint", f"https://127.0.0.1:{tls_port}", "--protocol", "http/protobuf",
-                          "--ca-file", other_cert, "--headers", "x-api-key=s3cret"])
+                          "--ca-file", other_cert, "--headers", "x-api-key=s3cret"], delivers=False)
     with_cert = ["--ca-file", cert, "--client-cert", client_cert, "--client-key", client_key]
     mtls_grpc = run(["--endpoint", mtls_endpoint, *with_cert])
-    mtls_grpc_none = run(["--endpoint", mtls_endpoint, "--ca-file", cert])
+    mtls_grpc_none = run(["--endpoint", mtls_endpoint, "--ca-file", cert], delivers=False)
     mtls_http = run(["--endpoint", f"https://127.0.0.1:{mtls_port}", "--protocol", "http/protobuf", *with_cert])
     mtls_http_none = run(["--endpoint", f"https://127.0.0.1:{mtls_port}", "--protocol", "http/protobuf",
-                          "--ca-file", cert])
+                          "--ca-file", cert], delivers=False)
 finally:
     workload.kill()
     workload.wait()
