@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "config/options.h"
+#include "diff/diff.h"
 #include "export/export_loop.h"
 #include "log.h"
 #include "ops/metrics_server.h"
@@ -332,6 +333,8 @@ int main(int argc, char **argv)
 	struct self_sources src;
 	bool keep_bpf;
 
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
 	switch (options_parse(&opts, argc, argv, stdout, stderr)) {
 	case OPTIONS_OK:
 		break;
