@@ -430,44 +430,82 @@ static int preorder(const struct flame_view *v, const uint32_t *rank, uint32_t *
 	return 0;
 }
 
-static void json_u64_array(FILE *out, const char *name, const uint32_t *order, size_t n, const uint64_t *values)
+/* The tree's shape and frames as one string of base64url digits (JSON.parse reads a string at memory
+ * speed, where millions of numbers take it seconds): per node after the root, how many levels up from
+ * the previous node its parent is (one digit, or "_" and three digits past 62), then its frame in
+ * digits fixed wide digits. Self values are sparse: [node, value, ...] for the nodes that have one. */
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static void put_digits(FILE *out, uint32_t v, unsigned digits)
 {
+	while (digits-- > 0)
+		fputc(b64url[(v >> (6 * digits)) & 63], out);
+}
+
+static unsigned frame_digits(size_t nframes)
+{
+	unsigned d = 1;
+
+	while (d < 5 && nframes > (1ULL << (6 * d)))
+		d++;
+	return d;
+}
+
+static void sparse_values(FILE *out, const char *name, const uint32_t *order, size_t n, const uint64_t *values)
+{
+	size_t last = 0;
+	bool first = true;
+
 	fprintf(out, ",\"%s\":[", name);
-	for (size_t k = 0; k < n; k++)
-		fprintf(out, k ? ",%" PRIu64 : "%" PRIu64, values[order[k]]);
+	for (size_t k = 0; k < n; k++) {
+		if (!values[order[k]])
+			continue;
+		fprintf(out, "%s%zu,%" PRIu64, first ? "" : ",", k - last, values[order[k]]);
+		first = false;
+		last = k;
+	}
 	fputc(']', out);
 }
 
 static int write_view(const struct flame *f, const struct flame_view *v, const uint32_t *rank, FILE *out)
 {
 	uint32_t *order = malloc(v->nnodes * sizeof(*order)), *index = malloc(v->nnodes * sizeof(*index));
+	uint32_t *depth = malloc(v->nnodes * sizeof(*depth));
+	unsigned digits = frame_digits(intern_count(f->frames));
 	int r = -ENOMEM;
 
-	(void)f;
-	if (!order || !index || (r = preorder(v, rank, order, index)))
+	if (!order || !index || !depth || (r = preorder(v, rank, order, index)))
 		goto out;
 	fputs("{\"name\":", out);
 	json_string(out, v->name);
 	fputs(",\"unit\":", out);
 	json_string(out, v->unit);
-	fprintf(out, ",\"diff\":%s,\"total\":[%" PRIu64 ",%" PRIu64 "]", v->diff ? "true" : "false", v->total[0],
-		v->total[1]);
-	/* Parents as the distance back from the node: mostly small numbers. */
-	fputs(",\"p\":[0", out);
-	for (size_t k = 1; k < v->nnodes; k++)
-		fprintf(out, ",%zu", k - index[v->parent[order[k]]]);
-	fputs("],\"f\":[", out);
-	for (size_t k = 0; k < v->nnodes; k++)
-		fprintf(out, k ? ",%u" : "%u", v->frame[order[k]]);
-	fputc(']', out);
-	json_u64_array(out, "v", order, v->nnodes, v->self[0]);
+	fprintf(out, ",\"diff\":%s,\"total\":[%" PRIu64 ",%" PRIu64 "],\"n\":%zu,\"k\":%u,\"t\":\"",
+		v->diff ? "true" : "false", v->total[0], v->total[1], v->nnodes, digits);
+	depth[0] = 0;
+	for (size_t k = 1; k < v->nnodes; k++) {
+		uint32_t up;
+
+		depth[k] = depth[index[v->parent[order[k]]]] + 1;
+		up = depth[k - 1] + 1 - depth[k];
+		if (up < 63) {
+			put_digits(out, up, 1);
+		} else {
+			fputc('_', out);
+			put_digits(out, up, 3);
+		}
+		put_digits(out, v->frame[order[k]], digits);
+	}
+	fputc('"', out);
+	sparse_values(out, "v", order, v->nnodes, v->self[0]);
 	if (v->diff)
-		json_u64_array(out, "w", order, v->nnodes, v->self[1]);
+		sparse_values(out, "w", order, v->nnodes, v->self[1]);
 	fputc('}', out);
 	r = 0;
 out:
 	free(order);
 	free(index);
+	free(depth);
 	return r;
 }
 

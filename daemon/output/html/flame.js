@@ -9,6 +9,7 @@
   'use strict';
   var t0 = performance.now();
   var D = JSON.parse(document.getElementById('otelprofd-data').textContent);
+  var tParsed = performance.now();
   var S = D.strings, F = D.frames, NF = F.length / 5;
   var ROW = 17, MINPX = 1;
 
@@ -47,13 +48,38 @@
     return c;
   }
 
-  /* A view's tree, from preorder arrays: parents as distances back, frames, self values. */
+  /* A view's tree, decoded from flame_tree.c's string: per node in preorder, levels up from the
+   * previous node to its parent and its frame, in base64url digits; self values sparse. */
+  var DIGIT = new Int8Array(128);
+  'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split('').forEach(function (c, i) {
+    DIGIT[c.charCodeAt(0)] = i;
+  });
+  function sparse(list, n) {
+    var out = new Float64Array(n);
+    for (var j = 0, k = 0; j < list.length; j += 2) { k += list[j]; out[k] = list[j + 1]; }
+    return out;
+  }
   function prepare(V) {
-    var n = V.f.length, par = new Int32Array(n), size = new Int32Array(n), depth = new Uint16Array(n);
-    var a = new Float64Array(n), b = V.diff ? new Float64Array(n) : null, i;
+    var n = V.n, k = V.k, t = V.t, pos = 0, i, j;
+    var par = new Int32Array(n), size = new Int32Array(n), depth = new Uint16Array(n), fr = new Int32Array(n);
+    var path = new Int32Array(65536), d = 0;
     par[0] = -1;
-    for (i = 1; i < n; i++) { par[i] = i - V.p[i]; depth[i] = depth[par[i]] + 1; }
-    for (i = 0; i < n; i++) { a[i] = V.v[i]; size[i] = 1; if (b) b[i] = V.w[i]; }
+    for (i = 1; i < n; i++) {
+      var up = DIGIT[t.charCodeAt(pos++)];
+      if (up === 63) { up = (DIGIT[t.charCodeAt(pos)] << 12) | (DIGIT[t.charCodeAt(pos + 1)] << 6) | DIGIT[t.charCodeAt(pos + 2)]; pos += 3; }
+      d = d + 1 - up;
+      var f = 0;
+      for (j = 0; j < k; j++) f = f * 64 + DIGIT[t.charCodeAt(pos++)];
+      fr[i] = f;
+      depth[i] = d;
+      par[i] = path[d - 1];
+      path[d] = i;
+    }
+    V.f = fr;
+    V.v = sparse(V.v, n);
+    if (V.diff) V.w = sparse(V.w, n);
+    var a = new Float64Array(V.v), b = V.diff ? new Float64Array(V.w) : null;
+    for (i = 0; i < n; i++) size[i] = 1;
     for (i = n - 1; i > 0; i--) {
       a[par[i]] += a[i]; size[par[i]] += size[i];
       if (b) b[par[i]] += b[i];
@@ -412,6 +438,8 @@
   state.filter = params.get('process') || '';
   state.search = searchIn.value = params.get('search') || '';
   setView(v0 >= 0 && v0 < D.views.length ? v0 : 0);
+  document.body.setAttribute('data-parse-ms', (tParsed - t0).toFixed(0));
+  document.body.setAttribute('data-script-start-ms', t0.toFixed(0));
   document.body.setAttribute('data-render-ms', (performance.now() - t0).toFixed(0));
   document.body.setAttribute('data-load-ms', performance.now().toFixed(0));
   performance.mark('otelprofd-rendered');
