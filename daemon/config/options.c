@@ -102,6 +102,7 @@ static void print_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: otelprofd [OPTION]...\n"
+		"       otelprofd diff BASE NEW [-o FILE] [--format=top|folded|html]  (see otelprofd diff --help)\n"
 		"Sample the on-CPU stacks of every process on this host (or of the given pids) with eBPF\n"
 		"and write a profile.\n"
 		"\n"
