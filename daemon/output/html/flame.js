@@ -54,36 +54,42 @@
   'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split('').forEach(function (c, i) {
     DIGIT[c.charCodeAt(0)] = i;
   });
-  function sparse(list, n) {
-    var out = new Float64Array(n);
+  /* Sparse [distance from the previous node, value, ...] scattered into a node array. */
+  function scatter(list, out) {
     for (var j = 0, k = 0; j < list.length; j += 2) { k += list[j]; out[k] = list[j + 1]; }
     return out;
   }
   function prepare(V) {
-    var n = V.n, k = V.k, t = V.t, pos = 0, i, j;
-    var par = new Int32Array(n), size = new Int32Array(n), depth = new Uint16Array(n), fr = new Int32Array(n);
-    var path = new Int32Array(65536), d = 0;
+    var n = V.n, k = V.k, t = V.t, pos = 0, i, j, x;
+    var par = new Int32Array(n), size = new Int32Array(n).fill(1), depth = new Uint16Array(n);
+    var fr = new Int32Array(n), path = new Int32Array(65536), d = 0;
+    /* Totals start as self values and are added up to the parent as each node's subtree ends
+     * (in preorder, when a later node is not below it): one pass, no second walk. */
+    var a = scatter(V.v, new Float64Array(n)), b = V.diff ? scatter(V.w, new Float64Array(n)) : null;
     par[0] = -1;
     for (i = 1; i < n; i++) {
       var up = DIGIT[t.charCodeAt(pos++)];
       if (up === 63) { up = (DIGIT[t.charCodeAt(pos)] << 12) | (DIGIT[t.charCodeAt(pos + 1)] << 6) | DIGIT[t.charCodeAt(pos + 2)]; pos += 3; }
-      d = d + 1 - up;
-      var f = 0;
-      for (j = 0; j < k; j++) f = f * 64 + DIGIT[t.charCodeAt(pos++)];
+      var nd = d + 1 - up;
+      for (; d >= nd; d--) {
+        x = path[d];
+        a[path[d - 1]] += a[x]; size[path[d - 1]] += size[x];
+        if (b) b[path[d - 1]] += b[x];
+      }
+      d = nd;
+      var f = DIGIT[t.charCodeAt(pos++)];
+      for (j = 1; j < k; j++) f = (f << 6) | DIGIT[t.charCodeAt(pos++)];
       fr[i] = f;
       depth[i] = d;
       par[i] = path[d - 1];
       path[d] = i;
     }
-    V.f = fr;
-    V.v = sparse(V.v, n);
-    if (V.diff) V.w = sparse(V.w, n);
-    var a = new Float64Array(V.v), b = V.diff ? new Float64Array(V.w) : null;
-    for (i = 0; i < n; i++) size[i] = 1;
-    for (i = n - 1; i > 0; i--) {
-      a[par[i]] += a[i]; size[par[i]] += size[i];
-      if (b) b[par[i]] += b[i];
+    for (; d >= 1; d--) {
+      x = path[d];
+      a[path[d - 1]] += a[x]; size[path[d - 1]] += size[x];
+      if (b) b[path[d - 1]] += b[x];
     }
+    V.f = fr;
     var wt = a;
     if (b) {
       /* A diff lays out the mean of the two normalized shares: both removed and added code show. */
@@ -111,6 +117,17 @@
     });
   }
   function W(i) { return i === 0 ? rootW : T.wt[i]; }
+  /* The depth-1 (process) node a node is under. */
+  function procOf(i) {
+    while (i > 0 && T.depth[i] > 1) i = T.par[i];
+    return i;
+  }
+  /* A node's own value: its total less its children's. */
+  function selfOf(i) {
+    var v = slotValue(i, 0);
+    for (var c = i + 1; c < i + T.size[i]; c += T.size[c]) if (i || allowed[c]) v -= T.a[c];
+    return v;
+  }
   /* Values of a node's slot (0: the only or base one, 1: the diff's new one), filtered at the root. */
   function slotValue(i, s) {
     var arr = s ? T.b : T.a;
@@ -289,22 +306,29 @@
   /* ---- top table ---- */
   function fillTable() {
     var nf = NF, selfA = new Float64Array(nf), selfB = new Float64Array(nf), tot = new Float64Array(nf);
-    var open = new Int32Array(nf), stack = [], seen = new Uint8Array(nf);
+    var open = new Int32Array(nf), stack = new Int32Array(65536), top = 0, seen = new Uint8Array(nf);
     for (var i = 1; i < T.n; i++) {
-      while (stack.length && i >= stack[stack.length - 1] + T.size[stack[stack.length - 1]])
-        open[T.V.f[stack.pop()]]--;
+      while (top && i >= stack[top - 1] + T.size[stack[top - 1]])
+        open[T.V.f[stack[--top]]]--;
       if (T.depth[i] === 1 && !allowed[i]) { i += T.size[i] - 1; continue; }
       var fr = T.V.f[i];
       if (T.depth[i] > 1) {
         /* A function counts once per stack in its total, however deep it recurses. */
         if (!open[fr]) tot[fr] += T.wt[i];
         seen[fr] = 1;
-        selfA[fr] += T.V.v[i];
-        if (T.b) selfB[fr] += T.V.w[i];
       }
       open[fr]++;
-      stack.push(i);
+      stack[top++] = i;
     }
+    /* Self values from the sparse lists: only nodes that have one. */
+    var all = !state.filter;
+    [[T.V.v, selfA], [T.V.w, selfB]].forEach(function (pair) {
+      var list = pair[0], out = pair[1];
+      for (var j = 0, k = 0; list && j < list.length; j += 2) {
+        k += list[j];
+        if (all || allowed[procOf(k)]) out[T.V.f[k]] += list[j + 1];
+      }
+    });
     var rows = [];
     for (var f = 1; f < nf; f++) if (seen[f]) rows.push(f);
     var ta = slotValue(0, 0) || 1, tb = T.b ? slotValue(0, 1) || 1 : 1, html;
@@ -342,18 +366,28 @@
     if (state.search) h.push('search=' + encodeURIComponent(state.search));
     history.replaceState(null, '', h.length ? '#' + h.join('&') : location.pathname + location.search);
   }
+  var timing = {};
+  function timed(name, fn) {
+    var t = performance.now();
+    fn();
+    timing[name] = (timing[name] || 0) + performance.now() - t;
+  }
   function refresh(all) {
     applyFilter();
     if (T.V.diff) {
       maxDelta = 0;
       for (var i = 1; i < T.n; i++) maxDelta = Math.max(maxDelta, Math.abs(delta(i)));
     }
-    runSearch();
-    draw();
-    if (all) fillTable();
+    timed('search', runSearch);
+    timed('draw', draw);
+    /* The table after the graph is on screen: the page opens at the graph. */
+    if (all) setTimeout(function () {
+      timed('table', fillTable);
+      body.setAttribute('data-table-ms', timing.table.toFixed(0));
+    }, 0);
   }
   function setView(k) {
-    if (!views[k]) views[k] = prepare(D.views[k]);
+    if (!views[k]) timed('prepare', function () { views[k] = prepare(D.views[k]); });
     state.view = k;
     T = views[k];
     state.zoom = 0;
@@ -390,7 +424,7 @@
       var v = slotValue(i, 0);
       html += fmtValue(v, unit) + ', ' + pct(rootW ? W(i) / rootW : 0) + ' of the total';
       if (i && T.par[i] > 0) html += ', ' + pct(W(i) / (W(T.par[i]) || 1)) + ' of its caller';
-      html += '<br>self: ' + fmtValue(T.V.v[i], unit);
+      html += '<br>self: ' + fmtValue(selfOf(i), unit);
     }
     if (i) {
       var t = ftype(fr);
@@ -439,6 +473,9 @@
   state.search = searchIn.value = params.get('search') || '';
   setView(v0 >= 0 && v0 < D.views.length ? v0 : 0);
   document.body.setAttribute('data-parse-ms', (tParsed - t0).toFixed(0));
+  document.body.setAttribute('data-timing-ms', Object.keys(timing).map(function (k) {
+    return k + ':' + timing[k].toFixed(0);
+  }).join(' '));
   document.body.setAttribute('data-script-start-ms', t0.toFixed(0));
   document.body.setAttribute('data-render-ms', (performance.now() - t0).toFixed(0));
   document.body.setAttribute('data-load-ms', performance.now().toFixed(0));
