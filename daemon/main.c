@@ -470,7 +470,7 @@ int main(int argc, char **argv)
 		k8s_log_counters(d.k8s);
 	r = write_output(&opts, p);
 	if (r) {
-		log_error("Failed to write %s: %s", opts.output ? opts.output : "the table", strerror(-r));
+		log_error("Failed to write %s: %s", opts.output ? opts.output : "standard output", strerror(-r));
 		goto out;
 	}
 	if (opts.output && strcmp(opts.output, "-"))

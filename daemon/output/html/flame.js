@@ -264,7 +264,8 @@
     flame.innerHTML = out.join('');
     var path = [];
     for (var p = z; p > 0; p = T.par[p]) path.unshift(fname(T.V.f[p]));
-    crumbs.textContent = path.length ? 'Zoomed: ' + path.join(' \u203a ') : 'Click a frame to zoom in.';
+    crumbs.textContent = !rootW ? 'No samples in this view.' :
+      path.length ? 'Zoomed: ' + path.join(' \u203a ') : 'Click a frame to zoom in.';
     backBtn.disabled = !state.history.length;
     resetBtn.disabled = z === 0;
   }
