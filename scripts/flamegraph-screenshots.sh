@@ -19,7 +19,7 @@ shoot() { # PAGE[#FRAGMENT] PNG
 # One run: split (hot_a/hot_b/hot_c), deep-cxx (a deep C++ stack), waits (threads that wait).
 "$wl/split" 8 & split=$!
 "$wl/deep-cxx" 8 & deep=$!
-(sleep 1; echo go) | "$wl/waits" 6 > /dev/null & sleep 0.2; waits=$(pgrep -n -x waits)
+(sleep 1; echo go) | "$wl/waits" 6 > /dev/null & waits=$!
 "$bin" --pid "$split,$deep,$waits" --off-cpu --off-cpu-probability 1 -F 499 -d 4s -q -o "$work/profile.html"
 shoot "$work/profile.html" "$out/flame-graph.png"
 shoot "$work/profile.html#search=hot_" "$out/flame-search.png"
