@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "config/destination.h"
 #include "config/options.h"
+#include "diff/diff.h"
 #include "export/export_loop.h"
 #include "log.h"
 #include "ops/metrics_server.h"
@@ -337,6 +338,8 @@ int main(int argc, char **argv)
 	struct self_sources src;
 	bool keep_bpf;
 
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
 	switch (options_parse(&opts, argc, argv, stdout, log_error_stream())) {
 	case OPTIONS_OK:
 		break;
@@ -473,7 +476,7 @@ int main(int argc, char **argv)
 		k8s_log_counters(d.k8s);
 	r = write_output(&opts, p);
 	if (r) {
-		log_error("Failed to write %s: %s", opts.output ? opts.output : "the table", strerror(-r));
+		log_error("Failed to write %s: %s", opts.output ? opts.output : "standard output", strerror(-r));
 		goto out;
 	}
 	if (opts.output && strcmp(opts.output, "-"))

@@ -8,7 +8,7 @@ packages=(
   clang llvm libclang-rt-14-dev bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libiberty-dev zlib1g-dev
   protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
   libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev
-  python3 python3-yaml systemd man-db
+  python3 python3-yaml systemd man-db chromium
   libcmocka-dev rustc golang-go
   openssl socat ca-certificates util-linux xz-utils binutils elfutils
   debhelper dpkg-dev fakeroot lintian git

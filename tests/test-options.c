@@ -109,6 +109,23 @@ static void test_flags(void **state)
 	assert_int_equal(parse(&o, "-o -"), OPTIONS_OK);
 	assert_int_equal(o.format, OUTPUT_TOP);
 	options_free(&o);
+	/* HTML by its name; --format whatever the name (before or after -o), to standard output too. */
+	assert_int_equal(parse(&o, "-o flame.html"), OPTIONS_OK);
+	assert_int_equal(o.format, OUTPUT_HTML);
+	options_free(&o);
+	assert_int_equal(parse(&o, "-o profile.txt --format=folded"), OPTIONS_OK);
+	assert_int_equal(o.format, OUTPUT_FOLDED);
+	options_free(&o);
+	assert_int_equal(parse(&o, "--format html -o x.pb.gz"), OPTIONS_OK);
+	assert_int_equal(o.format, OUTPUT_HTML);
+	options_free(&o);
+	assert_int_equal(parse(&o, "--format=pprof -o -"), OPTIONS_OK);
+	assert_int_equal(o.format, OUTPUT_PPROF);
+	options_free(&o);
+	assert_int_equal(parse(&o, "--format=otlp"), OPTIONS_OK);
+	assert_int_equal(o.format, OUTPUT_OTLP);
+	assert_null(o.output);
+	options_free(&o);
 }
 
 static void test_bad_input(void **state)
@@ -116,7 +133,8 @@ static void test_bad_input(void **state)
 	static const char *const bad[] = {
 		"--frequency 0", "--frequency 10001", "--frequency abc", "--frequency -5", "-F 1x",
 		"--pid abc", "--pid 0", "--pid 99999999", "--pid ,", "--pid -1", "--duration soon",
-		"--duration -1s", "--duration 5parsecs", "-o out.txt", "--follow-children",
+		"--duration -1s", "--duration 5parsecs", "-o out.txt", "--follow-children", "--format=svg", "--format",
+		"--format=html --endpoint=127.0.0.1:4317",
 		"--ringbuf-size 100", "--top 0", "--no-such-flag", "stray", "-v -q", "--frequency",
 		"--kubernetes yes", "--kubernetes", "--stack-copy 65537", "--stack-copy 1MiB", "--stack-copy -1",
 		"--stack-copy lots", "--symbol-cache 1000", "--symbol-cache big",

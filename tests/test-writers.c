@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "pprof_profile.pb-c.h"
 #include "profile/profile.h"
 #include "output/writers.h"
+#include "diff/readers.h"
 
 void leaf_fn(void);
 void mid_fn(void);
@@ -155,6 +157,63 @@ static void test_top(void **state)
 	assert_non_null(strstr(text, "  33.33   33.33         1  do_kernel_work"));
 	assert_non_null(strstr(text, "   0.00  100.00         0  root_fn"));
 	free(text);
+}
+
+static void test_html(void **state)
+{
+	struct fixture *f = *state;
+	char *text = capture(write_html, f->profile);
+
+	/* Self-contained: nothing from the network, and a policy that forbids it. */
+	assert_null(strstr(text, "http:"));
+	assert_null(strstr(text, "https:"));
+	assert_non_null(strstr(text, "default-src 'none'"));
+	assert_non_null(strstr(text, "<script type=\"application/json\" id=\"otelprofd-data\">"));
+	/* The strings of the frames and their types; one view (no off-CPU waits). */
+	assert_non_null(strstr(text, "\"leaf_fn\""));
+	assert_non_null(strstr(text, "\"do_kernel_work\""));
+	assert_non_null(strstr(text, "\"kernel\""));
+	assert_non_null(strstr(text, "\"process\""));
+	assert_non_null(strstr(text, "\"name\":\"On-CPU\""));
+	assert_null(strstr(text, "Off-CPU"));
+	assert_non_null(strstr(text, "\"total\":[3,0]"));
+	free(text);
+}
+
+static int stack_line(void *ctx, const uint32_t *frames, size_t n, const uint64_t self[2])
+{
+	const struct flame *fl = ((void **)ctx)[0];
+	FILE *out = ((void **)ctx)[1];
+
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s%s/%s", i ? ";" : "", flame_frame_name(fl, frames[i]), flame_frame_type(fl, frames[i]));
+	fprintf(out, " %" PRIu64 "\n", self[0]);
+	return 0;
+}
+
+/* What `otelprofd diff` reads of our own pprof: the stacks the folded output has, types kept. */
+static void test_pprof_read_back(void **state)
+{
+	struct fixture *f = *state;
+	struct flame *fl = flame_new(0);
+	int view = flame_add_view(fl, "x", "samples", false);
+	struct read_info info;
+	uint8_t *buf;
+	size_t len, tlen = 0;
+	char err[128], *text = NULL;
+	FILE *out = open_memstream(&text, &tlen);
+
+	assert_int_equal(encode_pprof(f->profile, &buf, &len), 0);
+	assert_int_equal(read_pprof(buf, len, &(struct read_target){ fl, view, 0 }, &info, err, sizeof(err)), 0);
+	assert_string_equal(info.sample_type, "samples/count");
+	assert_int_equal(info.total, 3);
+	assert_int_equal(flame_each_stack(fl, view, stack_line, (void *[]){ fl, out }), 0);
+	fclose(out);
+	assert_non_null(strstr(text, "app/process;root_fn/native;mid_fn/native;leaf_fn/native 2\n"));
+	assert_non_null(strstr(text, "app/process;root_fn/native;mid_fn/native;leaf_fn/native;do_kernel_work/kernel 1\n"));
+	free(text);
+	free(buf);
+	flame_free(fl);
 }
 
 static void test_pprof(void **state)
@@ -329,6 +388,8 @@ int main(void)
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_pprof),
+		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_pprof_read_back),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_jit_frame),

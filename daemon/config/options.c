@@ -47,6 +47,7 @@ enum {
 	OPT_OFF_CPU_THRESHOLD,
 	OPT_OFF_CPU_PROBABILITY,
 	OPT_OFF_CPU_MAX_INFLIGHT,
+	OPT_FORMAT,
 	OPT_LAST,
 };
 
@@ -62,6 +63,7 @@ static const struct option long_options[] = {
 	{ "no-trace-context", no_argument, NULL, OPT_NO_TRACE_CONTEXT },
 	{ "kubernetes", required_argument, NULL, OPT_KUBERNETES },
 	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
@@ -100,6 +102,7 @@ static void print_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: otelprofd [OPTION]...\n"
+		"       otelprofd diff BASE NEW [-o FILE] [--format=top|folded|html]  (see otelprofd diff --help)\n"
 		"Sample the on-CPU stacks of every process on this host (or of the given pids) with eBPF\n"
 		"and write a profile.\n"
 		"\n"
@@ -132,9 +135,11 @@ static void print_usage(FILE *out)
 		"                            when KUBERNETES_SERVICE_HOST is set)\n"
 		"\n"
 		"Output:\n"
-		"  -o, --output=FILE         FILE.pb.gz: gzipped pprof profile; FILE.folded: folded stacks for\n"
-		"                            flame graphs; FILE.otlp: an OTLP ExportProfilesServiceRequest;\n"
-		"                            '-': top functions table on stdout (default)\n"
+		"  -o, --output=FILE         FILE.html: interactive flame graph page; FILE.pb.gz: gzipped pprof\n"
+		"                            profile; FILE.folded: folded stacks; FILE.otlp: an OTLP\n"
+		"                            ExportProfilesServiceRequest; '-': standard output (default)\n"
+		"      --format=FORMAT       top, folded, pprof, otlp or html, whatever the file name (default:\n"
+		"                            from FILE's suffix; top on standard output)\n"
 		"      --top=N               rows of the top table (default %u)\n"
 		"\n"
 		"OTLP export (runs until SIGTERM unless -d is given; flags win over OTEL_EXPORTER_OTLP_*):\n"
@@ -249,20 +254,41 @@ static bool has_suffix(const char *s, const char *suffix)
 	return n > m && !strcmp(s + n - m, suffix);
 }
 
-static int set_output(struct options *opts, const char *path, FILE *err)
+static const char *const format_names[] = {
+	[OUTPUT_TOP] = "top", [OUTPUT_FOLDED] = "folded", [OUTPUT_PPROF] = "pprof", [OUTPUT_OTLP] = "otlp",
+	[OUTPUT_HTML] = "html",
+};
+
+static int set_format(struct options *opts, const char *name, FILE *err)
 {
-	opts->output = path;
-	if (!strcmp(path, "-"))
-		opts->format = OUTPUT_TOP;
-	else if (has_suffix(path, ".pb.gz"))
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		if (!strcmp(name, format_names[i])) {
+			opts->format = (enum output_format)i;
+			opts->format_set = true;
+			return 0;
+		}
+	fprintf(err, "otelprofd: --format: '%s' is not top, folded, pprof, otlp or html\n", name);
+	return -EINVAL;
+}
+
+/* The format from the -o file's name, unless --format said it. */
+static int format_from_output(struct options *opts, FILE *err)
+{
+	const char *path = opts->output;
+
+	if (opts->format_set || !path || !strcmp(path, "-"))
+		return 0;
+	if (has_suffix(path, ".pb.gz"))
 		opts->format = OUTPUT_PPROF;
 	else if (has_suffix(path, ".folded"))
 		opts->format = OUTPUT_FOLDED;
 	else if (has_suffix(path, ".otlp"))
 		opts->format = OUTPUT_OTLP;
+	else if (has_suffix(path, ".html") || has_suffix(path, ".htm"))
+		opts->format = OUTPUT_HTML;
 	else {
 		fprintf(err, "otelprofd: --output: cannot tell the format of '%s' "
-			"(use FILE.pb.gz, FILE.folded, FILE.otlp or -)\n", path);
+			"(use FILE.html, FILE.pb.gz, FILE.folded, FILE.otlp or -, or --format)\n", path);
 		return -EINVAL;
 	}
 	return 0;
@@ -482,7 +508,14 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		}
 		break;
 	case 'o':
-		if (set_output(opts, arg, err))
+		if (!*arg) {
+			fprintf(err, "otelprofd: --output: empty path (use - for standard output)\n");
+			return -EINVAL;
+		}
+		opts->output = arg;
+		break;
+	case OPT_FORMAT:
+		if (set_format(opts, arg, err))
 			return -EINVAL;
 		break;
 	case OPT_TOP:
@@ -850,8 +883,17 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 		report_pair(err, opts, line, 'v', 'q', false);
 		goto usage;
 	}
+	if (format_from_output(opts, err))
+		goto usage;
 	if (apply_export_env(opts, line, err))
 		goto usage;
+	if (opts->export.enabled && opts->format_set && !opts->output) {
+		if (opts->export.endpoint) {
+			report_pair(err, opts, line, OPT_FORMAT, OPT_ENDPOINT, false);
+			goto usage;
+		}
+		opts->export.enabled = false;
+	}
 	if (opts->export.enabled && opts->output) {
 		if (opts->export.endpoint) {
 			report_pair(err, opts, line, 'o', OPT_ENDPOINT, false);

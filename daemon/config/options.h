@@ -33,11 +33,13 @@
 #define OPTIONS_DEFAULT_OFF_CPU_PROBABILITY 0.05
 #define OPTIONS_DEFAULT_OFF_CPU_THRESHOLD_NS 0
 
+/* Chosen by --format, else by the -o file's name (the suffix in each comment). */
 enum output_format {
-	OUTPUT_TOP,    /* "-" or no -o: top-N functions table on stdout */
+	OUTPUT_TOP,    /* "-" or no -o: top-N functions table */
 	OUTPUT_FOLDED, /* *.folded: comm;frame;frame count */
 	OUTPUT_PPROF,  /* *.pb.gz: gzipped perftools.profiles.Profile */
 	OUTPUT_OTLP,   /* *.otlp: one OTLP ExportProfilesServiceRequest (binary protobuf) */
+	OUTPUT_HTML,   /* *.html: a self-contained page with an interactive flame graph */
 };
 
 enum kubernetes_mode {
@@ -63,8 +65,9 @@ struct options {
 	const char *config_path;  /* --config FILE */
 	bool check_config;        /* --check-config: validate the configuration and exit */
 	struct config_file *config; /* the file read (owned): string options may point into it */
-	const char *output;       /* -o path, "-" for stdout; NULL = top table on stdout */
+	const char *output;       /* -o path, "-" for stdout; NULL = stdout */
 	enum output_format format;
+	bool format_set;          /* --format given: the file name does not choose it */
 	unsigned top;             /* rows of the top table */
 	unsigned ringbuf_kib;     /* BPF ring buffer size */
 	unsigned stack_copy;      /* bytes of user stack copied per sample (0: frame pointers only) */

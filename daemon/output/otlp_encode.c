@@ -319,32 +319,33 @@ void otlp_batch_free(struct otlp_batch *batch)
 	*batch = (struct otlp_batch){ 0 };
 }
 
-int otlp_write_file(const struct profile *p, const struct otlp_encode_options *options, const char *path)
+int otlp_write(const struct profile *p, const struct otlp_encode_options *options, FILE *out)
 {
 	struct otlp_encode_options unbounded = *options;
-	struct output_file *f = NULL;
 	struct otlp_batch batch;
-	FILE *out;
 	int r;
 
 	unbounded.max_message_size = 0;
 	if ((r = otlp_encode(p, &unbounded, &batch)))
 		return r;
-	f = output_file_open(path);
-	if (!f) {
-		r = -errno;
-		goto out;
-	}
-	out = output_file_stream(f);
 	/* An empty profile is an empty request: zero bytes, which decodes as one. */
-	if (batch.nmessages && fwrite(batch.messages[0].data, 1, batch.messages[0].len, out) != batch.messages[0].len) {
+	if (batch.nmessages && fwrite(batch.messages[0].data, 1, batch.messages[0].len, out) != batch.messages[0].len)
 		r = -errno;
-		goto out;
-	}
-	r = output_file_commit(f);
-	f = NULL;
-out:
-	output_file_abort(f);
 	otlp_batch_free(&batch);
 	return r;
+}
+
+int otlp_write_file(const struct profile *p, const struct otlp_encode_options *options, const char *path)
+{
+	struct output_file *f = output_file_open(path);
+	int r;
+
+	if (!f)
+		return -errno;
+	r = otlp_write(p, options, output_file_stream(f));
+	if (r) {
+		output_file_abort(f);
+		return r;
+	}
+	return output_file_commit(f);
 }

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "profile/profile.h"
 
@@ -51,7 +52,9 @@ struct otlp_batch {
 int otlp_encode(const struct profile *p, const struct otlp_encode_options *options, struct otlp_batch *out);
 void otlp_batch_free(struct otlp_batch *batch);
 
-/* Write the whole profile as one request (no size bound) to path, atomically. 0 or -errno. */
+/* Write the whole profile as one request (no size bound) to a stream. 0 or -errno. */
+int otlp_write(const struct profile *p, const struct otlp_encode_options *options, FILE *out);
+/* The same to path, atomically. 0 or -errno. */
 int otlp_write_file(const struct profile *p, const struct otlp_encode_options *options, const char *path);
 
 #endif

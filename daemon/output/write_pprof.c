@@ -312,28 +312,29 @@ static int gzip_to(FILE *out, const uint8_t *data, size_t len)
 	return err;
 }
 
-int write_pprof_file(const struct profile *p, const char *path)
+int write_pprof(const struct profile *p, FILE *out)
 {
-	struct output_file *f = NULL;
 	uint8_t *buf = NULL;
 	size_t len;
-	int err;
+	int err = encode_pprof(p, &buf, &len);
 
-	err = encode_pprof(p, &buf, &len);
-	if (err)
-		return err;
-	f = output_file_open(path);
-	if (!f) {
-		err = -errno;
-		goto out;
-	}
-	err = gzip_to(output_file_stream(f), buf, len);
-	if (!err) {
-		err = output_file_commit(f);
-		f = NULL;
-	}
-out:
-	output_file_abort(f);
+	if (!err)
+		err = gzip_to(out, buf, len);
 	free(buf);
 	return err;
+}
+
+int write_pprof_file(const struct profile *p, const char *path)
+{
+	struct output_file *f = output_file_open(path);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = write_pprof(p, output_file_stream(f));
+	if (err) {
+		output_file_abort(f);
+		return err;
+	}
+	return output_file_commit(f);
 }

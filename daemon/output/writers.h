@@ -1,6 +1,6 @@
 /*
- * daemon/output/: a profile as bytes. The top table, folded stacks, pprof and OTLP encoding. May include
- * profile/ and the top-level helpers.
+ * daemon/output/: a profile as bytes. The top table, folded stacks, pprof, OTLP encoding and the HTML
+ * flame graph. May include profile/ and the top-level helpers.
  */
 /* Output formats written from a struct profile. Each returns 0 or a negative errno. */
 #ifndef OTELPROFD_WRITERS_H
@@ -27,9 +27,13 @@ int folded_off_cpu_path(const char *path, char *buf, size_t size);
 /* The top rows functions by self samples, with self and total percentages; with off-CPU waits in
  * the profile, a second section ranks functions by time away. */
 int write_top(const struct profile *p, unsigned rows, FILE *out);
+/* A self-contained HTML page with an interactive flame graph (and the off-CPU one when collected). */
+int write_html(const struct profile *p, FILE *out);
 /* An uncompressed pprof Profile message; *buf is malloc'ed and owned by the caller. */
 int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len);
 /* A gzipped pprof file, written to path whole or not at all (see output_file.h). */
 int write_pprof_file(const struct profile *p, const char *path);
+/* The same gzipped pprof to a stream (standard output). */
+int write_pprof(const struct profile *p, FILE *out);
 
 #endif

@@ -46,7 +46,7 @@ if chk.returncode != 0:
     fail("the shipped configuration does not pass --check-config")
 # Uncommented, every documented example must still be accepted (keys and value syntax).
 examples = "\n".join(re.sub(r"^# ([a-z-]+ = )", r"\1", l) for l in conf.splitlines()
-                     if not re.match(r"^# (pid|container|cgroup|output|ca-file|client-cert|client-key|verbose|quiet) = ", l))
+                     if not re.match(r"^# (pid|container|cgroup|output|format|ca-file|client-cert|client-key|verbose|quiet) = ", l))
 path = "/tmp/otelprofd-docs-examples.conf"
 open(path, "w").write(examples)
 chk = subprocess.run([exe, "--check-config", "--config", path], capture_output=True, text=True, env=clean_env)
