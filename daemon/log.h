@@ -10,6 +10,9 @@ void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The word that goes with a count in a line a user reads: "1 process", "2 processes". */
+#define plural(n, one, many) ((n) == 1 ? (one) : (many))
+
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)

@@ -387,8 +387,8 @@ int main(int argc, char **argv)
 	}
 
 	if (metadata_skipped_resource_attributes(d.metadata))
-		log_warn("Skipped %u malformed entries of OTEL_RESOURCE_ATTRIBUTES",
-			 metadata_skipped_resource_attributes(d.metadata));
+		log_warn("Skipped %u malformed %s of OTEL_RESOURCE_ATTRIBUTES", metadata_skipped_resource_attributes(d.metadata),
+			 plural(metadata_skipped_resource_attributes(d.metadata), "entry", "entries"));
 	if (cgroup_filter_resolve(opts.cgroup, opts.container, cgroup_ids, OTELPROF_MAX_TARGET_CGROUPS,
 				  &ncgroup_ids)) {
 		status = 2;
@@ -438,10 +438,11 @@ int main(int argc, char **argv)
 	record_path_set_time_offset(d.records, d.monotonic_to_unix_ns);
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;
 	if (opts.npids)
-		log_info("Profiling %zu process%s on %u CPUs at %u Hz", opts.npids, opts.npids == 1 ? "" : "es",
-			 sampler_cpu_count(d.sampler), opts.frequency);
+		log_info("Profiling %zu %s on %u %s at %u Hz", opts.npids, plural(opts.npids, "process", "processes"),
+			 sampler_cpu_count(d.sampler), plural(sampler_cpu_count(d.sampler), "CPU", "CPUs"), opts.frequency);
 	else
-		log_info("Profiling every process on %u CPUs at %u Hz", sampler_cpu_count(d.sampler), opts.frequency);
+		log_info("Profiling every process on %u %s at %u Hz", sampler_cpu_count(d.sampler),
+			 plural(sampler_cpu_count(d.sampler), "CPU", "CPUs"), opts.frequency);
 
 	loop_r = run_loop(&d);
 	if (loop_r)
@@ -473,7 +474,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (opts.output && strcmp(opts.output, "-"))
-		log_info("Wrote %" PRIu64 " samples to %s", p->total_count, opts.output);
+		log_info("Wrote %" PRIu64 " %s to %s", p->total_count, plural(p->total_count, "sample", "samples"), opts.output);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d.processes, forget_process, &d);
 	status = loop_r ? 1 : 0;

@@ -96,8 +96,9 @@ int export_loop_submit(struct export_loop *l, const struct profile *p)
 	}
 	if (batch.dropped_resources) {
 		l->dropped_too_large += batch.dropped_samples;
-		log_warn("%" PRIu64 " process%s larger than --max-message-size alone, dropped (%" PRIu64 " samples)",
-			 batch.dropped_resources, batch.dropped_resources == 1 ? "" : "es", batch.dropped_samples);
+		log_warn("%" PRIu64 " %s larger than --max-message-size alone, dropped (%" PRIu64 " %s)",
+			 batch.dropped_resources, plural(batch.dropped_resources, "process", "processes"), batch.dropped_samples,
+			 plural(batch.dropped_samples, "sample", "samples"));
 	}
 	for (size_t i = 0; i < batch.nmessages; i++) {
 		/* The exporter owns the data from here. */
@@ -120,10 +121,11 @@ int export_loop_finish(struct export_loop *l, uint64_t timeout_ns)
 	r = exporter_shutdown(l->exporter, clock_ns(CLOCK_MONOTONIC) + timeout_ns);
 	exporter_report(l->exporter);
 	exporter_get_stats(l->exporter, &st);
-	log_info("Export: %" PRIu64 " requests sent (%" PRIu64 " samples, %" PRIu64 " bytes), %" PRIu64
-		 " retries; dropped: %" PRIu64 " queue full, %" PRIu64 " after retries, %" PRIu64 " refused, %" PRIu64
+	log_info("Export: %" PRIu64 " %s sent (%" PRIu64 " %s, %" PRIu64 " bytes), %" PRIu64
+		 " %s; dropped: %" PRIu64 " queue full, %" PRIu64 " after retries, %" PRIu64 " refused, %" PRIu64
 		 " at shutdown (%" PRIu64 " samples); %" PRIu64 " profiles rejected in part",
-		 st.sent, st.samples_sent, st.bytes_sent, st.retries, st.dropped_queue_full, st.dropped_retries,
+		 st.sent, plural(st.sent, "request", "requests"), st.samples_sent, plural(st.samples_sent, "sample", "samples"),
+		 st.bytes_sent, st.retries, plural(st.retries, "retry", "retries"), st.dropped_queue_full, st.dropped_retries,
 		 st.dropped_permanent, st.dropped_shutdown, st.dropped_samples + l->dropped_too_large,
 		 st.rejected_profiles);
 	exporter_free(l->exporter);

@@ -5,6 +5,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "log.h"
+
 enum metric_type { COUNTER, GAUGE };
 
 /* One exposed time series: name{label="value"} and its number. */
@@ -277,8 +279,8 @@ void self_metrics_format_summary(const struct self_metrics *m, const struct self
 	uint64_t dropped = dropped_samples(m) - (prev ? dropped_samples(prev) : 0);
 	size_t n;
 
-	n = (size_t)snprintf(buf, size, "stats: %" PRIu64 " samples (%" PRIu64 " dropped), %" PRIu64
-			     " not symbolized, cpu %.2f%%, rss %.1f MiB", samples, dropped,
+	n = (size_t)snprintf(buf, size, "stats: %" PRIu64 " %s (%" PRIu64 " dropped), %" PRIu64
+			     " not symbolized, cpu %.2f%%, rss %.1f MiB", samples, plural(samples, "sample", "samples"), dropped,
 			     m->symbolizer.lookups - m->symbolizer.symbolized -
 				     (prev ? prev->symbolizer.lookups - prev->symbolizer.symbolized : 0),
 			     cpu, m->rss_bytes / 1048576.0);

@@ -117,12 +117,12 @@ static void log_off_cpu(const struct self_sources *src)
 	uint64_t b[OTELPROF_OFFCPU_CNT_MAX] = { 0 };
 
 	sampler_off_cpu_counters(src->sampler, b);
-	log_info("Off-CPU: %" PRIu64 " waits kept (%.3f s scaled), %" PRIu64 " switch-outs, %" PRIu64 " sampled, "
+	log_info("Off-CPU: %" PRIu64 " %s kept (%.3f s scaled), %" PRIu64 " switch-outs, %" PRIu64 " sampled, "
 		 "%" PRIu64 " not targets; dropped: %" PRIu64 " in-flight map full, %" PRIu64 " ring buffer full, %" PRIu64
 		 " stacks waiting table full, %" PRIu64 " ends without a stack, %" PRIu64 " by the aggregate; %" PRIu64
 		 " under --off-cpu-threshold; %" PRIu64 " still waiting at the end, counted up to it, %" PRIu64
 		 " without their end (ring buffer full)",
-		 oc->waits, oc->wait_ns / 1e9, b[OTELPROF_OFFCPU_CNT_SWITCHES],
+		 oc->waits, plural(oc->waits, "wait", "waits"), oc->wait_ns / 1e9, b[OTELPROF_OFFCPU_CNT_SWITCHES],
 		 b[OTELPROF_OFFCPU_CNT_SAMPLED], b[OTELPROF_OFFCPU_CNT_FILTERED], b[OTELPROF_OFFCPU_CNT_INFLIGHT_FULL],
 		 b[OTELPROF_OFFCPU_CNT_RINGBUF_FULL], oc->pending_full, oc->unmatched_ends, oc->aggregate_dropped,
 		 oc->below_threshold, oc->unfinished, oc->lost_ends);
@@ -139,11 +139,12 @@ void self_report_log_counters(const struct self_sources *src, const struct profi
 	sampler_counters(src->sampler, bc);
 	dropped = bc[OTELPROF_CNT_RINGBUF_FULL] + ac->dropped_entries + ac->dropped_stack_bytes +
 		  ac->dropped_samples + ac->dropped_nomem + rc->malformed_records + p->counters.dropped_table_full;
-	log_info("%" PRIu64 " samples kept, %" PRIu64 " dropped (ring buffer full %" PRIu64 ", stack table full %" PRIu64
-		 ", sample bound %" PRIu64 ", malformed %" PRIu64 "), %" PRIu64 " frames not symbolized",
-		 ac->samples, dropped, (uint64_t)bc[OTELPROF_CNT_RINGBUF_FULL],
+	log_info("%" PRIu64 " %s kept, %" PRIu64 " dropped (ring buffer full %" PRIu64 ", stack table full %" PRIu64
+		 ", sample bound %" PRIu64 ", malformed %" PRIu64 "), %" PRIu64 " %s not symbolized",
+		 ac->samples, plural(ac->samples, "sample", "samples"), dropped, (uint64_t)bc[OTELPROF_CNT_RINGBUF_FULL],
 		 ac->dropped_entries + ac->dropped_stack_bytes, ac->dropped_samples,
-		 rc->malformed_records + ac->malformed, p->counters.locations_unsymbolized);
+		 rc->malformed_records + ac->malformed, p->counters.locations_unsymbolized,
+		 plural(p->counters.locations_unsymbolized, "frame", "frames"));
 	log_debug("bpf: %" PRIu64 " perf events, %" PRIu64 " other processes, %" PRIu64 " idle, "
 		  "%" PRIu64 " kernel / %" PRIu64 " user stack errors, %" PRIu64 " children followed",
 		  (uint64_t)bc[OTELPROF_CNT_SAMPLES], (uint64_t)bc[OTELPROF_CNT_FILTERED], (uint64_t)bc[OTELPROF_CNT_IDLE],
@@ -154,12 +155,14 @@ void self_report_log_counters(const struct self_sources *src, const struct profi
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
 		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
 	if (ss->modules_too_big)
-		log_info("%" PRIu64 " binaries or debug files not inflated: their compressed sections claim more than "
-			 "--symbol-cache allows (their frames keep build ids and ELF symbols)", ss->modules_too_big);
+		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than --symbol-cache allows "
+			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,
+			 plural(ss->modules_too_big, "binary or debug file", "binaries or debug files"));
 	if (ss->process_table_full || ss->processes_evicted)
-		log_info("%" PRIu64 " processes' mappings not kept (symbolizer process table full), %" PRIu64
-			 " ended processes' mappings evicted to make room, %" PRIu64 " lookups found no mappings",
-			 ss->process_table_full, ss->processes_evicted, ss->instance_unknown);
+		log_info("Mappings not kept (symbolizer process table full): %" PRIu64 " %s; ended processes' "
+			 "mappings evicted to make room: %" PRIu64 "; lookups that found no mappings: %" PRIu64,
+			 ss->process_table_full, plural(ss->process_table_full, "process", "processes"),
+			 ss->processes_evicted, ss->instance_unknown);
 	{
 		const struct process_table_counters *pc = process_table_counters(src->processes);
 
@@ -172,8 +175,10 @@ void self_report_log_counters(const struct self_sources *src, const struct profi
 			  "%" PRIu64 " exec'd programs' mappings not read again (list full)",
 			  pc->cgroup_resolved, pc->cgroup_unresolved, rc->settle_dropped);
 		if (pc->evicted || pc->no_process)
-			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
-				 " samples of processes that could not be described", pc->evicted, pc->no_process);
+			log_info("%" PRIu64 " %s evicted from the full process table, %" PRIu64
+				 " %s of processes that could not be described", pc->evicted,
+				 plural(pc->evicted, "process", "processes"), pc->no_process,
+				 plural(pc->no_process, "sample", "samples"));
 	}
 	unwind_sample_log(&rc->unwind, ss);
 	if (src->off_cpu)

@@ -21,7 +21,8 @@ static int write_output_off_cpu(const struct options *opts, const struct profile
 	if (!r)
 		r = write_folded_off_cpu_file(p, path);
 	if (!r)
-		log_info("Wrote %" PRIu64 " off-CPU waits to %s", p->off_cpu_count, path);
+		log_info("Wrote %" PRIu64 " off-CPU %s to %s", p->off_cpu_count, plural(p->off_cpu_count, "wait", "waits"),
+			 path);
 	return r;
 }
 
