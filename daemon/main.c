@@ -343,6 +343,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level(opts.verbose ? LOG_LEVEL_DEBUG : opts.quiet ? LOG_LEVEL_ERROR : LOG_LEVEL_INFO);
+	/* Before the run, not after an hour of it. */
+	if (write_output_check(&opts)) {
+		status = 2;
+		goto out;
+	}
 	r = signals_block();
 	if (r) {
 		log_error("Failed to block signals: %s", strerror(-r));
@@ -468,13 +473,8 @@ int main(int argc, char **argv)
 	self_report_log_counters(&src, p);
 	if (d.k8s)
 		k8s_log_counters(d.k8s);
-	r = write_output(&opts, p);
-	if (r) {
-		log_error("Failed to write %s: %s", opts.output ? opts.output : "the table", strerror(-r));
+	if (write_output(&opts, p))
 		goto out;
-	}
-	if (opts.output && strcmp(opts.output, "-"))
-		log_info("Wrote %" PRIu64 " %s to %s", p->total_count, plural(p->total_count, "sample", "samples"), opts.output);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d.processes, forget_process, &d);
 	status = loop_r ? 1 : 0;

@@ -3,21 +3,23 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "output/otlp_encode.h"
+#include "output/output_file.h"
 #include "output/writers.h"
 
 /* --off-cpu with folded output: the waits go to a second file, x.off-cpu.folded. */
-static int write_output_off_cpu(const struct options *opts, const struct profile *p)
+static int write_output_off_cpu(const struct profile *p, const char *output)
 {
 	char path[4096];
 	int r;
 
-	if (!p->off_cpu_enabled || !strcmp(opts->output, "-"))
+	if (!p->off_cpu_enabled || !strcmp(output, "-"))
 		return 0;
-	r = folded_off_cpu_path(opts->output, path, sizeof(path));
+	r = folded_off_cpu_path(output, path, sizeof(path));
 	if (!r)
 		r = write_folded_off_cpu_file(p, path);
 	if (!r)
@@ -26,19 +28,81 @@ static int write_output_off_cpu(const struct options *opts, const struct profile
 	return r;
 }
 
-int write_output(const struct options *opts, const struct profile *p)
+/* The profile in the format the flags chose, to path (a file, or stdout for the table). */
+static int write_output_to(const struct options *opts, const struct profile *p, const char *path)
 {
 	switch (opts->format) {
 	case OUTPUT_OTLP:
 		return otlp_write_file(p, &(struct otlp_encode_options){
 			.resource_attrs = opts->export.resource_attrs, .nresource_attrs = opts->export.nresource_attrs,
-		}, opts->output);
+		}, path);
 	case OUTPUT_TOP:
 		return write_top(p, opts->top, stdout);
 	case OUTPUT_PPROF:
-		return write_pprof_file(p, opts->output);
+		return write_pprof_file(p, path);
 	case OUTPUT_FOLDED:
-		return write_folded_file(p, opts->output) ?: write_output_off_cpu(opts, p);
+		return write_folded_file(p, path) ?: write_output_off_cpu(p, path);
 	}
 	return -EINVAL;
+}
+
+static bool writes_file(const struct options *opts)
+{
+	return opts->format != OUTPUT_TOP && opts->output && strcmp(opts->output, "-");
+}
+
+/* The profile whose own path failed at the end (a full disk, its directory removed meanwhile): into a
+ * new file of $TMPDIR, else /var/tmp, else /tmp, whose path is said. 0 when one took it. */
+static int write_fallback(const struct options *opts, const struct profile *p)
+{
+	const char *dirs[] = { getenv("TMPDIR"), "/var/tmp", "/tmp" };
+	char path[4096];
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int r;
+
+		if (!dirs[i] || dirs[i][0] != '/' || output_file_fallback(dirs[i], opts->output, path, sizeof(path)))
+			continue;
+		r = write_output_to(opts, p, path);
+		if (!r) {
+			log_error("The profile (%" PRIu64 " %s) is in %s instead", p->total_count,
+				  plural(p->total_count, "sample", "samples"), path);
+			return 0;
+		}
+		remove(path);
+		log_warn("Failed to write the profile to %s too: %s", path, strerror(-r));
+	}
+	return -EIO;
+}
+
+int write_output(const struct options *opts, const struct profile *p)
+{
+	int r = write_output_to(opts, p, opts->output);
+
+	if (!r) {
+		if (writes_file(opts))
+			log_info("Wrote %" PRIu64 " %s to %s", p->total_count, plural(p->total_count, "sample", "samples"),
+				 opts->output);
+		return 0;
+	}
+	log_error("Failed to write %s: %s", writes_file(opts) ? opts->output : "the table", strerror(-r));
+	if (writes_file(opts))
+		write_fallback(opts, p);
+	return r;
+}
+
+int write_output_check(const struct options *opts)
+{
+	int r;
+
+	if (!writes_file(opts))
+		return 0;
+	r = output_file_check(opts->output);
+	if (r == -EISDIR)
+		log_error("Cannot write %s: it is a directory (give a file name)", opts->output);
+	else if (r == -ENOENT)
+		log_error("Cannot write %s: its directory does not exist", opts->output);
+	else if (r)
+		log_error("Cannot write %s: %s", opts->output, strerror(-r));
+	return r;
 }
