@@ -25,6 +25,7 @@
 #include "ops/self_report.h"
 #include "ops/service_notify.h"
 #include "ops/signals.h"
+#include "ops/status_line.h"
 #include "ops/write_output.h"
 #include "process/cgroup_filter.h"
 #include "process/describe.h"
@@ -63,6 +64,7 @@ struct daemon {
 	struct trace_table *traces;        /* process and thread contexts, or NULL (--no-trace-context) */
 	struct aggregate *off_agg;         /* --off-cpu: the interval's waits, or NULL */
 	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
+	struct status_line *status;        /* on a terminal, during the run: its progress, or NULL */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -180,6 +182,7 @@ static void tick(struct daemon *d, uint64_t now)
 	if (d->traces)
 		trace_table_tick(d->traces, now);
 	self_report_update(&d->report, &src, now);
+	status_line_update(d->status, &d->report.now, now);
 }
 
 /* A signal read from the signalfd: true when it ends the run. */
@@ -343,8 +346,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level(opts.verbose ? LOG_LEVEL_DEBUG : opts.quiet ? LOG_LEVEL_ERROR : LOG_LEVEL_INFO);
-	/* Before the run, not after an hour of it. */
-	if (write_output_check(&opts)) {
+	if (write_output_check(&opts)) { /* before the run, not after an hour of it */
 		status = 2;
 		goto out;
 	}
@@ -449,7 +451,9 @@ int main(int argc, char **argv)
 		log_info("Profiling every process on %u %s at %u Hz", sampler_cpu_count(d.sampler),
 			 plural(sampler_cpu_count(d.sampler), "CPU", "CPUs"), opts.frequency);
 
+	d.status = status_line_new(&opts, d.start_monotonic_ns);
 	loop_r = run_loop(&d);
+	status_line_free(d.status); /* erased before the run's last words */
 	if (loop_r)
 		log_error("Sampling stopped: %s", strerror(-loop_r));
 	/* What was sampled is still sent or written; the exit status says the run failed. */

@@ -122,6 +122,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("process_events_total", NULL, "kind=\"exit\"", p->exits),
 		C("process_lost_records_total", "process records lost in the kernel (ring buffer full)", NULL,
 		  m->bpf[OTELPROF_CNT_PROC_EVENTS_LOST]),
+		C("processes_sampled_total", "processes (or programs they exec'd) given their first sample", NULL,
+		  p->sampled),
 		C("processes_evicted_total", "process table entries dropped because it was full", NULL, p->evicted),
 		C("samples_without_process_total", "samples whose process could not be described", NULL, p->no_process),
 		C("proc_read_failures_total", "reads of /proc/PID that failed", NULL, p->proc_read_failed),
@@ -263,7 +265,7 @@ void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out)
 	}
 }
 
-static uint64_t dropped_samples(const struct self_metrics *m)
+uint64_t self_metrics_dropped_samples(const struct self_metrics *m)
 {
 	const struct agg_counters *a = &m->aggregate;
 
@@ -276,7 +278,7 @@ void self_metrics_format_summary(const struct self_metrics *m, const struct self
 {
 	double cpu = prev && seconds > 0 ? 100.0 * (m->cpu_seconds - prev->cpu_seconds) / seconds : 0;
 	uint64_t samples = m->aggregate.samples - (prev ? prev->aggregate.samples : 0);
-	uint64_t dropped = dropped_samples(m) - (prev ? dropped_samples(prev) : 0);
+	uint64_t dropped = self_metrics_dropped_samples(m) - (prev ? self_metrics_dropped_samples(prev) : 0);
 	size_t n;
 
 	n = (size_t)snprintf(buf, size, "stats: %" PRIu64 " %s (%" PRIu64 " dropped), %" PRIu64

@@ -67,6 +67,8 @@ uint64_t self_metrics_busy_cpu_ticks(void);
 void self_metrics_read_process(struct self_metrics *m);
 /* Every metric in the Prometheus text exposition format (version 0.0.4). */
 void self_metrics_write_prometheus(const struct self_metrics *m, FILE *out);
+/* Samples dropped for any reason (ring buffer full, bounds, memory, malformed records). */
+uint64_t self_metrics_dropped_samples(const struct self_metrics *m);
 /* One log line: totals, and rates since prev (NULL for none) over seconds. */
 void self_metrics_format_summary(const struct self_metrics *m, const struct self_metrics *prev, double seconds,
 				 char *buf, size_t size);
