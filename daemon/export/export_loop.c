@@ -123,11 +123,12 @@ int export_loop_finish(struct export_loop *l, uint64_t timeout_ns)
 	exporter_get_stats(l->exporter, &st);
 	log_info("Export: %" PRIu64 " %s sent (%" PRIu64 " %s, %" PRIu64 " bytes), %" PRIu64
 		 " %s; dropped: %" PRIu64 " queue full, %" PRIu64 " after retries, %" PRIu64 " refused, %" PRIu64
-		 " at shutdown (%" PRIu64 " samples); %" PRIu64 " profiles rejected in part",
+		 " at shutdown (%" PRIu64 " %s); %" PRIu64 " %s rejected in part",
 		 st.sent, plural(st.sent, "request", "requests"), st.samples_sent, plural(st.samples_sent, "sample", "samples"),
 		 st.bytes_sent, st.retries, plural(st.retries, "retry", "retries"), st.dropped_queue_full, st.dropped_retries,
 		 st.dropped_permanent, st.dropped_shutdown, st.dropped_samples + l->dropped_too_large,
-		 st.rejected_profiles);
+		 plural(st.dropped_samples + l->dropped_too_large, "sample", "samples"), st.rejected_profiles,
+		 plural(st.rejected_profiles, "profile", "profiles"));
 	exporter_free(l->exporter);
 	free(l);
 	return r;

@@ -174,10 +174,11 @@ void self_report_log_counters(const struct self_sources *src, const struct profi
 		log_debug("cgroups: %" PRIu64 " found by the records' cgroup id, %" PRIu64 " ids named no cgroup any more; "
 			  "%" PRIu64 " exec'd programs' mappings not read again (list full)",
 			  pc->cgroup_resolved, pc->cgroup_unresolved, rc->settle_dropped);
-		if (pc->evicted || pc->no_process)
-			log_info("%" PRIu64 " %s evicted from the full process table, %" PRIu64
-				 " %s of processes that could not be described", pc->evicted,
-				 plural(pc->evicted, "process", "processes"), pc->no_process,
+		if (pc->evicted)
+			log_info("%" PRIu64 " %s evicted from the full process table", pc->evicted,
+				 plural(pc->evicted, "process", "processes"));
+		if (pc->no_process)
+			log_info("%" PRIu64 " %s of processes that ended before they could be described", pc->no_process,
 				 plural(pc->no_process, "sample", "samples"));
 	}
 	unwind_sample_log(&rc->unwind, ss);
