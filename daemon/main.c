@@ -444,12 +444,7 @@ int main(int argc, char **argv)
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;
 	record_path_set_time_offset(d.records, d.monotonic_to_unix_ns);
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;
-	if (opts.npids)
-		log_info("Profiling %zu %s on %u %s at %u Hz", opts.npids, plural(opts.npids, "process", "processes"),
-			 sampler_cpu_count(d.sampler), plural(sampler_cpu_count(d.sampler), "CPU", "CPUs"), opts.frequency);
-	else
-		log_info("Profiling every process on %u %s at %u Hz", sampler_cpu_count(d.sampler),
-			 plural(sampler_cpu_count(d.sampler), "CPU", "CPUs"), opts.frequency);
+	self_report_log_start(&opts, sampler_cpu_count(d.sampler));
 
 	d.status = status_line_new(&opts, d.start_monotonic_ns);
 	loop_r = run_loop(&d);

@@ -185,3 +185,12 @@ void self_report_log_counters(const struct self_sources *src, const struct profi
 	if (src->off_cpu)
 		log_off_cpu(src);
 }
+
+void self_report_log_start(const struct options *opts, unsigned ncpus)
+{
+	if (opts->npids)
+		log_info("Profiling %zu %s on %u %s at %u Hz", opts->npids, plural(opts->npids, "process", "processes"),
+			 ncpus, plural(ncpus, "CPU", "CPUs"), opts->frequency);
+	else
+		log_info("Profiling every process on %u %s at %u Hz", ncpus, plural(ncpus, "CPU", "CPUs"), opts->frequency);
+}
