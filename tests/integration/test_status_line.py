@@ -10,11 +10,11 @@ import fcntl
 import os
 import pty
 import re
+import select
 import signal
 import struct
 import subprocess
 import termios
-import time
 
 import bpftest
 
@@ -24,20 +24,22 @@ STATUS = re.compile(r"otelprofd: 0:0\d / 0:03: \d+ samples?, \d+ process(es)?")
 out = bpftest.tmpdir()
 
 
-def under_pty(args, usr1_after=None):
-    """Run otelprofd with stdin, stdout and stderr on a new pseudo-terminal of 160 columns: all it wrote."""
+def under_pty(args, usr1=False):
+    """Run otelprofd with stdin, stdout and stderr on a new pseudo-terminal of 160 columns: all it wrote.
+    With usr1, SIGUSR1 goes once the status line is drawn (the run's loop has begun)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
     p = subprocess.Popen([bpftest.otelprofd()] + args, stdin=slave, stdout=slave, stderr=slave,
                          env=dict(os.environ, TERM="xterm"))
     os.close(slave)
     data = b""
-    start = time.time()
     sent = False
     while True:
-        if usr1_after and not sent and time.time() - start > usr1_after:
+        if usr1 and not sent and STATUS.search(data.decode(errors="replace")):
             p.send_signal(signal.SIGUSR1)
             sent = True
+        if not select.select([master], [], [], 1)[0]:
+            continue
         try:
             chunk = os.read(master, 65536)
         except OSError:  # EIO: every writer closed the terminal
@@ -52,7 +54,7 @@ def under_pty(args, usr1_after=None):
 
 
 folded = os.path.join(out, "t.folded")
-code, text = under_pty(["-d", "3s", "-o", folded], usr1_after=1.5)
+code, text = under_pty(["-d", "3s", "-o", folded], usr1=True)
 if code != 0:
     bpftest.fail(f"exit {code} under a terminal:\n{text!r}")
 draws = [m.start() for m in STATUS.finditer(text)]
