@@ -1,7 +1,6 @@
 #include "log.h"
 
 #include <stdio.h>
-#include <string.h>
 
 static enum log_level current_level = LOG_LEVEL_INFO;
 /* The status line on the terminal now (ops/status_line), "" when none: a log line erases it first
