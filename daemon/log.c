@@ -11,6 +11,9 @@
 static enum log_level current_level = LOG_LEVEL_INFO;
 static bool to_journal;
 static pthread_once_t journal_once = PTHREAD_ONCE_INIT;
+/* The status line on the terminal now (ops/status_line), "" when none: a log line erases it first
+ * and draws it again after, so the two never share a row. Guarded by stderr's lock. */
+static char status_text[LOG_STATUS_MAX];
 
 void log_set_level(enum log_level level)
 {
@@ -41,6 +44,13 @@ void log_detect_journal(void)
 	to_journal = log_stderr_is_journal();
 }
 
+/* Carriage return and erase to the end of the row: the terminal's row is blank again. */
+static void erase_status(void)
+{
+	if (status_text[0])
+		fputs("\r\033[K", stderr);
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	/* journald reads the priority from the prefix and names the program itself. */
@@ -62,11 +72,23 @@ void log_msg(enum log_level level, const char *fmt, ...)
 		return;
 	pthread_once(&journal_once, log_detect_journal);
 	flockfile(stderr); /* one whole line, also when another thread (the Kubernetes watcher) logs */
+	erase_status();
 	fputs(to_journal ? journal_prefix[level] : prefix[level], stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	fputs(status_text, stderr);
+	funlockfile(stderr);
+}
+
+void log_status(const char *text)
+{
+	flockfile(stderr);
+	erase_status();
+	snprintf(status_text, sizeof(status_text), "%s", text ? text : "");
+	fputs(status_text, stderr);
+	fflush(stderr);
 	funlockfile(stderr);
 }
 

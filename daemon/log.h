@@ -24,6 +24,14 @@ void log_detect_journal(void);
  * when stderr is the journal a stream whose lines are logged as errors. Never to be closed. */
 FILE *log_error_stream(void);
 
+/* Show text as the status line on the last row of a terminal (the caller knows stderr is one), in
+ * place of the previous one; NULL or "" erases it. Log lines print above it. Thread-safe. */
+#define LOG_STATUS_MAX 256
+void log_status(const char *text);
+
+/* The word that goes with a count in a line a user reads: "1 process", "2 processes". */
+#define plural(n, one, many) ((n) == 1 ? (one) : (many))
+
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)

@@ -27,6 +27,7 @@
 #include "ops/self_report.h"
 #include "ops/service_notify.h"
 #include "ops/signals.h"
+#include "ops/status_line.h"
 #include "ops/write_output.h"
 #include "process/cgroup_filter.h"
 #include "process/describe.h"
@@ -65,6 +66,7 @@ struct daemon {
 	struct trace_table *traces;        /* process and thread contexts, or NULL (--no-trace-context) */
 	struct aggregate *off_agg;         /* --off-cpu: the interval's waits, or NULL */
 	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
+	struct status_line *status;        /* on a terminal, during the run: its progress, or NULL */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -184,6 +186,7 @@ static void tick(struct daemon *d, uint64_t now)
 	if (d->traces)
 		trace_table_tick(d->traces, now);
 	self_report_update(&d->report, &src, now);
+	status_line_update(d->status, &d->report.now, now);
 }
 
 /* A signal read from the signalfd: true when it ends the run. */
@@ -350,6 +353,10 @@ int main(int argc, char **argv)
 	}
 	log_set_level(opts.verbose ? LOG_LEVEL_DEBUG : opts.quiet ? LOG_LEVEL_ERROR : LOG_LEVEL_INFO);
 	options_warn_no_destination(&opts);
+	if (write_output_check(&opts)) { /* before the run, not after an hour of it */
+		status = 2;
+		goto out;
+	}
 	r = signals_block();
 	if (r) {
 		log_error("Failed to block signals: %s", strerror(-r));
@@ -394,8 +401,8 @@ int main(int argc, char **argv)
 	}
 
 	if (metadata_skipped_resource_attributes(d.metadata))
-		log_warn("Skipped %u malformed entries of OTEL_RESOURCE_ATTRIBUTES",
-			 metadata_skipped_resource_attributes(d.metadata));
+		log_warn("Skipped %u malformed %s of OTEL_RESOURCE_ATTRIBUTES", metadata_skipped_resource_attributes(d.metadata),
+			 plural(metadata_skipped_resource_attributes(d.metadata), "entry", "entries"));
 	if (cgroup_filter_resolve(opts.cgroup, opts.container, cgroup_ids, OTELPROF_MAX_TARGET_CGROUPS,
 				  &ncgroup_ids)) {
 		status = 2;
@@ -444,13 +451,11 @@ int main(int argc, char **argv)
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;
 	record_path_set_time_offset(d.records, d.monotonic_to_unix_ns);
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;
-	if (opts.npids)
-		log_info("Profiling %zu process%s on %u CPUs at %u Hz", opts.npids, opts.npids == 1 ? "" : "es",
-			 sampler_cpu_count(d.sampler), opts.frequency);
-	else
-		log_info("Profiling every process on %u CPUs at %u Hz", sampler_cpu_count(d.sampler), opts.frequency);
+	self_report_log_start(&opts, sampler_cpu_count(d.sampler));
 
+	d.status = status_line_new(&opts, d.start_monotonic_ns);
 	loop_r = run_loop(&d);
+	status_line_free(d.status); /* erased before the run's last words */
 	if (loop_r)
 		log_error("Sampling stopped: %s", strerror(-loop_r));
 	/* What was sampled is still sent or written; the exit status says the run failed. */
@@ -474,13 +479,8 @@ int main(int argc, char **argv)
 	self_report_log_counters(&src);
 	if (d.k8s)
 		k8s_log_counters(d.k8s);
-	r = write_output(&opts, p);
-	if (r) {
-		log_error("Failed to write %s: %s", opts.output ? opts.output : "standard output", strerror(-r));
+	if (write_output(&opts, p))
 		goto out;
-	}
-	if (opts.output && strcmp(opts.output, "-"))
-		log_info("Wrote %" PRIu64 " samples to %s", p->total_count, opts.output);
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d.processes, forget_process, &d);
 	status = loop_r ? 1 : 0;

@@ -54,7 +54,7 @@ static void test_defaults(void **state)
 	struct options o;
 
 	assert_int_equal(parse(&o, ""), OPTIONS_OK);
-	assert_int_equal(o.frequency, 19);
+	assert_int_equal(o.frequency, 99); /* the default 10 s are an ad hoc run */
 	assert_int_equal(o.duration_ns, 10000000000ULL);
 	assert_int_equal(o.format, OUTPUT_TOP);
 	assert_null(o.output);
@@ -66,6 +66,38 @@ static void test_defaults(void **state)
 	options_free(&o);
 	assert_int_equal(parse(&o, "--kubernetes=off"), OPTIONS_OK);
 	assert_int_equal(o.kubernetes, KUBERNETES_OFF);
+	options_free(&o);
+}
+
+static char *write_config(const char *text);
+
+/* 99 Hz without --frequency for a run with --pid or under a minute; 19 Hz for long and endless runs. */
+static void test_ad_hoc_frequency(void **state)
+{
+	static const struct {
+		const char *args;
+		unsigned frequency;
+	} cases[] = {
+		{ "-d 59s", 99 }, { "-d 1m", 19 }, { "-d 0", 19 }, { "-d 1h -p 1", 99 }, { "-d 0 --pid=1", 99 },
+		{ "-d 10s -F 19", 19 }, { "-p 1 -F 7", 7 }, { "--endpoint http://c:4317", 19 },
+		{ "--endpoint http://c:4317 -d 30s", 99 },
+	};
+	const char *path = write_config("frequency = 49\n");
+	struct options o;
+	char line[256];
+
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(parse(&o, cases[i].args), OPTIONS_OK);
+		if (o.frequency != cases[i].frequency)
+			fail_msg("'%s': %u Hz, expected %u", cases[i].args, o.frequency, cases[i].frequency);
+		options_free(&o);
+	}
+	/* A frequency from the configuration file is a frequency asked for. */
+	snprintf(line, sizeof(line), "--config %s -d 5s -p 1", path);
+	assert_int_equal(parse(&o, line), OPTIONS_OK);
+	assert_int_equal(o.frequency, 49);
 	options_free(&o);
 }
 
@@ -388,6 +420,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_ad_hoc_frequency),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_good_addresses),
 		cmocka_unit_test(test_secrets_not_shown),

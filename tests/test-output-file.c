@@ -158,6 +158,59 @@ static void test_failures(void **state)
 	assert_int_equal(entries(), 0);
 }
 
+/* The check before a run: a directory at the name, a missing directory, and a good path (nothing left). */
+static void test_check(void **state)
+{
+	char path[256];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/f.folded", dir);
+	assert_int_equal(output_file_check(path), 0);
+	assert_int_equal(entries(), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(output_file_check(path), -EISDIR);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/missing/f.folded", dir);
+	assert_int_equal(output_file_check(path), -ENOENT);
+	if (geteuid()) { /* root writes anywhere */
+		assert_int_equal(chmod(dir, 0555), 0);
+		snprintf(path, sizeof(path), "%s/f.folded", dir);
+		assert_int_equal(output_file_check(path), -EACCES);
+		chmod(dir, 0700);
+	}
+	assert_int_equal(entries(), 0);
+}
+
+/* A fallback file: new each time, this user's alone, named after the path with its extension. */
+static void test_fallback(void **state)
+{
+	char a[256], b[256];
+	struct stat st;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(output_file_fallback(dir, "/gone/dir/app.pb.gz", a, sizeof(a)), 0);
+	assert_int_equal(output_file_fallback(dir, "app.pb.gz", b, sizeof(b)), 0);
+	assert_string_not_equal(a, b);
+	n = strlen(dir);
+	assert_memory_equal(a, dir, n);
+	assert_memory_equal(a + n, "/otelprofd-", 11);
+	assert_string_equal(a + n + 11 + 6, "-app.pb.gz");
+	assert_int_equal(lstat(a, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(st.st_uid, geteuid());
+	/* A profile written there replaces it (output files rename over their final name). */
+	assert_int_equal(commit_text(a, "main 1\n"), 0);
+	assert_contents(a, "main 1\n");
+	unlink(a);
+	unlink(b);
+	assert_int_equal(output_file_fallback("/nonexistent-dir", "x.folded", a, sizeof(a)), -ENOENT);
+	assert_int_equal(output_file_fallback(dir, "x.folded", a, 16), -ENAMETOOLONG);
+	assert_int_equal(output_file_fallback(dir, "dir/", a, sizeof(a)), -EINVAL);
+	assert_int_equal(entries(), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -177,6 +230,8 @@ int main(void)
 		cmocka_unit_test(test_abort),
 		cmocka_unit_test(test_symlink_replaced),
 		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_fallback),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -152,7 +152,7 @@ static void test_top(void **state)
 	char *text = capture(top10, f->profile);
 
 	print_message("%s", text);
-	assert_non_null(strstr(text, "3 samples from 1 processes"));
+	assert_non_null(strstr(text, "3 samples from 1 process"));
 	assert_non_null(strstr(text, "  66.67  100.00         2  leaf_fn"));
 	assert_non_null(strstr(text, "  33.33   33.33         1  do_kernel_work"));
 	assert_non_null(strstr(text, "   0.00  100.00         0  root_fn"));

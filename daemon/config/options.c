@@ -107,7 +107,8 @@ static void print_usage(FILE *out)
 		"and write a profile.\n"
 		"\n"
 		"Sampling:\n"
-		"  -F, --frequency=HZ        samples per second on each CPU (1-%u; default %u)\n"
+		"  -F, --frequency=HZ        samples per second on each CPU (1-%u; default %u, and %u for a run\n"
+		"                            with --pid or a duration under a minute)\n"
 		"  -d, --duration=TIME       stop after TIME (30s, 500ms, 2m, 1h; 0 = until SIGINT/SIGTERM;\n"
 		"                            default 10s)\n"
 		"  -p, --pid=PID[,PID...]    profile only these processes (filtered in the kernel; repeatable)\n"
@@ -191,7 +192,7 @@ static void print_usage(FILE *out)
 		"Needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE (memlock on older kernels) and read\n"
 		"access to other processes' /proc entries (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH).\n"
 		"Exit status: 0 on success, 1 on a runtime failure, 2 on a usage or setup error.\n",
-		OPTIONS_MAX_FREQUENCY, OPTIONS_DEFAULT_FREQUENCY, OPTIONS_DEFAULT_TOP,
+		OPTIONS_MAX_FREQUENCY, OPTIONS_DEFAULT_FREQUENCY, OPTIONS_AD_HOC_FREQUENCY, OPTIONS_DEFAULT_TOP,
 		EXPORT_DEFAULT_QUEUE_SIZE, OPTIONS_DEFAULT_RINGBUF_KIB, OPTIONS_DEFAULT_MAX_STACKS,
 		OPTIONS_DEFAULT_MAX_SAMPLES);
 }
@@ -905,6 +906,9 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 	/* A collector makes otelprofd a daemon: it runs until SIGTERM unless told a duration. */
 	if (opts->export.enabled && !opts->duration_set)
 		opts->duration_ns = 0;
+	/* An ad hoc look (one process, or under a minute) needs more samples than a host watched for hours. */
+	if (!set['F'] && !line['F'] && (opts->npids || (opts->duration_ns && opts->duration_ns < OPTIONS_AD_HOC_NS)))
+		opts->frequency = OPTIONS_AD_HOC_FREQUENCY;
 	if (opts->check_config) {
 		fprintf(out, "otelprofd: %s: configuration is valid\n", config_path);
 		options_free(opts);

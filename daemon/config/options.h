@@ -19,6 +19,9 @@
 #include "export/otel_env.h"
 
 #define OPTIONS_DEFAULT_FREQUENCY 19
+/* Without --frequency, a run with --pid or shorter than OPTIONS_AD_HOC_NS samples at this rate. */
+#define OPTIONS_AD_HOC_FREQUENCY 99
+#define OPTIONS_AD_HOC_NS (60ULL * 1000000000ULL)
 #define OPTIONS_MAX_FREQUENCY 10000
 #define OPTIONS_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
 #define OPTIONS_DEFAULT_TOP 20

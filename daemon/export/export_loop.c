@@ -96,8 +96,9 @@ int export_loop_submit(struct export_loop *l, const struct profile *p)
 	}
 	if (batch.dropped_resources) {
 		l->dropped_too_large += batch.dropped_samples;
-		log_warn("%" PRIu64 " process%s larger than --max-message-size alone, dropped (%" PRIu64 " samples)",
-			 batch.dropped_resources, batch.dropped_resources == 1 ? "" : "es", batch.dropped_samples);
+		log_warn("%" PRIu64 " %s larger than --max-message-size alone, dropped (%" PRIu64 " %s)",
+			 batch.dropped_resources, plural(batch.dropped_resources, "process", "processes"), batch.dropped_samples,
+			 plural(batch.dropped_samples, "sample", "samples"));
 	}
 	for (size_t i = 0; i < batch.nmessages; i++) {
 		/* The exporter owns the data from here. */
@@ -120,19 +121,22 @@ int export_loop_finish(struct export_loop *l, uint64_t timeout_ns)
 	r = exporter_shutdown(l->exporter, clock_ns(CLOCK_MONOTONIC) + timeout_ns);
 	exporter_report(l->exporter);
 	exporter_get_stats(l->exporter, &st);
-	log_info("Export: %" PRIu64 " requests sent (%" PRIu64 " samples, %" PRIu64 " bytes), %" PRIu64
-		 " retries; dropped: %" PRIu64 " queue full, %" PRIu64 " after retries, %" PRIu64 " refused, %" PRIu64
-		 " at shutdown (%" PRIu64 " samples); %" PRIu64 " profiles rejected in part",
-		 st.sent, st.samples_sent, st.bytes_sent, st.retries, st.dropped_queue_full, st.dropped_retries,
+	log_info("Export: %" PRIu64 " %s sent (%" PRIu64 " %s, %" PRIu64 " bytes), %" PRIu64
+		 " %s; dropped: %" PRIu64 " queue full, %" PRIu64 " after retries, %" PRIu64 " refused, %" PRIu64
+		 " at shutdown (%" PRIu64 " %s); %" PRIu64 " %s rejected in part",
+		 st.sent, plural(st.sent, "request", "requests"), st.samples_sent, plural(st.samples_sent, "sample", "samples"),
+		 st.bytes_sent, st.retries, plural(st.retries, "retry", "retries"), st.dropped_queue_full, st.dropped_retries,
 		 st.dropped_permanent, st.dropped_shutdown, st.dropped_samples + l->dropped_too_large,
-		 st.rejected_profiles);
+		 plural(st.dropped_samples + l->dropped_too_large, "sample", "samples"), st.rejected_profiles,
+		 plural(st.rejected_profiles, "profile", "profiles"));
 	if (st.enqueued && !st.sent) {
 		char shown[512];
 
-		log_error("Nothing was delivered to the collector at %s: %" PRIu64 " request%s (%" PRIu64
-			  " samples) lost; the failures above say why",
+		log_error("Nothing was delivered to the collector at %s: %" PRIu64 " %s (%" PRIu64
+			  " %s) lost; the failures above say why",
 			  parse_redact_url(l->cfg->url ? l->cfg->url : l->cfg->target, shown, sizeof(shown)), st.enqueued,
-			  st.enqueued == 1 ? "" : "s", st.dropped_samples + l->dropped_too_large);
+			  plural(st.enqueued, "request", "requests"), st.dropped_samples + l->dropped_too_large,
+			  plural(st.dropped_samples + l->dropped_too_large, "sample", "samples"));
 		r = -ENOTCONN;
 	}
 	exporter_free(l->exporter);

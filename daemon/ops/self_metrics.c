@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "build_revision.h"
+#include "log.h"
 
 enum metric_type { COUNTER, GAUGE };
 
@@ -199,6 +200,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("process_events_total", NULL, "kind=\"exit\"", p->exits),
 		C("process_lost_records_total", "process records lost in the kernel (ring buffer full)", NULL,
 		  m->bpf[OTELPROF_CNT_PROC_EVENTS_LOST]),
+		C("processes_sampled_total", "processes (or programs they exec'd) given their first sample", NULL,
+		  p->sampled),
 		C("processes_evicted_total", "process table entries dropped because it was full", NULL, p->evicted),
 		C("samples_without_process_total", "samples whose process could not be described", NULL, p->no_process),
 		C("proc_read_failures_total", "reads of /proc/PID that failed", NULL, p->proc_read_failed),
@@ -356,13 +359,15 @@ uint64_t self_metrics_unsymbolized(const struct self_metrics *m)
 void self_metrics_format_totals(const struct self_metrics *m, char *buf, size_t size)
 {
 	const struct agg_counters *a = &m->aggregate;
+	uint64_t unsymbolized = self_metrics_unsymbolized(m);
 
-	snprintf(buf, size, "%" PRIu64 " samples kept, %" PRIu64 " dropped (ring buffer full %" PRIu64
+	snprintf(buf, size, "%" PRIu64 " %s kept, %" PRIu64 " dropped (ring buffer full %" PRIu64
 		 ", stack table full %" PRIu64 ", sample bound %" PRIu64 ", out of memory %" PRIu64 ", malformed %" PRIu64
-		 ", profile tables full %" PRIu64 "), %" PRIu64 " frames not symbolized",
-		 a->samples, self_metrics_dropped_samples(m), m->bpf[OTELPROF_CNT_RINGBUF_FULL],
-		 a->dropped_entries + a->dropped_stack_bytes, a->dropped_samples, a->dropped_nomem,
-		 a->malformed + m->malformed_records, a->dropped_at_build, self_metrics_unsymbolized(m));
+		 ", profile tables full %" PRIu64 "), %" PRIu64 " %s not symbolized",
+		 a->samples, plural(a->samples, "sample", "samples"), self_metrics_dropped_samples(m),
+		 m->bpf[OTELPROF_CNT_RINGBUF_FULL], a->dropped_entries + a->dropped_stack_bytes, a->dropped_samples,
+		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, unsymbolized,
+		 plural(unsymbolized, "frame", "frames"));
 }
 
 void self_metrics_format_summary(const struct self_metrics *m, const struct self_metrics *prev, double seconds,
@@ -373,8 +378,8 @@ void self_metrics_format_summary(const struct self_metrics *m, const struct self
 	uint64_t dropped = self_metrics_dropped_samples(m) - (prev ? self_metrics_dropped_samples(prev) : 0);
 	size_t n;
 
-	n = (size_t)snprintf(buf, size, "stats: %" PRIu64 " samples (%" PRIu64 " dropped), %" PRIu64
-			     " not symbolized, cpu %.2f%%, rss %.1f MiB", samples, dropped,
+	n = (size_t)snprintf(buf, size, "stats: %" PRIu64 " %s (%" PRIu64 " dropped), %" PRIu64
+			     " not symbolized, cpu %.2f%%, rss %.1f MiB", samples, plural(samples, "sample", "samples"), dropped,
 			     self_metrics_unsymbolized(m) - (prev ? self_metrics_unsymbolized(prev) : 0),
 			     cpu, m->rss_bytes / 1048576.0);
 	if (m->export_enabled && n < size)

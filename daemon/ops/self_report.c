@@ -117,12 +117,12 @@ static void log_off_cpu(const struct self_sources *src)
 	uint64_t b[OTELPROF_OFFCPU_CNT_MAX] = { 0 };
 
 	sampler_off_cpu_counters(src->sampler, b);
-	log_info("Off-CPU: %" PRIu64 " waits kept (%.3f s scaled), %" PRIu64 " switch-outs, %" PRIu64 " sampled, "
+	log_info("Off-CPU: %" PRIu64 " %s kept (%.3f s scaled), %" PRIu64 " switch-outs, %" PRIu64 " sampled, "
 		 "%" PRIu64 " not targets; dropped: %" PRIu64 " in-flight map full, %" PRIu64 " ring buffer full, %" PRIu64
 		 " stacks waiting table full, %" PRIu64 " ends without a stack, %" PRIu64 " by the aggregate; %" PRIu64
 		 " under --off-cpu-threshold; %" PRIu64 " still waiting at the end, counted up to it, %" PRIu64
 		 " without their end (ring buffer full)",
-		 oc->waits, oc->wait_ns / 1e9, b[OTELPROF_OFFCPU_CNT_SWITCHES],
+		 oc->waits, plural(oc->waits, "wait", "waits"), oc->wait_ns / 1e9, b[OTELPROF_OFFCPU_CNT_SWITCHES],
 		 b[OTELPROF_OFFCPU_CNT_SAMPLED], b[OTELPROF_OFFCPU_CNT_FILTERED], b[OTELPROF_OFFCPU_CNT_INFLIGHT_FULL],
 		 b[OTELPROF_OFFCPU_CNT_RINGBUF_FULL], oc->pending_full, oc->unmatched_ends, oc->aggregate_dropped,
 		 oc->below_threshold, oc->unfinished, oc->lost_ends);
@@ -151,12 +151,14 @@ void self_report_log_counters(const struct self_sources *src)
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
 		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
 	if (ss->modules_too_big)
-		log_info("%" PRIu64 " binaries or debug files not inflated: their compressed sections claim more than "
-			 "--symbol-cache allows (their frames keep build ids and ELF symbols)", ss->modules_too_big);
+		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than --symbol-cache allows "
+			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,
+			 plural(ss->modules_too_big, "binary or debug file", "binaries or debug files"));
 	if (ss->process_table_full || ss->processes_evicted)
-		log_info("%" PRIu64 " processes' mappings not kept (symbolizer process table full), %" PRIu64
-			 " ended processes' mappings evicted to make room, %" PRIu64 " lookups found no mappings",
-			 ss->process_table_full, ss->processes_evicted, ss->instance_unknown);
+		log_info("Mappings not kept (symbolizer process table full): %" PRIu64 " %s; ended processes' "
+			 "mappings evicted to make room: %" PRIu64 "; lookups that found no mappings: %" PRIu64,
+			 ss->process_table_full, plural(ss->process_table_full, "process", "processes"),
+			 ss->processes_evicted, ss->instance_unknown);
 	{
 		const struct process_table_counters *pc = process_table_counters(src->processes);
 
@@ -168,11 +170,23 @@ void self_report_log_counters(const struct self_sources *src)
 		log_debug("cgroups: %" PRIu64 " found by the records' cgroup id, %" PRIu64 " ids named no cgroup any more; "
 			  "%" PRIu64 " exec'd programs' mappings not read again (list full)",
 			  pc->cgroup_resolved, pc->cgroup_unresolved, rc->settle_dropped);
-		if (pc->evicted || pc->no_process)
-			log_info("%" PRIu64 " processes evicted from the full process table, %" PRIu64
-				 " samples of processes that could not be described", pc->evicted, pc->no_process);
+		if (pc->evicted)
+			log_info("%" PRIu64 " %s evicted from the full process table", pc->evicted,
+				 plural(pc->evicted, "process", "processes"));
+		if (pc->no_process)
+			log_info("%" PRIu64 " %s of processes that ended before they could be described", pc->no_process,
+				 plural(pc->no_process, "sample", "samples"));
 	}
 	unwind_sample_log(&rc->unwind, ss);
 	if (src->off_cpu)
 		log_off_cpu(src);
+}
+
+void self_report_log_start(const struct options *opts, unsigned ncpus)
+{
+	if (opts->npids)
+		log_info("Profiling %zu %s on %u %s at %u Hz", opts->npids, plural(opts->npids, "process", "processes"),
+			 ncpus, plural(ncpus, "CPU", "CPUs"), opts->frequency);
+	else
+		log_info("Profiling every process on %u %s at %u Hz", ncpus, plural(ncpus, "CPU", "CPUs"), opts->frequency);
 }

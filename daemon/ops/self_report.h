@@ -48,6 +48,8 @@ void self_report_update(struct self_report *r, const struct self_sources *src, u
 /* The counters' one-line summary with rates since the last one, prefixed (every --stats-interval,
  * and at SIGUSR1); m becomes the base of the next. */
 void self_report_log_summary(struct self_report *r, const struct self_metrics *m, uint64_t now, const char *prefix);
+/* The run's first line: what is profiled, on how many CPUs, at which frequency. */
+void self_report_log_start(const struct options *opts, unsigned ncpus);
 /* The counters of a run that built p: kept and dropped samples at info level, details at debug. */
 void self_report_log_counters(const struct self_sources *src);
 

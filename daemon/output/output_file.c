@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,4 +125,36 @@ void output_file_abort(struct output_file *f)
 	fclose(f->stream);
 	unlink(f->tmp);
 	output_file_free(f);
+}
+
+int output_file_check(const char *path)
+{
+	struct output_file *f;
+	struct stat st;
+
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	f = output_file_open(path);
+	if (!f)
+		return -errno;
+	output_file_abort(f);
+	return 0;
+}
+
+int output_file_fallback(const char *dir, const char *path, char *buf, size_t size)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	int n = snprintf(buf, size, "%s/otelprofd-XXXXXX-%s", dir, base), fd;
+
+	if (!*base)
+		return -EINVAL;
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	/* mkostemps(): O_CREAT | O_EXCL, 0600, a random name; in a sticky directory (/tmp, /var/tmp) no
+	 * other user can then replace it, and the rename of the profile over it stays ours. */
+	fd = mkostemps(buf, (int)strlen(base) + 1, O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
 }

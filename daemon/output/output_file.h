@@ -25,5 +25,12 @@ FILE *output_file_stream(struct output_file *f);
 int output_file_commit(struct output_file *f);
 /* Remove the temporary file and free f. Accepts NULL. */
 void output_file_abort(struct output_file *f);
+/* Could a file be written at path now? 0, or -errno: -EISDIR when path is a directory, else what
+ * creating a temporary file beside it said (-ENOENT: no such directory; -EACCES, -EROFS...). */
+int output_file_check(const char *path);
+/* A new empty file of this user's in dir, named "otelprofd-XXXXXX-" and the last part of path (so it
+ * keeps path's extension), created with O_EXCL and mode 0600, never through a link: for a profile
+ * whose own path failed. Its name into buf; 0 or -errno. */
+int output_file_fallback(const char *dir, const char *path, char *buf, size_t size);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "profile/intern.h"
 #include "output/writers.h"
 
@@ -28,8 +29,8 @@ static int by_self(const void *a, const void *b)
 static void print_off_cpu(const struct profile *p, const struct top_row *rows, size_t nrows, unsigned nrows_max,
 			  FILE *out)
 {
-	fprintf(out, "\nOff-CPU: %.3f s over %" PRIu64 " waits (scaled by the sampling)\n", p->off_cpu_ns / 1e9,
-		p->off_cpu_count);
+	fprintf(out, "\nOff-CPU: %.3f s over %" PRIu64 " %s (scaled by the sampling)\n", p->off_cpu_ns / 1e9,
+		p->off_cpu_count, plural(p->off_cpu_count, "wait", "waits"));
 	if (!p->off_cpu_ns) {
 		fprintf(out, "No off-CPU time: no sampled thread waited.\n");
 		return;
@@ -130,8 +131,9 @@ static int top_table(const struct profile *p, bool off_cpu, unsigned nrows_max, 
 		print_off_cpu(p, rows, nrows, nrows_max, out);
 		goto done;
 	}
-	fprintf(out, "%" PRIu64 " samples from %zu processes over %.1f s at %u Hz\n", p->total_count,
-		p->nprocesses - 1, p->duration_ns / 1e9, p->frequency);
+	fprintf(out, "%" PRIu64 " %s from %zu %s over %.1f s at %u Hz\n", p->total_count,
+		plural(p->total_count, "sample", "samples"), p->nprocesses - 1,
+		plural(p->nprocesses - 1, "process", "processes"), p->duration_ns / 1e9, p->frequency);
 	if (!p->total_count) {
 		fprintf(out, "No samples: the profiled processes did not run on a CPU.\n");
 	} else {

@@ -365,8 +365,8 @@ static void answered(struct k8s *k)
 
 	k8s_pods_counters(k->pods, &pc);
 	if (k->failing)
-		log_info("Kubernetes API %s answers again: %" PRIu64 " pods on node %s", k->api_url, pc.entries,
-			 k->node_name);
+		log_info("Kubernetes API %s answers again: %" PRIu64 " %s on node %s", k->api_url, pc.entries,
+			 plural(pc.entries, "pod", "pods"), k->node_name);
 	else
 		log_debug("Kubernetes API %s: %" PRIu64 " pods on node %s", k->api_url, pc.entries, k->node_name);
 	k->failing = false;

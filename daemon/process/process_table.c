@@ -416,7 +416,8 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 
 	if (e) {
 		touch(t, e);
-		e->info.samples++;
+		if (!e->info.samples++)
+			t->counters.sampled++;
 		/* Moved to another cgroup since it was described (cached: no walk per sample). */
 		resolve_cgroup(t, &e->info, cgroup_id);
 		return &e->info;
@@ -433,6 +434,7 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 		return NULL;
 	}
 	e->info.samples = 1;
+	t->counters.sampled++;
 	e->info.cgroup_id = cgroup_id;
 	return &e->info;
 }

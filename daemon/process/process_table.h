@@ -59,6 +59,7 @@ struct process_table_config {
 
 struct process_table_counters {
 	uint64_t added;            /* entries created */
+	uint64_t sampled;          /* entries (a process, or the program it exec'd) given their first sample */
 	uint64_t evicted;          /* entries dropped because the table was full */
 	uint64_t removed;          /* exited entries dropped by a sweep */
 	uint64_t no_process;       /* samples whose process was in no record and no longer in /proc */

@@ -99,7 +99,8 @@ void unwind_sample_log(const struct unwind_sample_counters *u, const struct symb
 {
 	if (!u->windows)
 		return;
-	log_info("Unwound %" PRIu64 " of %" PRIu64 " user stacks with DWARF CFI (%" PRIu64 " truncated by the stack "
+	/* Statistics for whoever tunes the unwinder, not for every run (-v). */
+	log_debug("Unwound %" PRIu64 " of %" PRIu64 " user stacks with DWARF CFI (%" PRIu64 " truncated by the stack "
 		 "window, %" PRIu64 " kept frame pointers, %" PRIu64 " whose frame pointers went further), CPU per "
 		 "sample: median under %u us, 90%% under %u us, mean %.1f us", u->unwound, u->windows, u->truncated,
 		 u->kept_fp, u->fp_longer, unwind_sample_quantile_us(u, 0.5),

@@ -34,6 +34,10 @@ expect(["--duration", "soon"], 2, "not a duration")
 expect(["--output", "x.txt"], 2, "cannot tell the format")
 expect(["--stack-copy", "65537"], 2, "not a size from 0 to 64KiB")  # one byte past the maximum
 expect(["--follow-children"], 2, "needs --pid")
+# The output path is checked before sampling, not after the hour (no privileges needed to be told).
+expect(["-o", "/nonexistent/x.folded", "-d", "1h"], 2, "Cannot write /nonexistent/x.folded: its directory does not exist",
+       timeout=10)
+expect(["-o", "/", "-d", "1h"], 2, "cannot tell the format", timeout=10)
 expect(["--no-such-flag"], 2, "unknown option")
 expect(["stray"], 2, "unexpected argument")
 expect(["--pid", "1,,2"], 2, "empty element")
@@ -52,6 +56,9 @@ bom = os.path.join(tmp, "bom.conf")
 with open(bom, "wb") as f:
     f.write(b"\xef\xbb\xbf# made on another system\nfrequency = 99\n")
 expect(["--check-config", "--config", bom], 0, "configuration is valid", timeout=10)
+folded_dir = os.path.join(tmp, "dir.folded")
+os.mkdir(folded_dir)
+expect(["-o", folded_dir, "-d", "1h"], 2, f"Cannot write {folded_dir}: it is a directory", timeout=10)
 shutil.rmtree(tmp)
 
 # Without privileges: name what is missing, exit 2. Needs a user to drop to.

@@ -5,10 +5,11 @@
   target keeps its contents and owner; the link is replaced by the profile, a regular file.
 - A filesystem too small for the profile (a 64 KiB tmpfs, all but a page taken): exit 1, one line
   naming the path and "No space left on device", the earlier profile under the final name unchanged,
-  and no temporary file left.
+  no temporary file left, and the profile whole in a new file of $TMPDIR whose path is said.
 """
 import os
 import pwd
+import re
 import subprocess
 import time
 
@@ -86,6 +87,9 @@ for fmt in FORMATS:
         bpftest.fail(f"temporary files left: {leftovers(out, f'link.{fmt}')}")
     print(f"ok: .{fmt} through a planted link: link replaced by a {sizes[fmt]}-byte profile, target untouched")
 
+fallback_dir = os.path.join(out, "fallback")
+os.mkdir(fallback_dir)
+os.environ["TMPDIR"] = fallback_dir  # where a profile that could not be written goes
 small = os.path.join(out, "small")
 os.mkdir(small)
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small], check=True)
@@ -116,7 +120,14 @@ try:
         if leftovers(small, f"full.{fmt}"):
             bpftest.fail(f".{fmt} on a full filesystem: temporary files left: {leftovers(small, f'full.{fmt}')}")
         os.unlink(path)
-        print(f"ok: .{fmt} on a full filesystem: exit 1, the cause said, the earlier file kept, nothing left")
+        m = re.search(r"The profile \(\d+ samples?\) is in (\S+) instead", p.stderr)
+        if not m or not os.path.basename(m.group(1)).endswith(f"-full.{fmt}") or \
+                os.path.dirname(m.group(1)) != os.environ["TMPDIR"]:
+            bpftest.fail(f".{fmt} on a full filesystem: no fallback file in $TMPDIR said")
+        check_profile(m.group(1), fmt)
+        os.unlink(m.group(1))
+        print(f"ok: .{fmt} on a full filesystem: exit 1, the cause said, the earlier file kept, nothing left, "
+              f"the profile in {m.group(1)}")
 finally:
     subprocess.run(["umount", small], check=True)
 print("PASS")

@@ -46,7 +46,7 @@ def profile(name, cmd, seconds=3, extra=(), child=False):
             pid = int(kids[0])
         folded = os.path.join(out, name + ".folded")
         p = bpftest.run([bpftest.otelprofd(), "--pid", str(pid), "--follow-children", "--frequency", "499",
-                         "--duration", f"{seconds}s", "-o", folded, *extra])
+                         "--duration", f"{seconds}s", "-o", folded, "-v", *extra])
     finally:
         proc.kill()
         proc.wait()

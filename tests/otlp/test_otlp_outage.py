@@ -67,7 +67,7 @@ if first_requests < 2:
     bpftest.fail("the collector that came after the daemon received almost nothing")
 if stats["accepted"] < 4 or stats["invalid"]:
     bpftest.fail(f"after the restart: {stats}")
-m = re.search(r"Export: (\d+) requests sent .*dropped: (\d+) queue full, (\d+) after retries, (\d+) refused, "
+m = re.search(r"Export: (\d+) requests? sent .*dropped: (\d+) queue full, (\d+) after retries, (\d+) refused, "
               r"(\d+) at shutdown", log)
 if not m:
     bpftest.fail("no export summary in the log")

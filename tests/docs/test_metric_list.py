@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""docs/self-monitoring.md lists every metric otelprofd publishes, and no other: the names in the
+code (daemon/ops/self_metrics.c, daemon/ops/metrics_server.c) against the page's, both ways."""
+import os
+import re
+import sys
+
+root = os.environ["SOURCE_ROOT"]
+ops = os.path.join(root, "daemon", "ops")
+src = open(os.path.join(ops, "self_metrics.c")).read()
+code = {"otelprofd_" + n for n in re.findall(r'\b[CG]\("([a-z0-9_]+)"', src)}
+for f in ("self_metrics.c", "metrics_server.c"):
+    code |= set(re.findall(r'"(?:# HELP |# TYPE )?(otelprofd_[a-z0-9_]+)', open(os.path.join(ops, f)).read()))
+page = open(os.path.join(root, "docs", "self-monitoring.md")).read()
+documented = set(re.findall(r"`(otelprofd_[a-z0-9_]+)`", page))
+print(f"{len(code)} metrics in the code, {len(documented)} in docs/self-monitoring.md")
+problems = [f"{n} is not in docs/self-monitoring.md" for n in sorted(code - documented)]
+problems += [f"{n} is in docs/self-monitoring.md, not in the code" for n in sorted(documented - code)]
+if len(code) < 50:
+    problems.append(f"only {len(code)} metrics read from the code: did self_metrics.c change its form?")
+if problems:
+    print("FAIL:", "; ".join(problems))
+    sys.exit(1)
+print("PASS")
