@@ -160,20 +160,24 @@ static size_t sample_link(struct record_path *rp, const struct otelprof_sample *
 	return trace_table_link(rp->traces, s->pid, s->process_start_ns, tc, rp->link, now);
 }
 
-/* A CPython process's sample: look for its interpreter (at a few of its first samples), and put its
- * Python frames in its stack. */
-static const struct otelprof_sample *python_frames(struct record_path *rp, const struct otelprof_sample *s,
-						   const struct process_info *pi, const void *data, size_t size)
+/* Look for the interpreter of a sample's process (at a few of its first samples), first thing: the
+ * samples taken until the BPF program has the process's entry have no Python frames. */
+static void python_check(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
 {
 	const struct python_entry *e;
 
 	if (!rp->pythons || !pi)
-		return s;
-
+		return;
 	e = python_table_check(rp->pythons, s->pid, s->process_start_ns, pi->instance, pi->samples);
 	if (e)
 		symbolizer_python_attach(rp->sym, (pid_t)s->pid, pi->instance, &e->proc.layout, e->proc.code_type);
-	if (!(((const struct otelprof_sample *)data)->flags & OTELPROF_SAMPLE_PYTHON))
+}
+
+/* The Python frames of a CPython process's sample, in its stack. */
+static const struct otelprof_sample *python_frames(struct record_path *rp, const struct otelprof_sample *s,
+						   const struct process_info *pi, const void *data, size_t size)
+{
+	if (!rp->pythons || !pi || !(((const struct otelprof_sample *)data)->flags & OTELPROF_SAMPLE_PYTHON))
 		return s;
 	return python_sample(rp->pythons, rp->sym, pi->instance, s, data, size, &rp->with_python, &rp->counters.python);
 }
@@ -234,6 +238,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+		python_check(rp, s, pi);
 		link_len = sample_link(rp, s, pi);
 		s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
 				  &rp->counters.unwind);
