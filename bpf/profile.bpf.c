@@ -21,6 +21,7 @@ const volatile bool track_processes = false; /* send exec, fork and exit records
 const volatile __u32 stack_copy = 0;         /* bytes of user stack copied per sample (0: none) */
 const volatile __u64 wakeup_bytes = 0;       /* wake user space once this much is waiting (0: every record) */
 const volatile bool trace_context = false;   /* read the OTEP 4947 thread context of processes in trace_procs */
+const volatile bool python_frames = false;   /* walk the CPython frames of processes in trace_procs */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -55,8 +56,10 @@ struct {
 	__type(value, __u64); /* the process's start time (CLOCK_BOOTTIME ns): a reused pid is new */
 } sampled SEC(".maps");
 
-/* Processes whose threads may publish an OTEP 4947 thread context, and where it lives; user space
- * fills it (daemon/process/trace_table.c). Every other process costs one lookup per sample. */
+/* Processes whose threads may publish an OTEP 4947 thread context, and where it lives
+ * (daemon/process/trace_table.c), or that run CPython, and where its frames are
+ * (daemon/process/python_table.c): one entry per process for both, so every other process costs
+ * one lookup per sample. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OTELPROF_MAX_TRACE_PROCS);
@@ -76,10 +79,18 @@ struct {
  * the CPU (a perf event program does not nest on its CPU); a plain array because per-CPU values are
  * limited to 32 KiB. The stack area has a page of slack so the verifier can bound every page read.
  */
+static __always_inline void count(enum otelprof_counter which);
+#include "python.bpf.h"
+
+/* Bytes of the largest Python tail. */
+#define PYTHON_TAIL_MAX (OTELPROF_PYTHON_MAX_SLOTS * sizeof(struct otelprof_python_frame))
+
 struct sample_buf {
 	struct otelprof_sample s;
 	struct otelprof_stack_window w;
-	__u8 stack[OTELPROF_MAX_STACK_COPY + OTELPROF_STACK_PAGE];
+	/* The stack window, then the Python tail, then the thread context (within the page of slack). */
+	__u8 stack[OTELPROF_MAX_STACK_COPY + OTELPROF_STACK_PAGE + PYTHON_TAIL_MAX];
+	struct py_walk py; /* the Python walk's frame buffer */
 };
 
 struct {
@@ -302,19 +313,16 @@ static __always_inline __u64 thread_ctx_address(struct task_struct *task, const 
  * returns the bytes added (0: no record attached, or none readable). The header is read first and
  * the attributes only for a valid record, as OTEP 4947 reads it.
  */
-static __always_inline __u32 add_trace_ctx(struct sample_buf *b, struct task_struct *task, __u32 pid, __u32 off)
+static __always_inline __u32 add_trace_ctx(struct sample_buf *b, struct task_struct *task,
+					   const struct otelprof_trace_proc *tp, __u32 off)
 {
-	struct otelprof_trace_proc *tp;
 	struct otelprof_trace_ctx *t;
 	__u64 addr, record;
 	__u32 n;
 
-	if (!trace_context)
+	if (!trace_context || !tp || !tp->mode)
 		return 0;
-	tp = bpf_map_lookup_elem(&trace_procs, &pid);
-	if (!tp || tp->start_ns != b->s.process_start_ns || (b->s.flags & OTELPROF_SAMPLE_KERNEL_THREAD))
-		return 0;
-	if (off > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
+	if (off > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + PYTHON_TAIL_MAX)
 		return 0;
 	t = (struct otelprof_trace_ctx *)((__u8 *)&b->w + off);
 	addr = thread_ctx_address(task, tp);
@@ -348,6 +356,33 @@ static __always_inline __u32 add_trace_ctx(struct sample_buf *b, struct task_str
 	return sizeof(*t);
 }
 
+/* The process's entry in trace_procs (thread context, CPython), or NULL: one lookup, and only when
+ * either feature is on. */
+static __always_inline const struct otelprof_trace_proc *process_entry(const struct sample_buf *b, __u32 pid)
+{
+	const struct otelprof_trace_proc *tp;
+
+	if ((!trace_context && !python_frames) || (b->s.flags & OTELPROF_SAMPLE_KERNEL_THREAD))
+		return NULL;
+	tp = bpf_map_lookup_elem(&trace_procs, &pid);
+	return tp && tp->start_ns == b->s.process_start_ns ? tp : NULL;
+}
+
+/* The thread's Python frames, appended at (u8 *)&b->w + off: returns the bytes added. */
+static __always_inline __u32 add_python(struct sample_buf *b, const struct otelprof_trace_proc *tp, __u32 tid, __u32 off)
+{
+	__u32 n;
+
+	if (!python_frames || !tp || !tp->python.interp_head || off > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
+		return 0;
+	n = python_stack(&tp->python, tid, (struct otelprof_python_frame *)((__u8 *)&b->w + off), &b->py);
+	if (!n || n > OTELPROF_PYTHON_MAX_SLOTS)
+		return 0;
+	b->s.python_slots = n;
+	b->s.flags |= OTELPROF_SAMPLE_PYTHON;
+	return n * sizeof(struct otelprof_python_frame);
+}
+
 /*
  * The fields every sample record starts with, for the current task (an on-CPU sample's, or at a
  * switch-out the task leaving the CPU, which is still current).
@@ -363,6 +398,7 @@ static __always_inline void fill_sample_header(struct otelprof_sample *s, __u32 
 	s->tid = tid;
 	s->cpu = cpu;
 	s->flags = 0;
+	s->python_slots = 0;
 	s->map_count = BPF_CORE_READ(task, mm, map_count);
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	BPF_CORE_READ_STR_INTO(&s->process_comm, task, group_leader, comm);
@@ -373,10 +409,12 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	const struct otelprof_trace_proc *tp;
 	struct task_struct *task;
 	struct otelprof_sample *s;
 	struct sample_buf *b;
-	__u32 cpu = bpf_get_smp_processor_id(), tail;
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 tail; /* 64-bit: the bound checked below is on the register passed to the helper */
 	long n;
 
 	count(OTELPROF_CNT_SAMPLES);
@@ -429,8 +467,14 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	/* The bound the verifier needs: the tail never exceeds the window header plus the largest copy. */
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
-	tail += add_trace_ctx(b, task, pid, tail);
-	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + sizeof(struct otelprof_trace_ctx))
+	tp = process_entry(b, pid);
+	tail += add_python(b, tp, tid, (__u32)tail);
+	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + PYTHON_TAIL_MAX)
+		tail = 0;
+	tail += add_trace_ctx(b, task, tp, (__u32)tail);
+	/* The verifier must see the bound on the very register passed to the helper. */
+	barrier_var(tail);
+	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + PYTHON_TAIL_MAX + sizeof(struct otelprof_trace_ctx))
 		tail = 0;
 	s->hdr.size = sizeof(*s) + tail;
 	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, wakeup_flags(pid && first_sample(pid, s->process_start_ns))))

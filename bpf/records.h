@@ -34,6 +34,13 @@
 /* Bytes of a thread context record's attrs_data copied per sample: the OTEP recommends records of at
  * most 640 bytes, 28 of them the header. */
 #define OTELPROF_TRACE_ATTRS_MAX 612
+/* CPython frames (docs/python.md): slots of a sample's Python tail (frames and entry markers), the
+ * interpreter frames read per sample, and the thread states looked through for the sampled thread. */
+#define OTELPROF_PYTHON_MAX_SLOTS 128
+#define OTELPROF_PYTHON_MAX_WALK 96
+#define OTELPROF_PYTHON_MAX_THREADS 64
+/* An offset of struct otelprof_python_proc that the interpreter's layout does not have. */
+#define OTELPROF_PYTHON_NONE 0xff
 
 enum otelprof_record_kind {
 	OTELPROF_RECORD_SAMPLE = 1, /* struct otelprof_sample */
@@ -55,6 +62,9 @@ enum otelprof_sample_flag {
 	/* A struct otelprof_trace_ctx ends the record (after the stack window, if any): the thread had a
 	 * valid OTEP 4947 context record attached. */
 	OTELPROF_SAMPLE_TRACE_CTX = 1 << 6,
+	/* python_slots struct otelprof_python_frame follow the stack window (before the thread
+	 * context, if any): the thread's CPython frame chain, innermost first. */
+	OTELPROF_SAMPLE_PYTHON = 1 << 7,
 };
 
 /* Indices of the per-CPU counter array "counters". */
@@ -79,6 +89,11 @@ enum otelprof_counter {
 					   attached (NULL pointer, or valid != 1) */
 	OTELPROF_CNT_TRACE_READ_ERROR,  /* thread context unreadable: TLS, pointer or record in unmapped
 					   memory, or a module id beyond the thread's DTV */
+	OTELPROF_CNT_PYTHON_STACKS,     /* samples sent with Python frames */
+	OTELPROF_CNT_PYTHON_NO_THREAD,  /* samples of a Python process whose thread has no thread state
+					   among the first OTELPROF_PYTHON_MAX_THREADS (or none yet) */
+	OTELPROF_CNT_PYTHON_READ_ERROR, /* Python frame walks stopped by unreadable memory */
+	OTELPROF_CNT_PYTHON_TRUNCATED,  /* Python frame walks cut by the walk or slot bound */
 	OTELPROF_CNT_MAX,
 };
 
@@ -102,9 +117,11 @@ struct otelprof_sample {
 	char process_comm[OTELPROF_COMM_LEN]; /* name of the thread group leader */
 	__u16 kernel_depth;                   /* valid entries in kernel_ips, leaf first */
 	__u16 user_depth;                     /* valid entries in user_ips, leaf first */
-	__u32 map_count;                      /* the process's number of mappings (mm->map_count; 0 for a
-						 kernel thread): user space looks again for a process context
-						 published late only when it changed */
+	__u16 python_slots;                   /* struct otelprof_python_frame in the Python tail
+						 (OTELPROF_SAMPLE_PYTHON), else 0 */
+	__u16 map_count;                      /* the process's number of mappings (mm->map_count, low 16
+						 bits; 0 for a kernel thread): user space looks again for a
+						 process context published late only when it changed */
 	__u64 kernel_ips[OTELPROF_MAX_STACK_DEPTH]; /* kernel instruction pointers, leaf first */
 	__u64 user_ips[OTELPROF_MAX_STACK_DEPTH];   /* user instruction pointers (frame-pointer walk) */
 };
@@ -151,14 +168,50 @@ enum otelprof_tls_mode {
 	OTELPROF_TLS_DTV = 2,    /* at dtv[module].pointer + offset: a library in dynamic TLS (dlopen) */
 };
 
-/* Value of the map trace_procs (key: pid): a process whose threads may publish a thread context. */
+/*
+ * One slot of a sample's Python tail: an interpreter frame (code != 0) or an entry marker (code 0):
+ * the frames between two markers ran in one call of the interpreter's C function (innermost call
+ * first). 3.11 marks the outermost frame of each call (is_entry): the marker follows that frame;
+ * 3.12 and later push a shim frame owned by the C stack: the marker stands in its place.
+ */
+struct otelprof_python_frame {
+	__u64 code;  /* the frame's code object (f_code, f_executable); 0: an entry marker */
+	__u64 instr; /* its instruction pointer as the frame holds it (prev_instr, instr_ptr) */
+};
+
+/*
+ * Where a CPython process keeps its threads' frame chains (prepared in user space from the
+ * interpreter's version or _Py_DebugOffsets: symbolizer/python_layout.h). Offsets are in bytes.
+ */
+struct otelprof_python_proc {
+	__u64 interp_head;         /* address of _PyRuntime.interpreters.head; 0: not a Python process */
+	__u16 interp_threads_head; /* PyInterpreterState: threads.head */
+	__u16 tstate_next;         /* PyThreadState: next */
+	__u16 tstate_native_tid;   /* PyThreadState: native_thread_id (the thread's tid) */
+	__u16 tstate_frame;        /* PyThreadState: cframe (3.11, 3.12) or current_frame (3.13) */
+	__u16 cframe_frame;        /* _PyCFrame: current_frame; OTELPROF_PYTHON_NONE: no _PyCFrame */
+	__u8 frame_code;           /* _PyInterpreterFrame: f_code or f_executable (< 64) */
+	__u8 frame_previous;       /* _PyInterpreterFrame: previous (< 64) */
+	__u8 frame_instr;          /* _PyInterpreterFrame: prev_instr or instr_ptr (< 64) */
+	__u8 frame_owner;          /* _PyInterpreterFrame: owner (< 72) */
+	__u8 frame_is_entry;       /* _PyInterpreterFrame: is_entry (3.11, < 72), or OTELPROF_PYTHON_NONE */
+	__u8 owner_cstack;         /* owner of the C stack's shim frames (3.12+: 3), or OTELPROF_PYTHON_NONE */
+	__u8 reserved[8];          /* zero */
+};
+
+/*
+ * Value of the map trace_procs (key: pid): a process whose threads may publish a thread context
+ * (mode != 0), or that runs CPython (python.interp_head != 0), or both: one lookup per sample finds
+ * every per-process entry.
+ */
 struct otelprof_trace_proc {
 	__u64 start_ns;   /* the process's start (as in otelprof_sample): a reused pid does not match */
 	__s64 tp_offset;  /* OTELPROF_TLS_STATIC: the variable's offset from the thread pointer */
 	__u64 module;     /* OTELPROF_TLS_DTV: the module id (index in the DTV) */
 	__u64 offset;     /* OTELPROF_TLS_DTV: the variable's offset in the module's TLS block */
-	__u32 mode;       /* enum otelprof_tls_mode */
+	__u32 mode;       /* enum otelprof_tls_mode; 0: no thread context */
 	__u32 reserved;   /* zero */
+	struct otelprof_python_proc python; /* CPython frame chain; zero: not Python (or not read) */
 };
 
 /*
@@ -184,7 +237,9 @@ OTELPROF_ASSERT_SIZE(struct otelprof_sample, 8 + 8 + 8 + 8 + 16 + 32 + 8 + 2 * 8
 OTELPROF_ASSERT_SIZE(struct otelprof_stack_window, 32);
 OTELPROF_ASSERT_SIZE(struct otelprof_proc_event, 8 + 32 + 8 + OTELPROF_COMM_LEN + OTELPROF_PATH_LEN);
 OTELPROF_ASSERT_SIZE(struct otelprof_trace_ctx, 28 + 4 + OTELPROF_TRACE_ATTRS_MAX + 4);
-OTELPROF_ASSERT_SIZE(struct otelprof_trace_proc, 40);
+OTELPROF_ASSERT_SIZE(struct otelprof_python_frame, 16);
+OTELPROF_ASSERT_SIZE(struct otelprof_python_proc, 32);
+OTELPROF_ASSERT_SIZE(struct otelprof_trace_proc, 40 + 32);
 
 /*
  * Off-CPU (--off-cpu). A sampled task leaving a CPU sends an OTELPROF_RECORD_OFF_CPU: a struct

@@ -116,6 +116,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->modules);
 	free(s->rules);
 	kallsyms_free(s->kallsyms);
+	python_cache_free(s->python);
 	free(s);
 }
 
@@ -173,5 +174,7 @@ void symbolizer_maintain(struct symbolizer *s)
 
 const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s)
 {
+	if (s->python)
+		((struct symbolizer *)s)->stats.python = *python_cache_stats(s->python);
 	return &s->stats;
 }

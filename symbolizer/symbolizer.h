@@ -20,6 +20,7 @@
 
 #include "unwind.h"
 #include "debuginfo_fetch.h"
+#include "python_cache.h"
 
 /* Most inline frames reported for one address (innermost first); deeper chains are cut. */
 #define SYM_MAX_INLINE 16
@@ -28,6 +29,7 @@ enum sym_frame_kind {
 	SYM_FRAME_NATIVE, /* user-space machine code */
 	SYM_FRAME_KERNEL, /* kernel, kernel module or BPF program */
 	SYM_FRAME_GO,     /* Go code, named from the binary's Go function table (.gopclntab) */
+	SYM_FRAME_CPYTHON, /* a Python function run by CPython, named from its code object */
 };
 
 struct sym_line {
@@ -82,6 +84,7 @@ struct symbolizer_config {
 				      /proc/PID/root); for tests and hosts that forbid map_files */
 	bool no_perf_maps;         /* never read /tmp/perf-PID.map */
 	uint64_t bad_file_retry_ns; /* how long a file that failed stays marked bad; default 60 s */
+	struct python_cache_config python; /* the CPython code-object cache (python_cache.h) */
 };
 
 struct symbolizer_stats {
@@ -142,6 +145,7 @@ struct symbolizer_stats {
 	uint64_t go_frames;        /* lookups answered from a Go function table */
 	uint64_t go_top_frames;    /* unwinds that ended at a Go top frame (runtime.goexit, mstart...) */
 	uint64_t debuginfod_reloaded; /* modules reopened because their debug file arrived */
+	struct python_cache_stats python; /* CPython code objects (refreshed by every call) */
 	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);
 				      refreshed by symbolizer_maintain() */
 };
@@ -176,6 +180,20 @@ int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
 			     struct sym_frame *frame);
 int symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t address, struct sym_frame *frame);
+/*
+ * CPython: (pid, instance) runs an interpreter of this layout (PyCode_Type at code_type, 0 when
+ * unknown). Its Python frames then get frame addresses (python_cache.h) that
+ * symbolizer_user_instance() turns into SYM_FRAME_CPYTHON frames: qualified name, file and line.
+ * The code objects are read from the process when first seen, so call
+ * symbolizer_python_frame() while it lives (when its sample arrives). 0 or -errno as in
+ * python_cache_attach() and python_cache_frame_address().
+ */
+int symbolizer_python_attach(struct symbolizer *s, pid_t pid, uint64_t instance, const struct python_layout *layout,
+			     uint64_t code_type);
+bool symbolizer_python_attached(struct symbolizer *s, pid_t pid, uint64_t instance);
+int symbolizer_python_frame(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t code, uint64_t instr,
+			    uint64_t *address);
+
 /* Read kallsyms now rather than at the first kernel lookup (a process that will see kernel frames
  * pays it at start, off its sampling path). Idempotent. */
 void symbolizer_load_kallsyms(struct symbolizer *s);

@@ -127,10 +127,15 @@ struct symbolizer {
 	uint64_t generation;
 	uint64_t next_serial;
 	struct rule_slot *rules;    /* RULE_CACHE_SLOTS, allocated at the first unwind */
+	struct python_cache *python; /* CPython code objects; NULL until a process is attached */
 };
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t symbolizer__now_ns(void);
+
+/* A CPython frame address (symbolizer_python.c). */
+int symbolizer__python_lookup(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
+			      struct sym_frame *frame);
 
 /* ---- the instance table (symbolizer_process.c) ---- */
 

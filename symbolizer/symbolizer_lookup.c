@@ -16,6 +16,8 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 	uint64_t file_offset;
 	int r;
 
+	if (python_frame_address_is(address))
+		return symbolizer__python_lookup(s, pid, instance, address, frame);
 	memset(frame, 0, offsetof(struct sym_frame, lines));
 	frame->kind = SYM_FRAME_NATIVE;
 	frame->file_address = address;

@@ -334,12 +334,16 @@ void symbolizer_forget_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 {
 	struct sym_process **slot = process_slot(s, pid, instance);
 
+	if (s->python && instance)
+		python_cache_forget(s->python, pid, instance);
 	if (*slot)
 		process_unlink(s, slot);
 }
 
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid)
 {
+	if (s->python)
+		python_cache_forget(s->python, pid, 0);
 	for (struct sym_process **pp = &s->buckets[(uint32_t)pid % PROCESS_BUCKETS]; *pp;) {
 		if ((*pp)->pid == pid)
 			process_unlink(s, pp);

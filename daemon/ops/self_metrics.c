@@ -291,13 +291,45 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  m->off_cpu.below_threshold),
 		G("off_cpu_pending", "sampled threads off CPU whose stack waits for their end", NULL, m->off_cpu.pending),
 	};
+	const struct python_cache_stats *pc = &y->python;
+	struct series python[] = {
+		G("python_processes", "CPython processes whose frames are read now", NULL, pc->processes),
+		C("python_processes_found_total", "CPython processes found, by how their layout was known",
+		  "layout=\"table\"", m->python_processes.found - m->python_processes.debug_offsets),
+		C("python_processes_found_total", NULL, "layout=\"debug_offsets\"", m->python_processes.debug_offsets),
+		C("python_processes_unsupported_total", "CPython processes of a version otelprofd cannot read "
+		  "(native frames only)", NULL, m->python_processes.unsupported),
+		C("python_processes_dropped_total", "CPython processes left with native frames, by reason",
+		  "reason=\"table_full\"", m->python_processes.table_full + m->python_processes.map_failed),
+		C("python_processes_dropped_total", NULL, "reason=\"cache_full\"", pc->processes_evicted),
+		C("python_samples_total", "samples whose stack got Python frames", NULL, m->python.samples),
+		C("python_frames_total", "Python frames put in stacks", NULL, m->python.frames),
+		C("python_frames_skipped_total", "Python frames left out, by reason", "reason=\"bad_code_object\"",
+		  m->python.frames_bad),
+		C("python_frames_skipped_total", NULL, "reason=\"unknown_at_build\"", pc->frames_unknown),
+		C("python_walks_total", "Python frame walks in the BPF program, by result", "result=\"ok\"",
+		  m->bpf[OTELPROF_CNT_PYTHON_STACKS]),
+		C("python_walks_total", NULL, "result=\"no_thread_state\"", m->bpf[OTELPROF_CNT_PYTHON_NO_THREAD]),
+		C("python_walks_total", NULL, "result=\"read_error\"", m->bpf[OTELPROF_CNT_PYTHON_READ_ERROR]),
+		C("python_walks_truncated_total", "Python frame walks cut by the depth bound", NULL,
+		  m->bpf[OTELPROF_CNT_PYTHON_TRUNCATED]),
+		C("python_stacks_unmatched_total", "samples whose native stack had no interpreter frame (Python "
+		  "frames put at the root)", NULL, m->python.unmatched),
+		G("python_code_cache_objects", "code objects cached", NULL, pc->codes),
+		G("python_code_cache_bytes", "bytes of the code-object cache", NULL, pc->bytes),
+		C("python_code_objects_read_total", "code objects read from processes, by result", "result=\"ok\"",
+		  pc->codes_read),
+		C("python_code_objects_read_total", NULL, "result=\"refused\"", pc->codes_bad),
+		C("python_code_cache_evicted_total", "code objects dropped to keep the cache's bounds", NULL,
+		  pc->codes_evicted),
+	};
 	static char end_labels[UNWIND_END_MAX][48];
 	static char reject_labels[TRACE_REJECT_MAX][48];
 
 	/* Every series below, each optional part on, fits with a slot to spare (test-self-metrics takes a
 	 * full s[] for a cut one): a series added past the bound fails the build, not /metrics. */
 	_Static_assert(N(all) + N(unwinding) + UNWIND_END_MAX + N(traces) + TRACE_REJECT_MAX + N(exported) + N(kube) +
-		       N(off_cpu) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
+		       N(off_cpu) + N(python) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
 	for (size_t i = 0; i < N(all) && n < max; i++)
 		s[n++] = all[i];
 	for (size_t i = 0; i < N(unwinding) && n < max; i++)
@@ -323,6 +355,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		s[n++] = kube[i];
 	for (size_t i = 0; m->off_cpu_enabled && i < N(off_cpu) && n < max; i++)
 		s[n++] = off_cpu[i];
+	for (size_t i = 0; i < N(python) && n < max; i++)
+		s[n++] = python[i];
 	return n;
 }
 

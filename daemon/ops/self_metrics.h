@@ -18,6 +18,7 @@
 #include "records.h"
 #include "symbolizer.h"
 #include "sampling/off_cpu.h"
+#include "sampling/python_sample.h"
 #include "sampling/unwind_sample.h"
 
 struct self_metrics {
@@ -48,6 +49,8 @@ struct self_metrics {
 	bool off_cpu_enabled;             /* --off-cpu: the two below are filled */
 	uint64_t off_cpu_bpf[OTELPROF_OFFCPU_CNT_MAX]; /* the sched_switch program's counters */
 	struct off_cpu_counters off_cpu;  /* waits joined, scaled and dropped in user space */
+	struct python_table_counters python_processes; /* CPython processes found (docs/python.md) */
+	struct python_sample_counters python; /* Python frames put in stacks */
 };
 
 /* What the main loop keeps between ticks to judge readiness and write the periodic summary. */

@@ -32,6 +32,9 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->symbolizer = *symbolizer_stats(src->sym);
 	m->processes = *process_table_counters(src->processes);
 	m->unwind = record_path_counters(src->records)->unwind;
+	m->python = record_path_counters(src->records)->python;
+	if (record_path_python_counters(src->records))
+		m->python_processes = *record_path_python_counters(src->records);
 	if (src->export) {
 		m->export_enabled = true;
 		export_loop_stats(src->export, &m->export, &m->export_dropped_too_large);

@@ -13,6 +13,7 @@ static const char *const cstr_text[NCSTR] = {
 	"samples", "count", "cpu", "nanoseconds", "thread.id", "thread.name", "cpu.logical_number",
 	"profile.frame.type", "kernel", "native", "process.executable.build_id.gnu",
 	"process.executable.build_id.htlhash", "off_cpu", "go", "process.executable.build_id.go",
+	"cpython",
 };
 
 int32_t otlp__map_string(struct chunk *c, uint32_t id)
@@ -224,7 +225,8 @@ static int64_t map_location(struct chunk *c, uint32_t index)
 	k.address = loc->file_address;
 	id = otlp__add_attr(c, CSTR_FRAME_TYPE, false,
 		      otlp__const_string(c, loc->type == PF_FRAME_KERNEL ? CSTR_KERNEL
-				      : loc->type == PF_FRAME_GO ? CSTR_GO : CSTR_NATIVE));
+				      : loc->type == PF_FRAME_GO ? CSTR_GO
+				      : loc->type == PF_FRAME_CPYTHON ? CSTR_CPYTHON : CSTR_NATIVE));
 	if (id < 0)
 		return id;
 	k.type_attr = (int32_t)id;

@@ -54,7 +54,7 @@ typedef Opentelemetry__Proto__Resource__V1__Resource PbResource;
 enum cstr {
 	CSTR_SAMPLES, CSTR_COUNT, CSTR_CPU, CSTR_NANOSECONDS, CSTR_THREAD_ID, CSTR_THREAD_NAME,
 	CSTR_CPU_NUMBER, CSTR_FRAME_TYPE, CSTR_KERNEL, CSTR_NATIVE, CSTR_BUILD_ID_GNU, CSTR_HTLHASH, CSTR_OFF_CPU,
-	CSTR_GO, CSTR_BUILD_ID_GO, NCSTR,
+	CSTR_GO, CSTR_BUILD_ID_GO, CSTR_CPYTHON, NCSTR,
 };
 
 /* Profiles per process: on-CPU, and off-CPU when the process has waits (--off-cpu). */

@@ -264,6 +264,8 @@ static int64_t add_location(struct builder *b, uint32_t process, enum pf_frame_t
 		symbolizer_user_instance(b->sym, (pid_t)proc->pid, proc->instance, address, &frame);
 		if (frame.kind == SYM_FRAME_GO)
 			loc.type = PF_FRAME_GO;
+		else if (frame.kind == SYM_FRAME_CPYTHON)
+			loc.type = PF_FRAME_CPYTHON;
 		if (frame.has_mapping && !frame.mapping.build_id && !frame.mapping.htlhash) {
 			r = add_unidentified_line(b, &frame, address, &loc);
 			if (r)
@@ -348,7 +350,8 @@ static int64_t add_stack(struct builder *b, uint32_t process, const struct agg_s
 		/* The leaf is the interrupted instruction; every other address is a return address, and
 		 * the call that made it is the byte before. A user leaf under a kernel frame is the
 		 * return address of the system call or interrupt. */
-		bool exact = depth == 0 && (kernel || !st->kernel_mode);
+		bool exact = (depth == 0 && (kernel || !st->kernel_mode)) ||
+			     (!kernel && python_frame_address_is(st->ips[i])); /* not a return address */
 		uint64_t address = st->ips[i] - (exact ? 0 : 1);
 		int64_t loc = add_location(b, process, kernel ? PF_FRAME_KERNEL : PF_FRAME_NATIVE, address);
 

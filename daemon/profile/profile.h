@@ -32,6 +32,7 @@ enum pf_frame_type {
 	PF_FRAME_NATIVE,     /* user-space machine code */
 	PF_FRAME_KERNEL,     /* kernel, module or BPF program */
 	PF_FRAME_GO,         /* Go code named from the binary's Go function table */
+	PF_FRAME_CPYTHON,    /* a Python function, named from its CPython code object */
 };
 
 struct pf_function {

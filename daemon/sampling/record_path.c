@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "process/process_table.h"
+#include "process/python_table.h"
 #include "process/trace_table.h"
 #include "sampling/off_cpu.h"
 #include "profile/aggregate.h"
@@ -28,7 +29,9 @@ struct record_path {
 	struct off_cpu *off_cpu;         /* borrowed, may be NULL */
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	struct record_path_counters counters;
+	struct python_table *pythons;    /* owned, or NULL (no Python frames) */
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
+	struct otelprof_sample with_python; /* the same with its Python frames put in */
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
 	size_t nsettling;
 };
@@ -44,12 +47,34 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 	rp->agg = cfg->agg;
 	rp->traces = cfg->traces;
 	rp->off_cpu = cfg->off_cpu;
+	if (cfg->python_publish) {
+		rp->pythons = python_table_new(&(struct python_table_config){
+			.publish = cfg->python_publish, .publish_ctx = cfg->python_publish_ctx,
+		});
+		if (!rp->pythons) {
+			free(rp);
+			return NULL;
+		}
+	}
 	return rp;
 }
 
 void record_path_free(struct record_path *rp)
 {
+	if (rp)
+		python_table_free(rp->pythons);
 	free(rp);
+}
+
+void record_path_forget(struct record_path *rp, uint32_t pid, uint64_t instance)
+{
+	if (rp->pythons)
+		python_table_forget(rp->pythons, pid, instance);
+}
+
+const struct python_table_counters *record_path_python_counters(const struct record_path *rp)
+{
+	return rp->pythons ? python_table_counters(rp->pythons) : NULL;
 }
 
 void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_unix_ns)
@@ -73,6 +98,8 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
 		if (rp->traces)
 			trace_table_retire(rp->traces, e->pid);
+		if (rp->pythons)
+			python_table_retire(rp->pythons, e->pid);
 		process_table_exec(rp->processes, e->pid, e->start_ns, comm, filename, e->cgroup_id);
 		pi = process_table_find(rp->processes, e->pid, e->start_ns);
 		if (!pi)
@@ -97,6 +124,8 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
 		if (rp->traces)
 			trace_table_retire(rp->traces, e->pid);
+		if (rp->pythons)
+			python_table_retire(rp->pythons, e->pid);
 		process_table_exit(rp->processes, e->pid, e->start_ns);
 		break;
 	}
@@ -129,6 +158,28 @@ static size_t sample_link(struct record_path *rp, const struct otelprof_sample *
 		return 0;
 	tc = (const void *)((const uint8_t *)s + s->hdr.size - sizeof(*tc));
 	return trace_table_link(rp->traces, s->pid, s->process_start_ns, tc, rp->link, now);
+}
+
+/* Look for the interpreter of a sample's process (at a few of its first samples), first thing: the
+ * samples taken until the BPF program has the process's entry have no Python frames. */
+static void python_check(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
+{
+	const struct python_entry *e;
+
+	if (!rp->pythons || !pi)
+		return;
+	e = python_table_check(rp->pythons, s->pid, s->process_start_ns, pi->instance, pi->samples);
+	if (e)
+		symbolizer_python_attach(rp->sym, (pid_t)s->pid, pi->instance, &e->proc.layout, e->proc.code_type);
+}
+
+/* The Python frames of a CPython process's sample, in its stack. */
+static const struct otelprof_sample *python_frames(struct record_path *rp, const struct otelprof_sample *s,
+						   const struct process_info *pi, const void *data, size_t size)
+{
+	if (!rp->pythons || !pi || !(((const struct otelprof_sample *)data)->flags & OTELPROF_SAMPLE_PYTHON))
+		return s;
+	return python_sample(rp->pythons, rp->sym, pi->instance, s, data, size, &rp->with_python, &rp->counters.python);
 }
 
 /*
@@ -187,11 +238,13 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+		python_check(rp, s, pi);
 		link_len = sample_link(rp, s, pi);
 		s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
 				  &rp->counters.unwind);
 		if (pi && pi->samples == 1)
 			open_modules(rp, s, instance);
+		s = python_frames(rp, s, pi, data, size);
 		aggregate_add_linked(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns, rp->link, link_len);
 		break;
 	case OTELPROF_RECORD_EXEC:

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "process/python_table.h"
+#include "sampling/python_sample.h"
 #include "sampling/unwind_sample.h"
 
 /*
@@ -49,12 +51,17 @@ struct record_path_config {
 					    samples are not linked to traces */
 	struct off_cpu *off_cpu;         /* borrowed: where off-CPU stacks and ends go; NULL: none
 					    expected (such records count as malformed) */
+	/* CPython frames (process/python_table.h): how the record path's table of Python processes
+	 * reaches the BPF map; NULL: samples keep native frames only. */
+	python_publish_fn python_publish;
+	void *python_publish_ctx;
 };
 
 struct record_path_counters {
 	uint64_t malformed_records;      /* records too short for their kind, or of no known kind */
 	uint64_t settle_dropped;         /* execs not read again: the settling list was full */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
+	struct python_sample_counters python; /* Python frames put in the samples' stacks */
 };
 
 struct record_path;
@@ -75,5 +82,9 @@ void record_path_settle(struct record_path *rp, uint64_t now);
 bool record_path_settling(const struct record_path *rp);
 
 const struct record_path_counters *record_path_counters(const struct record_path *rp);
+/* The table of Python processes' counters, or NULL (no Python frames). */
+const struct python_table_counters *record_path_python_counters(const struct record_path *rp);
+/* The samples of (pid, instance) are built: drop what the record path keeps for it. */
+void record_path_forget(struct record_path *rp, uint32_t pid, uint64_t instance);
 
 #endif

@@ -310,6 +310,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	s->skel->rodata->stack_copy = config->stack_copy;
 	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
 	s->skel->rodata->trace_context = config->trace_context;
+	s->skel->rodata->python_frames = config->python;
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	r = libbpf_num_possible_cpus();
 	if (r <= 0) {
@@ -434,15 +435,65 @@ int sampler_consume(struct sampler *s)
 	return ring_buffer__consume(s->rb);
 }
 
-int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelprof_trace_proc *entry)
+/* Write pid's entry of trace_procs, or delete it when neither part is set. */
+static int put_process_entry(struct sampler *s, uint32_t pid, const struct otelprof_trace_proc *e)
 {
 	int r;
 
-	if (!entry) {
+	if (!e->mode && !e->python.interp_head) {
 		r = bpf_map__delete_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), 0);
 		return r == -ENOENT ? 0 : r;
 	}
-	return bpf_map__update_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), entry, sizeof(*entry), BPF_ANY);
+	return bpf_map__update_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), e, sizeof(*e), BPF_ANY);
+}
+
+/* pid's entry as the map holds it, or zeros (none, or of another process than start_ns). */
+static struct otelprof_trace_proc current_entry(struct sampler *s, uint32_t pid, uint64_t start_ns)
+{
+	struct otelprof_trace_proc e;
+
+	if (bpf_map__lookup_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), &e, sizeof(e), 0) || e.start_ns != start_ns)
+		memset(&e, 0, sizeof(e));
+	return e;
+}
+
+int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelprof_trace_proc *entry)
+{
+	struct otelprof_trace_proc e = current_entry(s, pid, entry ? entry->start_ns : 0);
+
+	if (!entry) {
+		/* Clearing: the Python part of the same process stays. */
+		struct otelprof_trace_proc any;
+
+		if (bpf_map__lookup_elem(s->skel->maps.trace_procs, &pid, sizeof(pid), &any, sizeof(any), 0))
+			return 0;
+		e = (struct otelprof_trace_proc){ .start_ns = any.start_ns, .python = any.python };
+		return put_process_entry(s, pid, &e);
+	}
+	e = (struct otelprof_trace_proc){
+		.start_ns = entry->start_ns, .tp_offset = entry->tp_offset, .module = entry->module,
+		.offset = entry->offset, .mode = entry->mode, .python = e.python,
+	};
+	return put_process_entry(s, pid, &e);
+}
+
+int sampler_set_python_proc(struct sampler *s, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry)
+{
+	struct otelprof_trace_proc e = current_entry(s, pid, start_ns);
+
+	e.start_ns = start_ns;
+	if (entry)
+		e.python = *entry;
+	else
+		memset(&e.python, 0, sizeof(e.python));
+	return put_process_entry(s, pid, &e);
+}
+
+int sampler_publish_python(void *ctx, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry)
+{
+	struct sampler *s = *(struct sampler **)ctx;
+
+	return s ? sampler_set_python_proc(s, pid, start_ns, entry) : -ENODEV;
 }
 
 bool sampler_off_cpu_waiting(void *sampler, uint32_t tid, uint64_t start_ns)

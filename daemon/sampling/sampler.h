@@ -26,6 +26,7 @@ struct sampler_config {
 	unsigned stack_copy;        /* bytes of user stack copied per sample with the user registers
 				       (0: none; at most OTELPROF_MAX_STACK_COPY) */
 	bool trace_context;         /* read OTEP 4947 thread contexts (processes in the map trace_procs) */
+	bool python;                /* walk CPython frame chains (processes in the map trace_procs) */
 	bool off_cpu;               /* load and attach the sched_switch program (off-CPU records) */
 	uint32_t off_cpu_sample;    /* switch-outs sampled: probability * 2^32 (UINT32_MAX: all) */
 	uint32_t off_cpu_max_inflight; /* bound of the in-flight map (0: OTELPROF_OFF_CPU_INFLIGHT) */
@@ -59,6 +60,12 @@ int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX
 /* Tell the BPF program where pid's threads keep their thread context (entry NULL: they do not).
  * 0 or -errno (-E2BIG: the map is full). */
 int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelprof_trace_proc *entry);
+/* Tell the BPF program where the CPython frames of (pid, start_ns) are (entry NULL: none). The
+ * process's one entry in trace_procs holds both parts; each call keeps the other's. 0 or -errno. */
+int sampler_set_python_proc(struct sampler *s, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry);
+/* The same as a python_publish_fn whose ctx is a struct sampler ** (the sampler is opened after the
+ * record path that publishes): -ENODEV while it is NULL. */
+int sampler_publish_python(void *ctx, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry);
 
 /* Sum of the off-CPU program's per-CPU counters (enum otelprof_off_cpu_counter); zeros without
  * --off-cpu. 0 or -errno. */

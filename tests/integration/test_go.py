@@ -10,7 +10,6 @@ its main goroutine and main.outer (main.inner inlined) and main.hotLoop on a wor
 - OTLP: those frames are of type go, and the mapping carries process.executable.build_id.go with
   the binary's Go build id (go tool buildid).
 """
-import gzip
 import json
 import os
 import re
@@ -18,6 +17,7 @@ import subprocess
 import time
 
 import bpftest
+import pprofdecode
 
 bpftest.require_bpf()
 GOHOT = os.environ["GO_WORKLOAD"]
@@ -32,35 +32,7 @@ def markers():
 
 def pprof_stacks(path):
     """[(count, [[(function, file, line) innermost first] per location, leaf first])]."""
-    proto = os.environ["PPROF_PROTO"]
-    dec = subprocess.run(["protoc", "--decode", "perftools.profiles.Profile", "--proto_path",
-                          os.path.dirname(proto), os.path.basename(proto)],
-                         input=gzip.open(path).read(), stdout=subprocess.PIPE, check=True).stdout.decode()
-    strings = re.findall(r'^string_table: "(.*)"$', dec, re.M)
-    functions = {}
-    for m in re.finditer(r"^function \{\n(.*?)^\}", dec, re.M | re.S):
-        body = m.group(1)
-        name = re.search(r"\bname: (\d+)", body)
-        fname = re.search(r"\bfilename: (\d+)", body)
-        functions[int(re.search(r"id: (\d+)", body).group(1))] = (
-            strings[int(name.group(1))] if name else "", strings[int(fname.group(1))] if fname else "")
-    locations = {}
-    for m in re.finditer(r"^location \{\n(.*?)^\}", dec, re.M | re.S):
-        body = m.group(1)
-        lines = []
-        for lm in re.finditer(r"line \{\n(.*?)\n\s*\}", body, re.S):
-            fid = re.search(r"function_id: (\d+)", lm.group(1))
-            ln = re.search(r"\bline: (\d+)", lm.group(1))
-            fn = functions.get(int(fid.group(1)), ("", "")) if fid else ("", "")
-            lines.append((fn[0], fn[1], int(ln.group(1)) if ln else 0))
-        locations[int(re.search(r"^  id: (\d+)", body, re.M).group(1))] = lines
-    stacks = []
-    for m in re.finditer(r"^sample \{\n(.*?)^\}", dec, re.M | re.S):
-        body = m.group(1)
-        locs = [locations.get(int(x), []) for x in re.findall(r"location_id: (\d+)", body)]
-        values = [int(x) for x in re.findall(r"value: (-?\d+)", body)]
-        stacks.append((values[0] if values else 0, locs))
-    return stacks
+    return [(count, locs) for count, locs, _ in pprofdecode.stacks(path)]
 
 
 marks = markers()

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""CPython frames with the real BPF programs (suite python; docs/python.md).
+
+Debian's /usr/bin/python3 (3.11) runs workload.py: leaf_add <- middle <- outer_main on the main
+thread, key_fn called back by sorted() (C code between Python frames) on the thread "sorter",
+spin_thread on "spinner". Asserted on the pprof output:
+- >= 95% of the workload's samples (of the three threads) show their thread's Python chain, the
+  interpreter's native frames replaced (key_fn with native frames between it and sorter_thread);
+- the hot loops are named at their lines of workload.py (>= 50% of each function's leaf samples
+  at the marked line, every one inside the function);
+- every thread has Python frames; the OTLP output types them cpython.
+The pyenv interpreters 3.12 and 3.13, when the machine has them, get the same chain check.
+"""
+import os
+import re
+import subprocess
+import time
+
+import bpftest
+import pprofdecode
+
+bpftest.require_bpf()
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = os.path.join(HERE, "workload.py")
+out = bpftest.tmpdir()
+MARKS = {m.group(1): n for n, text in enumerate(open(WORKLOAD), 1) for m in [re.search(r"# (\w+)_LINE", text)] if m}
+# Each thread's Python frames, innermost first: the chain its samples must show (a prefix may be
+# missing at the leaf: a sample between calls).
+CHAINS = {
+    "main": ["leaf_add", "middle", "outer_main", "main", "<module>"],
+    "sorter": ["key_fn", "sorter_thread", "Thread.run", "Thread._bootstrap_inner", "Thread._bootstrap"],
+    "spinner": ["spin_thread", "Thread.run", "Thread._bootstrap_inner", "Thread._bootstrap"],
+}
+LEAVES = {"leaf_add": "LEAF_ADD", "key_fn": "KEY_FN", "spin_thread": "SPIN"}
+
+
+def thread_of(labels, pid):
+    name = labels.get("thread_name")
+    if name in ("sorter", "spinner"):
+        return name
+    return "main" if labels.get("tid") == pid else None
+
+
+def profile(python, seconds, fmt):
+    path = os.path.join(out, f"{os.path.basename(python)}.{fmt}")
+    work = subprocess.Popen([python, WORKLOAD, str(seconds + 2)])
+    try:
+        time.sleep(0.7)
+        bpftest.run([bpftest.otelprofd(), "--pid", str(work.pid), "-F", "199", "-d", f"{seconds}s", "-o", path])
+    finally:
+        work.wait(timeout=30)
+    return path, work.pid
+
+
+def check_chains(python, path, pid):
+    """The share of the three threads' samples whose Python frames are their thread's chain."""
+    good = total = 0
+    per_thread = {}
+    lines = {}
+    for count, locs, labels in pprofdecode.stacks(path):
+        thread = thread_of(labels, pid)
+        if not thread:
+            continue
+        total += count
+        names = [loc[0][0] for loc in locs if loc]
+        chain = CHAINS[thread]
+        python_frames = [n for n in names if n in chain]
+        start = chain.index(python_frames[0]) if python_frames else -1
+        if python_frames and python_frames == chain[start:start + len(python_frames)] and \
+                len(python_frames) == len(chain) - start and "_PyEval_EvalFrameDefault" not in names:
+            if thread == "sorter" and python_frames[0] == "key_fn" and \
+                    names.index("sorter_thread") - names.index("key_fn") < 2:
+                continue  # the C code of sorted() must stay between them
+            good += count
+            per_thread[thread] = per_thread.get(thread, 0) + count
+        leaf = next((loc[0] for loc in locs if loc and loc[0][0] in LEAVES), None)
+        if leaf and locs[0] and locs[0][0][0] == leaf[0]:
+            lines.setdefault(leaf[0], []).append((leaf[1], leaf[2], count))
+    print(f"{python}: {good} of {total} samples show their thread's Python chain; by thread {per_thread}")
+    if total < 50 or good < 0.95 * total:
+        bpftest.fail(f"{python}: {good} of {total} samples show their thread's Python chain")
+    if set(per_thread) != set(CHAINS):
+        bpftest.fail(f"{python}: Python frames only on threads {sorted(per_thread)}")
+    return lines
+
+
+def check_lines(lines):
+    for fn, mark in LEAVES.items():
+        samples = lines.get(fn, [])
+        total = sum(c for _, _, c in samples)
+        at_mark = sum(c for f, ln, c in samples if f == WORKLOAD and ln == MARKS[mark])
+        outside = [(f, ln) for f, ln, _ in samples if f != WORKLOAD or not MARKS[mark] - 4 <= ln <= MARKS[mark] + 2]
+        print(f"{fn}: {at_mark} of {total} leaf samples at line {MARKS[mark]}")
+        if not total or at_mark < 0.5 * total or outside:
+            bpftest.fail(f"{fn}: {at_mark} of {total} leaf samples at {WORKLOAD}:{MARKS[mark]}; outside: {outside[:5]}")
+
+
+path, pid = profile("/usr/bin/python3", 3, "pb.gz")
+check_lines(check_chains("/usr/bin/python3", path, pid))
+otlp, _ = profile("/usr/bin/python3", 2, "otlp")
+if b"cpython" not in open(otlp, "rb").read():
+    bpftest.fail("the OTLP output has no frame of type cpython")
+for version in ("3.12", "3.13"):
+    python = os.path.expanduser(f"~/.pyenv/versions/{version}/bin/python{version}")
+    found = [p for p in (python, *(f"/root/.pyenv/versions/{v}/bin/python{version}" for v in
+                                   sorted(os.listdir("/root/.pyenv/versions")) if v.startswith(version + ".")))
+             if os.path.exists(p)] if os.path.isdir("/root/.pyenv/versions") else []
+    if not found:
+        print(f"no Python {version} here: its layout is checked by the unit tests only")
+        continue
+    path, pid = profile(found[0], 2, "pb.gz")
+    check_chains(found[0], path, pid)
+print("ok")
