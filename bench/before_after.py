@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """One change's cost on the on-CPU path: two otelprofd builds (a baseline, e.g. the commit before the
 change, and this tree) over the same CPU-bound workload, in alternating order, exporting OTLP to the
 test collector as in bench/run.py. Prints a Markdown table of medians: the workload's slowdown, the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """otelprofd's benchmarks, side by side with perf and bpftrace, on this machine, in one run.
 
 Writes bench/RESULTS.md: workload slowdown under each profiler (ratio of medians to the run alone,

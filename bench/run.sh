@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every benchmark in one command: installs perf and bpftrace, builds a release tree in build-bench/,
 # runs bench/run.py (options pass through, e.g. --runs 3 --skip scale) and writes bench/RESULTS.md.
 # Run as root on an otherwise idle machine.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A clock's time in nanoseconds, the one unit the daemon's timers, deadlines and CPU figures use. */
 #ifndef OTELPROFD_CLOCK_H
 #define OTELPROFD_CLOCK_H

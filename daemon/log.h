@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Logging for the daemon: one line per event on stderr, prefixed with the program name; when stderr
  * is the journal, with the line's sd-daemon priority prefix ("<4>") instead. */
 #ifndef OTELPROFD_LOG_H

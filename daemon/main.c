@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * otelprofd: samples on-CPU stacks with eBPF, symbolizes them on the host and writes a profile,
  * or, with a collector configured, sends one every export interval until SIGTERM.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checks of user input shared by the flags, the configuration file, the OTEL_* variables and the
  * metrics server: ports, host:port addresses, and showing input in a message safely (control

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The numbers a flag, the configuration file or an OTEL_* variable gives: counts, durations and
  * byte sizes. Shared by config/options.c and export/otel_env.c, which include this rather than

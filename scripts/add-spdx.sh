@@ -43,8 +43,8 @@ license_of() {
 spdx_line() {
   local id="SPDX-License-Identifier: $(license_of "$1")"
   case "$1" in
-    *.h) echo "/* $id */" ;;
-    *.c | *.cpp | *.proto | *.go | *.rs) echo "// $id" ;;
+    *.h | *.h.in) echo "/* $id */" ;;
+    *.c | *.c.in | *.cpp | *.proto | *.go | *.rs) echo "// $id" ;;
     *) echo "# $id" ;;
   esac
 }

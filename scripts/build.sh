@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configure (once) and build a meson build directory. Usage: build.sh DIR [meson setup options...]
 set -euo pipefail
 dir=$1

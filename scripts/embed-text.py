@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turn text files into C strings at build time (an #embed for C11): embed-text.py OUT.c FILE...
 
 Each FILE becomes `const char html_<stem>_<ext>[]` (flame.js -> html_flame_js), NUL-terminated,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The screenshots of docs/flamegraph.md (docs/images/flame-*.png), from real runs over the test
 # workloads: the page, a search, the off-CPU view, and a diff. Needs root, a build in build/ and
 # chromium. Usage: scripts/flamegraph-screenshots.sh [OUTDIR]  (default docs/images)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs every build and test dependency of otelprofd from Debian 12's packages.
 # Unattended and idempotent: safe to run again; does nothing when all is present.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Install what is needed, build with gcc and with clang (ASan + UBSan), and run every test.
 # The BPF tests load the real programs: run as root.
 set -euo pipefail

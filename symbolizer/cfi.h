@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unwinding rules of one code address, compiled from DWARF CFI (.eh_frame or .debug_frame through
  * libdw's dwarf_cfi_addrframe) into a small self-contained value that can be cached and evaluated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Separate debug files from debuginfod servers (DEBUGINFOD_URLS), fetched by libdebuginfod on a
  * thread of their own so the caller (the sampling thread) never waits for the network: a lookup

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Readable names from mangled symbol names: C++ (Itanium ABI) and Rust (legacy and v0), through
  * libiberty's demangler (whose files carry a linking exception).

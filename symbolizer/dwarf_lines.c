@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dwarf_lines.h"
 
 #include <dwarf.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The DWARF line program of one compile unit (.debug_line, versions 2 to 5), read directly:
  * the header and file table once, then for each address the program is run from its start

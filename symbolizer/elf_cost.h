@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What an ELF file costs in memory once libelf/libdw have inflated what they inflate, read from its
  * section headers alone (nothing is decompressed), so that a file whose compressed sections claim

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One ELF file as a module: its bounds, opening and freeing it, and what it says of itself. */
 #include "elf_module_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One ELF file opened for symbolization through libdwfl/libdw: ELF symbols, DWARF lines and
  * inline chains, a separate debug file when the binary has none (build-id directories,

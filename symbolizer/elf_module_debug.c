@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The separate debug file of a module, found for libdwfl while the module opens: host build-id
  * directories, .gnu_debuglink next to the binary (inside the process's root) or under the host's

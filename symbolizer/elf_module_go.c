@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A module's Go side: finds .gopclntab (and what reading it needs: .text, .noptrdata, the loaded
  * segments) in the file's section headers, opens it (gopclntab.c), and reads the Go build id from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Private to elf_module.c (open, bounds, accessors), elf_module_debug.c (the separate debug file
  * search), elf_module_lookup.c (address -> lines) and elf_module_pool.c (the module's string pool):

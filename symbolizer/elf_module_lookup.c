@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A module's address lookups: ELF virtual address -> function, file, line and inline chain, from
  * the ELF symbol table and the DWARF (per-CU function index, line programs), each bounded, with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A module's string pool: demangled names and file paths kept once each, bounded. */
 #include "elf_module_internal.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Reading Go's .gopclntab: the header, the function table (binary search by pc), each function's
  * _func record, the pc-value tables (file, line, inline index) and the inline trees, in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Go's own function table (.gopclntab), which the Go runtime reads for its tracebacks and which
  * stripped Go binaries (-ldflags='-s -w') keep: address -> function, file:line and the inlined

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * File identities for the OTLP mapping attributes: the htlhash (SHA-256 over the first 4096 bytes,
  * the last 4096 bytes and the length as a big-endian uint64, truncated to 16 bytes) and SHA-256.

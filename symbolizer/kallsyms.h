@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* /proc/kallsyms: the kernel's text symbols, sorted for address lookup. Owns all its memory. */
 #ifndef OTELPROF_KALLSYMS_H
 #define OTELPROF_KALLSYMS_H

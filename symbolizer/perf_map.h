@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * JIT symbol files in the perf map format ("START SIZE NAME" per line, hex, as written by
  * node --perf-basic-prof and JVM perf-map agents). Owns all its memory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parsing of /proc/PID/maps lines. */
 #ifndef OTELPROF_PROC_MAPS_H
 #define OTELPROF_PROC_MAPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * /proc/PID/stat's start time: with the pid, it tells a process from the next one to take the pid.
  * The daemon (process table) and the symbolizer (maps re-read only for the same process) use it.

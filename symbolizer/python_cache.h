@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The code objects of CPython processes, cached per process instance (pid and the caller's instance
  * key, as the symbolizer's processes are), and the frame addresses that stand for a Python frame in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CPython code objects read from another process's memory: qualified name, file name, first line
  * and line table (co_linetable, the location table of PEP 626 as 3.11-3.13 write it), and the line

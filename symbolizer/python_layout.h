@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Where CPython keeps what a profiler reads: the thread states and frame chain (walked by the BPF
  * program) and the code objects (read by the symbolizer). One table per supported version (3.11,

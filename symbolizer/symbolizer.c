@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The symbolizer's life cycle, kernel lookups through kallsyms, and the periodic maintenance. */
 #include "symbolizer_internal.h"
 

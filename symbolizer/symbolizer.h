@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otelprofd's symbolizer: turns the addresses of a process (or of the kernel) into functions,
  * files and lines. A static library with no knowledge of the daemon; it never prints, and reports

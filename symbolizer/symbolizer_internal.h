@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Private to the files of struct symbolizer: symbolizer.c (life cycle, kernel lookups,
  * maintenance), symbolizer_process.c (the per-process instance table and its mappings),

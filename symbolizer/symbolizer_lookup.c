@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* User-space lookups: an address of a process instance -> frame, and unwinding its copied stack
  * with the CFI rules of its modules (remembered in a direct-mapped cache). */
 #include "symbolizer_internal.h"

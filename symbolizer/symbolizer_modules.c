@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The module cache: the file behind a mapping opened without trusting its path, shared between
  * files only when they are identical copies of a root-owned one, bounded in entries and bytes

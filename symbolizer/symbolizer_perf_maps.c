@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Each process's JIT perf map (/tmp/perf-NSPID.map): read under the process's root, refreshed when
  * it changes, held to the byte bound it shares with the module cache, and looked up. */
 #include "symbolizer_internal.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The table of process instances and their mappings: entries created, found, read again from
  * /proc/PID/maps only while the pid still runs the same instance, retired, evicted and forgotten.

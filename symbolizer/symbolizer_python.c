@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* CPython frames: the symbolizer's side of python_cache.h (one cache, created at the first attach). */
 #include "symbolizer_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A DWARF CFI stack walker over a copied window of a thread's user stack (x86-64), the technique of
  * `perf --call-graph dwarf`: start from the sampled ip, sp and bp, find each frame's compiled CFI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builds the protobuf messages of an OTEP 4719 ProcessContext for the tests of the process context
  * and of the trace table. Include after cmocka.h (overflow fails the test); put_sub() consumes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * `otelprofd diff`'s readers and report: folded stacks and pprof (gzipped or not) into a flame
  * view's two slots; every kind of bad input refused with a reason (never a crash: random byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The flame graph's data (output/flame_tree.c) and page (output/html_page.c): stacks merged into a
  * tree, its compact encoding (preorder, siblings by name, levels up and frame per node in base64url,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The off-CPU join (daemon/sampling/off_cpu.c) without BPF: a switch-out's stack and its end make one
  * valued sample scaled by the probability; an end without its stack, a wait under the threshold and

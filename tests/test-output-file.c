@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Output files: in place whole after a commit, absent after an abort or a failure, no temporary file
  * left either way, and a symbolic link at the final name replaced, never followed. (A full disk is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Which kernels need CAP_BPF kept for the BPF counters' reads after the capability drop: before 5.19
  * with kernel.unprivileged_bpf_disabled set (or unreadable), and no other.

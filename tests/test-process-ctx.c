@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * process_ctx: the ProcessContext decoder and the OTEP 4719 read protocol on crafted bytes (the
  * bytes a hostile process may publish), and the OTEL_CTX mapping found in a fake /proc.

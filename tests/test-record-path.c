@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The record path (daemon/sampling/record_path.c) without BPF: records built by hand for this very
  * process reach the process table and the aggregate; malformed ones are counted and dropped.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The status line's text (ops/status_line.c); what a terminal shows of it is tested under a
  * pseudo-terminal by integration/test_status_line.py. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * trace_table: entries by pid (insert, look up, retire, forget, full), rejections counted by reason,
  * and the thread context record's attributes, over a fake process whose context is read through

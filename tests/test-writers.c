@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The output writers over a profile built from real addresses of this test program (symbolized
  * through /proc/self like any other process) and a kernel frame from a made-up kallsyms file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench/html: a folded file (gen_stacks.py) as otelprofd's HTML flame graph page, through the same
  * reader (diff/readers.h) and page writer (output/html_page.h) as `otelprofd diff` and -o FILE.html.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A large synthetic profile as folded stacks: gen_stacks.py N OUT.folded [SHARED]
 
 N distinct stacks from 24 processes walking a random call graph (8 callees per function out of a

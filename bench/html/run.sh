@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The HTML flame graph of a large profile, opened by headless Chromium: the time from navigation to
 # the first drawn graph (the page writes it on <body data-load-ms>: performance.now() after its first
 # render, so it includes reading and parsing the file), its script's share (data-render-ms, of which

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Off-CPU overhead: `perf bench sched pipe` and `perf bench sched messaging` alone, under otelprofd
 (without --off-cpu, with it at the default probability and at 1), and under bcc's offcputime (libbpf-tools).
 

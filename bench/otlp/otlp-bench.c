@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * otlp-bench: the cost of OTLP encoding on a real profile. Samples this host with the real BPF
  * sampler for SECONDS at HZ, builds the profile (symbolized), then encodes it ROUNDS times and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Measure OTLP encoding on a real profile of this host: the split workload plus a compiler and a
 # file-system walk for stack variety, sampled system-wide. Usage (root): bench/otlp/run.sh [BUILD_DIR]
 set -euo pipefail

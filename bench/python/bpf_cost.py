@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The BPF program's cost per run for a C workload and a Python workload, for one or two otelprofd
 builds (before and after a change), and the code-object cache's memory with many Python processes.
 

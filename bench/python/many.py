@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One of many Python processes for bench/python/bpf_cost.py --many: 40 distinct functions, each
 called in turn, a little CPU then a short sleep (so that 50 of them share 2 CPUs). Usage: many.py SECONDS"""
 import sys

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Go binaries through .gopclntab: the cold open plus the first lookup, then warm lookups per second
  * over a few addresses (the module's result cache) and over many (each a table lookup: the function
  * table's binary search, the pc-value tables and the inline tree).

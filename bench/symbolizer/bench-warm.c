@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Warm-cache lookups per second: symbolize a fixed set of addresses of this very process (its
  * own text and libc's) over and over on one core. Usage: bench-warm [DISTINCT] [LOOKUPS] */
 #define _GNU_SOURCE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Symbolizer benchmarks (run as root from the repository root after scripts/build.sh build):
   python3 bench/symbolizer/bench.py [--big-functions N] [--many-units N] [--cold-binary EXE] [--churn N]
 warm lookups/s (bench-warm.c, one core), cold first stack in a big -O2 -g binary, memory per cached

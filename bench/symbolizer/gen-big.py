@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a C file whose -O2 -g build is a large binary with DWARF: N functions, each with two
 inlined helpers. main prints the addresses of 20 of them (a "stack") and waits."""
 import sys

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a program shaped like a real one into DIR: U compile units of F functions each (every
 function has two always-inlined helpers and calls into the next unit), a shared header with types,
 the usual libc headers in every unit, and a Makefile (-O2 -g; build with make -j2). main prints the

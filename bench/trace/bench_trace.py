@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Trace correlation's cost (issue 16): the BPF program's run time per sample (kernel.bpf_stats_enabled,
 set for the run and restored after) on a process without a context and on one whose threads publish
 one, and the bytes per sample an OTLP request takes with and without links.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """DWARF unwinding in otelprofd, side by side with `perf record --call-graph dwarf` (bench/unwind).
 
 1. unwind-bench: CPU per unwound stack on a captured 34-frame stack (rule cache warm, without it, and

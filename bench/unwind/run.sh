@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # DWARF unwinding benchmark: installs perf, builds build-bench/ (release), runs bench/unwind/run.py
 # and writes bench/unwind/RESULTS.md. Run as root on an otherwise idle machine.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CPU cost of symbolizer_unwind() on this program's own stack, captured 30 frames deep in a chain
  * built with -O2 -fomit-frame-pointer (like a sample's registers and 16 KiB window):

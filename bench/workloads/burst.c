@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * For the scale benchmarks: burn CPU for BURST_MS milliseconds, then sleep SLEEP_MS, ROUNDS times
  * (0 = forever). Many of these make many live processes that each run now and then.

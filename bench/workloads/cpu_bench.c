@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A CPU-bound benchmark for overhead measurements: THREADS threads each do the same fixed amount of
  * work through a small call tree (worker -> stage_* -> mix), and the program prints the wall time

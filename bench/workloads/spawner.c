@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Start RATE new processes per second for SECONDS seconds, each running COMMAND [ARGS...], and reap
  * them. Prints the rate achieved. Usage: spawner RATE SECONDS COMMAND [ARGS...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The configuration file: one "key = value" per line, '#' starts a comment, blank lines are
  * ignored, a value may be double-quoted to keep surrounding spaces (\" and \\ inside quotes).

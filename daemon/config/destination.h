@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where the profiles go, said at start when a long-running daemon would keep them to itself. */
 #ifndef OTELPROFD_CONFIG_DESTINATION_H
 #define OTELPROFD_CONFIG_DESTINATION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon/config/: what the daemon is told to do. Flags and the configuration file (options,
  * config_file); the OTEL_* variables are read by export/otel_env. May include export/ (struct options

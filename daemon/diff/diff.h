@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `otelprofd diff BASE NEW [-o FILE] [--format=top|folded|html] [--top=N]`: what changed between two
  * profiles (our pprof .pb.gz or folded stacks), as a table of functions by the change of their share,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "diff/diff_report.h"
 
 #include <errno.h>

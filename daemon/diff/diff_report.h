@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What `otelprofd diff` writes from a flame view holding the base profile in slot 0 and the new one
  * in slot 1 (output/flame_tree.h). The view is borrowed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon/diff/: `otelprofd diff BASE NEW`, two profiles compared. The readers of the profiles it takes
  * (our gzipped pprof, folded stacks), the table and files it writes, and its command line. May include

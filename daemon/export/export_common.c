@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What both transports share: decoding the collector's answers, reading PEM files. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What went wrong with a send, in words a user acts on: "connection refused", "timed out after 2.0 s",
  * "TLS handshake failed: <the library's cause>", "the answer is not gRPC"..., followed by what the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * OTLP over gRPC with the gRPC core C API: one channel, one unary call per request to
  * ProfilesService/Export, headers as metadata, gzip through the channel's default compression,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * OTLP over HTTP with libcurl: POST the request to the profiles URL as application/x-protobuf,
  * gzipped (Content-Encoding: gzip) unless compression is off. One easy handle, reused so the

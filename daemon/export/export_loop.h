@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon/export/: profiles to a collector. The exporter's configuration from flags and OTEL_* variables
  * (otel_env), the bounded queue, the sender thread and its gRPC and HTTP transports, the per-interval

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A bounded FIFO of serialized requests, bounded by count and by bytes. Pushing past either bound
  * drops the oldest requests (counted); a request larger than the byte bound alone is refused

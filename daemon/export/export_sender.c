@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "export/export_sender.h"
 
 #include <errno.h>

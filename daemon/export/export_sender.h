@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The exporter: a bounded queue of serialized requests and one sender thread that sends them to
  * the collector through a transport, so sampling never waits on the network. Retryable failures

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One way of sending a serialized ExportProfilesServiceRequest to a collector: gRPC
  * (export_grpc.c) or HTTP (export_http.c). A transport is used by one thread at a time (the

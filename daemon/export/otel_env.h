@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The exporter's configuration: flags (options.c) fill struct export_config first, then
  * otel_env_apply() fills what they left unset from the OpenTelemetry variables

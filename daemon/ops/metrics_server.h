@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A small HTTP server for otelprofd's own metrics and health, on its own thread:
  *   GET /metrics  the last published Prometheus text

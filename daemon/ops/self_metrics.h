@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otelprofd's own metrics: a snapshot of every counter the daemon keeps, rendered in the
  * Prometheus text format (for --metrics-address) or as the one-line log summary. A snapshot is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon/ops/: the daemon as a service. Its own metrics and the reports built from them (self_metrics,
  * self_report), the /metrics and /ready server, systemd notification, and the file a run without a

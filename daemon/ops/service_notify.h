@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * systemd integration: readiness, watchdog pings and stopping, through sd_notify(). Every call is
  * a no-op when otelprofd does not run under systemd (no NOTIFY_SOCKET).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The signals the daemon handles, read by the event loop from a signalfd: INT and TERM end the run;
  * HUP, USR1 and USR2 do not (what each does: main.c's on_signal(), the man page's SIGNALS).

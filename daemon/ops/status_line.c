@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ops/status_line.h"
 
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The status line of a run watched on a terminal: one row under the log, redrawn once a second with
  * the time elapsed of the duration, the samples kept, the processes sampled, the samples dropped (if

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The end of a run without a collector: the profile written in the format and to the place the flags
  * name (-o, --format, --top), and with --off-cpu and folded output the waits to a second file beside

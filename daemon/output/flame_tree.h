@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A flame graph's data: stacks merged into trees of frames (one tree per view: on-CPU, off-CPU, or
  * a diff's base and new side by side), written as the compact JSON the HTML page reads

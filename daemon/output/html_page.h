@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The self-contained HTML page of a flame graph: the page's CSS and JavaScript (daemon/output/html/,
  * embedded at build time by scripts/embed-text.py) around a flame's JSON (output/flame_tree.h).

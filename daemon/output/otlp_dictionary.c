@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The OTLP encoder's dictionary (see otlp_encode_internal.h): each table entry a request reaches is
  * remapped from the profile's index to the request's own, dense with the zero element first and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * OTLP profiles encoder. A request is built for a range of processes: every table entry the range
  * reaches is remapped from the profile's index to the request's own (dense, zero element first,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * struct profile -> OTLP ExportProfilesServiceRequest (../shared/otlp-profiles.md), serialized.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Private to the files of the OTLP encoder: otlp_encode.c (a request's tables and their life, the
  * request assembled, split by size, the batch and the file), otlp_dictionary.c (the request's

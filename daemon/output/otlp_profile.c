@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The OTLP encoder's Profiles (see otlp_encode_internal.h): per process a ResourceProfiles with its
  * resource attributes, one ScopeProfiles "otelprofd", the on-CPU Profile (samples/count, timestamps

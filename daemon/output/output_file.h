@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A file the daemon writes as its output (-o FILE.folded, .pb.gz, .otlp): there whole, or not at all.
  *

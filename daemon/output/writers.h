@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon/output/: a profile as bytes. The top table, folded stacks, pprof, OTLP encoding and the HTML
  * flame graph. May include profile/ and the top-level helpers.

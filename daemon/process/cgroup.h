@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Who a process is, from its cgroup: the container id, the Kubernetes pod uid and the systemd unit
  * named by the path in /proc/PID/cgroup, for Docker, containerd (plain and under Kubernetes), CRI-O

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The targets of --cgroup and --container as cgroup ids, for the sampler's in-kernel filter: the
  * one place that logs why a target names no cgroup (cgroup.h itself never logs).

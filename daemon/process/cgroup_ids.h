@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgroup v2 ids to what their paths say (container id, pod uid, systemd unit). Every BPF record
  * carries the task's cgroup v2 id; when /proc/PID is already gone (a process that lived for a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What a profile says about each of its processes, from every source that knows: the context the
  * process publishes itself (OTEP 4719, through the trace table), the process table's entry with its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The host as seen from a container whose pid namespace is the host's (a DaemonSet with hostPID):
  * pid 1 is the host's init, so PROC/1/ns/TYPE are the host's namespaces and PROC/1/root is the host's

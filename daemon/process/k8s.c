@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The Kubernetes pod watcher: one thread, one libcurl handle, LIST then WATCH of this node's pods
  * into the cache of k8s_pods.c. See k8s.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kubernetes pod metadata: a background thread lists and then watches the pods of this node on the
  * API server (in-cluster service account, TLS with the cluster CA, libcurl) and keeps a bounded cache

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Bounded cache of this node's pods, filled from the Kubernetes API's JSON (json-c). See k8s_pods.h.
  * Pods live in a fixed array of slots chained from a hash of their uid; JSON is parsed into a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The pods of this node as the Kubernetes API describes them: a bounded cache from pod uid to the
  * pod's name and namespace, and from each container id of the pod to the container's name, filled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The resource attributes of each profiled process: who it is (process.*, service.name), where it
  * runs (container.id, k8s.*, systemd.unit) and on which host (host.name, host.id, k8s.node.name),

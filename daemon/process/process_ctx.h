@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The OTEP 4719 process context of a process: the resource attributes its OpenTelemetry SDK
  * publishes in a mapping named OTEL_CTX, and the OTEP 4947 thread-local reference data (schema

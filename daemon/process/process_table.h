@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon/process/: who a sample belongs to. The process table, cgroups and their ids, Kubernetes pods,
  * the host's view from a container, and the metadata written into a profile's processes. May include

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Whether a process runs CPython, and where: the interpreter's ELF file (the python executable or
  * a libpython shared library, found by name in /proc/PID/maps and opened through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CPython processes being sampled (docs/python.md): which interpreter each one runs
  * (python_process.h), handed to the BPF program through a callback (the sampler's per-process map)

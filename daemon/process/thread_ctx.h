@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Where the threads of a process keep their OTEP 4947 thread context: the ELF TLS variable
  * otel_thread_ctx_v1, exported in the .dynsym of the executable or of a loaded library, resolved to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Trace correlation state per process (OTEP 4719 process context, OTEP 4947 thread context): the
  * context each process published (resource attributes, thread-local key map) and where its threads

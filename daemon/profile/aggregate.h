@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Per-interval aggregation of samples by (process, thread, CPU, stack). Stacks are interned once
  * and shared by every thread that hit them. Everything is bounded: distinct stacks, bytes of stack

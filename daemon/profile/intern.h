@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Interning of byte strings to dense ids 0, 1, 2, ... in order of first appearance. Keys are copied
  * and owned by the table; intern_key() returns a pointer that stays valid until intern_free().

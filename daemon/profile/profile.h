@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon/profile/: the model. An interval's samples (aggregate), interned strings and stacks (intern)
  * and the profile built from them, which every writer and the exporter read. Includes no other daemon

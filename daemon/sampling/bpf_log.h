@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The last lines of libbpf's messages during a load, kept to show the verifier's last lines when the
  * load fails. libbpf hands the whole verifier log over in one multi-line message
  * ("-- BEGIN PROG LOAD LOG --\n...\n-- END PROG LOAD LOG --"), so every line of every message is kept,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Off-CPU waits (--off-cpu), between the record path and the off-CPU aggregate. A sampled task that
  * leaves a CPU sends its stacks (OTELPROF_RECORD_OFF_CPU, unwound by the record path like an on-CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Capabilities: what otelprofd keeps once sampling is set up, and dropping the rest. */
 #ifndef OTELPROFD_PRIVILEGES_H
 #define OTELPROFD_PRIVILEGES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Python frames into a sample's user stack (docs/python.md): a sample of a CPython process carries
  * its thread's interpreter frames (the BPF program's Python tail: frames, innermost first, and an

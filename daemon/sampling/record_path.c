@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sampling/record_path.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon/sampling/: the first stage. Perf events and the BPF programs (sampler, bpf_log, privileges),
  * the ring buffer's records and their way to the aggregate (record_path), unwinding a sample's copied

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The on-CPU sampler: loads the BPF programs, opens one cpu-clock perf event per online CPU and
  * hands every ring buffer record to a callback. sampler_open() returns an object that owns the BPF

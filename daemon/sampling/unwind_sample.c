@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sampling/unwind_sample.h"
 
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * DWARF unwinding of a sample's copied user stack, between the ring buffer and the aggregation:
  * a sample that carries user registers and a stack window (OTELPROF_SAMPLE_STACK_WINDOW) gets its

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The container build file: multi-stage on Debian 12, and its runtime stage installs a package for
 every shared library the built otelprofd links (found with ldd and dpkg -S)."""
 import json

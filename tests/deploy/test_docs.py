@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Every option of the daemon (the long_options table of daemon/config/options.c) is in --help, in the man
 page and in the shipped configuration file, and that file passes --check-config: a flag added or
 renamed in the code without its documentation breaks this test."""

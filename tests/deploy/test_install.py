@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """meson install puts the daemon, the systemd unit, the default configuration and the man page in
 place (into a scratch DESTDIR), and the installed unit starts the installed binary with that file."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Every Kubernetes manifest parses and has what the DaemonSet needs, and every otelprofd flag the
 manifests use is one the daemon really has (a flag renamed in the code breaks this test)."""
 import os

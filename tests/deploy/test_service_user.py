@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Install the daemon (meson install into a scratch DESTDIR) and start the installed binary the way
 the systemd unit does where systemd is not PID 1: the unit's ExecStart line (its --config of the
 installed configuration file), its Environment= lines, its LimitMEMLOCK= (prlimit), as an

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The systemd unit verifies, its security exposure stays under our bound, and it keeps the settings
 the daemon depends on. Bound: 2.5 ("OK" in systemd-analyze's words); the unit scores 2.5 (see
 docs/operations.md, "Hardening"). What keeps it from lower: the capabilities sampling needs (CAP_BPF,

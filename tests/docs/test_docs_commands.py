@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The commands the README and docs/ show still work.
 
 - README's quick start: scripts/run.sh and scripts/test.sh exist, are executable and parse

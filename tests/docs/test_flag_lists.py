@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The man page (docs/otelprofd.8) is the complete flag reference and agrees with --help: the flags
 each defines, long and short, are the same lists, both ways."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """docs/self-monitoring.md lists every metric otelprofd publishes (its own and the standard process_*), and no other: the names in the
 code (daemon/ops/self_metrics.c, daemon/ops/metrics_server.c) against the page's, both ways."""
 import os

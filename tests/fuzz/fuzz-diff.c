@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target over the profiles `otelprofd diff` reads: the first byte picks the reader (even:
  * pprof, gzipped or not; odd: folded stacks), the rest is the file. Each input is read into a fresh

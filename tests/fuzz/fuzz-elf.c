@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target over the symbolizer's ELF/DWARF path: the input is a file; it is opened as a
  * module (section bounds, build id, htlhash, DWARF) and symbolized at a few addresses (ELF

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target over what a traced process publishes: its ProcessContext payload (decoded
  * alone, then read through the OTEP 4719 protocol from a header the input gives), and its thread

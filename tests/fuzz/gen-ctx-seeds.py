@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Seeds for fuzz-process-ctx: ProcessContext payloads as an SDK publishes them (and a few broken
 ones), each followed by a mapping header and a thread context record's attrs_data.
 Usage: gen-ctx-seeds.py DIR"""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Generates the seeds (gen-ctx-seeds.py) and runs the process context fuzzer on them.
 # Usage: run-fuzz-ctx.sh FUZZER SECONDS [extra libFuzzer flags]
 # A longer run from a build directory: tests/fuzz/run-fuzz-ctx.sh build/tests/fuzz/fuzz-process-ctx 3600

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Seeds (a folded file; a pprof, raw and gzipped) and a run of the diff readers' fuzzer on them.
 # Usage: run-fuzz-diff.sh FUZZER SECONDS [extra libFuzzer flags]
 set -euo pipefail

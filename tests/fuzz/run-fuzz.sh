@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds a seed corpus from the symbolizer's test programs and runs the ELF/DWARF fuzzer on it.
 # Usage: run-fuzz.sh FUZZER PROGRAMS_DIR SECONDS [extra libFuzzer flags]
 # A longer run (one hour, keeping the corpus) from a build directory:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers shared by the integration tests that load otelprofd's real BPF programs.
 
 A test skips (exit 77) only where this machine cannot load BPF at all, and says why; everywhere

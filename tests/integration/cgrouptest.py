@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Real cgroups for the integration tests: a tree under the cgroup v2 hierarchy, made on demand,
 with workloads started inside, and removed at the end."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Decode a gzipped pprof file with protoc and return its samples with their labels resolved."""
 import gzip
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Decompression bombs against the real daemon (issue 14): two CPU burners whose DWARF is a bomb
 (tests/symbolizer/gen-bomb.py: four .debug_* sections over one zlib stream claiming 1008 MiB each,
 ~1 MB on disk), one carrying it, one reaching it through .gnu_debuglink (the debug file beside it).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Build-id poisoning end to end: an unprivileged user (nobody) runs a program carrying a victim's
 build id with INJECTED_BY_ATTACKER at the victim's hot function; otelprofd profiles the whole host
 and caches the attacker's module first; the victim, started later by root, must be reported with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Real cgroups on this host's cgroup v2 hierarchy, named as each runtime names them, with a
 workload inside each: the pprof labels of their samples carry container.id, k8s.pod.uid,
 systemd.unit and service.name; --cgroup keeps only the samples of the cgroups below it and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What a user sees on bad input and without privileges: one clear line and exit 2."""
 import os
 import shutil

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """--pid with --follow-children profiles a child the target starts after otelprofd did (and only
 with the flag); SIGTERM and SIGINT stop a run of unbounded duration and still write the profile;
 SIGHUP, SIGUSR1 and SIGUSR2 mid-run do not: the run goes on to its end, each is logged (SIGUSR1 with

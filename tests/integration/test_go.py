@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A stripped Go program profiled by otelprofd with its BPF programs (suite bpf).
 
 gohot built with -ldflags='-s -w' (no symbol table, no DWARF: only .gopclntab) runs main.hotLoop on

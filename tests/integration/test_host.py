@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Profile the whole host while a user workload runs and the kernel is kept busy: the profile
 has both kernel frames and symbolized user frames, and the top table is printed."""
 import os

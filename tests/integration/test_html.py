@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """HTML flame graphs in a real browser (Debian's chromium, headless, --dump-dom):
 
 - one short otelprofd run over the waits workload (tests/workloads/waits.c) with --off-cpu, written

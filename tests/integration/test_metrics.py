@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Self-monitoring of the real daemon: /metrics in the Prometheus text format with counters that
 move, /ready answering 200 while sampling works and 503 once profiles stop being delivered (the
 collector here is a port nobody listens on), and the periodic one-line summary in the log. The

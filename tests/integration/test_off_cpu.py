@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """otelprofd --off-cpu over the waits workload (tests/workloads/waits.c), with every switch-out
 sampled (--off-cpu-probability 1) and the real sched_switch program:
 

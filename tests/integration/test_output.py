@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Output files of real runs, in every format (.folded, .pb.gz, .otlp):
 
 - A symbolic link planted at the output path by another user, pointing to a root-owned file: the

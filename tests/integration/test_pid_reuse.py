@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """PID reuse and exec within one profile never mix two processes (issue 5).
 
 reuse-x and reuse-y load at the same addresses and differ only in their hot function's name, so

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """otelprofd --pid over the 60/30/10 workload: shares within 5 points, the full call chain
 main -> caller -> hot function on every hot sample, and not one sample of another process (checked
 in the pprof output, decoded with protoc).

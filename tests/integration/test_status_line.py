@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The status line of a run on a terminal (ops/status_line.c), under a pseudo-terminal:
 
 - stderr a terminal: a line "otelprofd: 0:01 / 0:03: N samples, N processes" redrawn in place

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A storm of short-lived processes (200 a second for 3 s, each burning 20 ms then exiting; on this
 2-core machine they overlap), with pid reuse: every 4th child is given the pid of the child reaped
 last (ns_last_pid). Child N names its thread stN (the ground truth every sample carries from BPF) and

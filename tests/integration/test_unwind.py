@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """DWARF unwinding with the real sampler (suite unwind-bpf).
 
 - The C and C++ (exceptions) workloads built with -O2 -fomit-frame-pointer: at least 99% of the

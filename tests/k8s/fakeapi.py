@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A fake Kubernetes API server for otelprofd's tests: HTTPS on 127.0.0.1 only, with a CA and a server
 certificate made by openssl, a service account directory (token, ca.crt, namespace) as a pod sees it,
 and a script of answers: each GET /api/v1/pods takes the next step, which says whether it expects a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Drives the Kubernetes watcher (daemon/process/k8s.c) for test_k8s_api.py: starts it against the API named by
  * OTELPROFD_K8S_API_URL / OTELPROFD_K8S_SECRETS_DIR, waits until its counters reach the given values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The Kubernetes JSON -> pod cache path: PodList and watch events (ADDED, MODIFIED, DELETED,
  * BOOKMARK, ERROR 410) into names by pod uid and container id; runtime prefixes of containerID;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The Kubernetes watcher (daemon/process/k8s.c, driven by k8s-probe) against a fake API server over TLS:
 LIST then WATCH with the node's field selector and the bearer token, ADDED/MODIFIED/DELETED events, a
 bookmark, a malformed line, 410 Gone in the stream and as the HTTP status (each a consistent relist),

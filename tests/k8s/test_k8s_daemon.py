@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The real daemon (BPF) in a fake cluster: two workloads in cgroups named as the kubelet and
 containerd name a pod's containers, a fake API server over TLS (in-cluster configuration:
 KUBERNETES_SERVICE_HOST/PORT, the service account directory, K8S_NODE_NAME) listing the pod with one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cgroup path parsing from /proc/PID/cgroup files as each container runtime and layout writes them
  * (Docker, containerd plain and under Kubernetes, CRI-O, Podman; cgroup v1, v2 and hybrid; systemd

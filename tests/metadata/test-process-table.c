@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The process table: (pid, start time) keys so a reused pid never mixes two processes, fork
  * inheritance, exec re-reading, the bound with eviction, sweeping exited processes; and the resource

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Messages that say what happened, and the journal's priorities. Eight real daemons run at once
 (4 s each, one export a second, --timeout 3s) against peers that fail in one way each:
   gRPC and HTTP to a port where nothing listens      "connection refused"

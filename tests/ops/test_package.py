@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The Debian package: built from a copy of the source tree with dpkg-buildpackage -b (tests off,
 parallel), checked with lintian (no errors), installed with dpkg -i (files, conffile), its binary
 run (--version, a 1-second profile where BPF can load), removed (conffile kept) and purged (gone).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A test OTLP profiles collector on 127.0.0.1: a gRPC server on the gRPC core C API and a small
  * HTTP/1.1 receiver, each on its own thread. Every request is decoded with the project's generated

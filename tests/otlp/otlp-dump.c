@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* otlp-dump FILE...: one JSON line per ExportProfilesServiceRequest file (otlp_check.h's summary). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Test helpers: decode an ExportProfilesServiceRequest with the project's generated code, check
  * the rules of ../shared/otlp-profiles.md (every index in range, zero element first in every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers of the OTLP end-to-end tests: the test collector program, decoding what it saved with
 otlp-dump, and summing samples per leaf function."""
 import glob

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The test collector as a program, for the end-to-end tests: serves gRPC and HTTP on 127.0.0.1
  * until SIGTERM/SIGINT, saves every valid request in --out, and prints its counters as one JSON

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Export: the bounded queue; the sender's retry, backoff, give-up and shutdown rules with a
  * scripted transport; and the real gRPC and HTTP transports against the in-process test collector

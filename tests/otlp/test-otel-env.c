@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Exporter configuration: OTEL_* variables, their defaults, endpoint resolution, and the export
  * flags of options.c winning over the variables.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The OTLP encoder over a profile of real addresses of this test program (symbolized through
  * /proc/self) and a kernel frame from a made-up kallsyms: the request decodes with our generated

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Bad peers: otelprofd (real sampler) sends, over gRPC and then over HTTP, to a collector that
 answers later than --timeout, then to a port that answers random bytes instead of HTTP/2 or HTTP,
 and finally to a good collector on the same port (HTTP first meets a collector that answers 200

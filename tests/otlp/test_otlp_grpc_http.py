@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End to end: otelprofd samples the 60/30/10 workload with the real BPF sampler and exports it to
 the test collector over gRPC, then over HTTP, both gzip-compressed (the collector checks each gRPC
 request arrived compressed, on the sheet's method). Every request must pass the sheet's rules

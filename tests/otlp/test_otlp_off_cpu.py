@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End to end, off-CPU over OTLP: otelprofd --off-cpu (every switch-out sampled) profiles the waits
 workload (tests/workloads/waits.c) with the real BPF programs and exports to the test collector over
 gRPC every second; every request passes the checker (the collector's and otlp-dump's, which holds an

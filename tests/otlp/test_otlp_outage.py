@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Outage: otelprofd (real sampler, gRPC) starts before the collector exists, the collector comes,
 is killed mid-stream, stays down for longer than the queue holds (--queue-size 2 at a 0.5 s
 interval), and is restarted on the same port. Requests must arrive again after the restart, the

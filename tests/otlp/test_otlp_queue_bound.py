@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Outage where the queue bound matters: a storm of short-lived processes (100 a second, each its
 own resource) profiled at 499 Hz with a request every 100 ms makes ~10 KiB requests at ~80 KiB/s,
 and the queue holds only 256 KiB (--queue-bytes; --queue-size is no limit here). The collector is

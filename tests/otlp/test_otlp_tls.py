@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """TLS: the test collector serves gRPC with a certificate this test makes with openssl and checks a
 header. otelprofd (real sampler) verifies the collector with that CA and sends the header, first by
 flags, then by OTEL_EXPORTER_OTLP_CERTIFICATE / OTEL_EXPORTER_OTLP_HEADERS; then a wrong header is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CPython frames without a process: the 3.11, 3.12 and 3.13 layouts and 3.13's _Py_DebugOffsets,
  * code objects and line tables read from a fake process image (a buffer behind the read callback),

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """CPython frames with the real BPF programs (suite python; docs/python.md).
 
 Debian's /usr/bin/python3 (3.11) runs workload.py: leaf_add <- middle <- outer_main on the main

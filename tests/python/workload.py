@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Test workload for otelprofd's Python frames (tests/python/test_python.py): named functions burn
 CPU in known lines, in the main thread and two others, with nested calls and a callback through C
 code (sorted(key=...)) between Python frames. Usage: workload.py SECONDS"""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Decompression bombs for the symbolizer's memory bound (issue 14).
 
 Usage: gen-bomb.py SRC_ELF OUT [CLAIM_MIB [--noise]]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * symtool: drives the symbolizer library for the integration tests and benchmarks. Reads one
  * command per line on stdin and answers each with lines ending in a line holding ".":

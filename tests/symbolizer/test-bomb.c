@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Decompression bombs (gen-bomb.py): a binary whose four .debug_* sections share one zlib stream
  * claiming 1008 MiB each, the same at a plausible ratio (64 MiB each), and stripped copies reaching

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dwarf_lines against libdw: for every compile unit of each binary named on the command line
  * (DWARF 2, 4 and 5 from gcc and clang, compressed sections) and for every row address of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* elf_module and symbolizer on this test binary itself, and on broken copies of it. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gopclntab: tables built here in each format (Go 1.16, 1.18 and 1.20 layouts; the Go toolchain
  * of the test machine builds only one of them), each with an inlined call and a top frame, and

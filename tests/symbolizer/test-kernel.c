@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The symbolizer's kernel symbols: kallsyms is read at the first kernel lookup, not at start, and read
  * again only while frames land in code that can change without /proc/modules changing (BPF programs,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The symbolizer's per-process mappings: instances of one pid kept apart (a reused pid, an exec),
  * retired instances never read from /proc again, the bound on kept processes (a full table evicts

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Go symbolization from .gopclntab (suite symbolizer).
 
 The Go workload programs/go/gohot.go is built full, stripped (-s -w) and as a (stripped) PIE. For

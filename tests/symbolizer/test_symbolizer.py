@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Integration tests of the symbolizer library through symtool, on programs built by the suite:
 inline chains, PIE and non-PIE, dlopen, C++ templates, separate debug files (debuglink and
 build-id directory), a binary only visible in another mount namespace, planted FIFO/symlink,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What the symbolizer trusts, tested with processes of an unprivileged user (nobody) and root,
 through symtool: a build id is only a claim (a program carrying another's must not lend it names
 or DWARF, whichever runs first), and a perf map in everyone's /tmp is read only when it is a regular

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End to end, with the real BPF sampler: otelprofd links the test application's samples to the span
 each thread ran under (OTEP 4947), in its three TLS builds (executable, library linked at start,
 dlopen'ed library), with the resource attributes of its process context (OTEP 4719) published a

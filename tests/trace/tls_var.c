@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The OTEP 4947 thread-local variable and its one writer, built into the test application (the
  * executable case), into a library linked at start (TLSDESC) and into one it dlopens (legacy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A test application that publishes both OpenTelemetry contexts exactly as the OTEPs say:
  * its process context (OTEP 4719: a memfd mapping OTEL_CTX, protobuf ProcessContext payload) a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The CFI stack walker on crafted registers, stacks and rules (chains, window ends, looping and
  * out-of-window CFI, PLT and signal-frame expressions, frame-pointer fallback, garbage), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CPU burner of the test workloads: DEFINE_BURN(name) defines `uint64_t name(uint64_t ms)`, which
  * spins for ms milliseconds of wall time in its own frame. Each workload names it for itself, since

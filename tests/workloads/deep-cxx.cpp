@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unwinding workload in C++ with exceptions, built with -O2 -fomit-frame-pointer:
  * main -> run -> g1 -> ... -> g22 -> spin (hot). Every 64th call g22 throws, and g11 catches, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unwinding workload, built with -O2 -fomit-frame-pointer: main -> run -> f1 -> ... -> f24 -> leaf,
  * where leaf is hot_x (about 70% of the time) or hot_y (30%). Every function is a real frame (not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Built twice, as reuse-x (HOT=reuse_x_hot) and reuse-y (HOT=reuse_y_hot), non-PIE: the two
  * programs load at the same addresses and differ only in the name of their hot function, so a

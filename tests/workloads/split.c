@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A workload with a known profile: main -> caller_a -> hot_a burns 60% of its CPU time,
  * main -> caller_b -> hot_b 30%, main -> caller_c -> hot_c 10%. The split is in units of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A storm of short-lived processes: storm RATE SECONDS BURN_MS [REUSE_EVERY] starts RATE processes a
  * second for SECONDS seconds. Child number N names itself in its own environment

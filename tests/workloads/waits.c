@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Off-CPU test workload: threads that wait in known functions and threads that only compute, each
  * waiting thread timing its own waits. Usage: waits SECONDS (mixed) or waits block (one thread

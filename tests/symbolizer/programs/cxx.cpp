@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test program: C++ templates in a namespace, with an inlined template function.
 #include <cstdio>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test program: an inline chain 20 deep (more than SYM_MAX_INLINE) around a call whose return
  * address it prints: the symbolizer keeps the innermost frames and the outermost function, and
  * counts the cut in inline_truncated. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test program: an inline chain inner -> outer -> main around a call whose return address it
  * prints, and optionally a dlopen'ed library. Lines marked @NAME are looked up by the test. */
 #include <dlfcn.h>

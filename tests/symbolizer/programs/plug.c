@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test shared library loaded with dlopen: plug_run returns a return address inside itself. */
 __attribute__((noinline)) void *plug_here(void)
 {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rust test program for the symbolizer: a method in a module (a path of several segments, mangled
 // in the legacy or v0 scheme) and a caller. Prints their addresses, then waits to be killed.
 use std::io::Write;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test program: burns the CPU in bomb_spin() for argv[1] seconds (default 5). The tests add
  * decompression bombs to its sections (gen-bomb.py) and profile it. */
 #include <stdlib.h>

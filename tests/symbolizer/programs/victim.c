@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Victim and attacker of the build-id poisoning tests: one source built twice with one build id.
  * The attacker build (-DATTACKER) names the hot function INJECTED_BY_ATTACKER; its code, and so its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Go workload with known hot functions for the symbolizer's Go tests: hotLoop, and outer with
 // inner inlined into it, run by the main goroutine and by worker goroutines.
 // Usage: gohot [SECONDS] (default one hour).
