@@ -61,12 +61,15 @@ try:
         if name not in values:
             bpftest.fail(f"{name} missing from /metrics")
     # The verifier's work is a count, not a time: the stack-copy loop once cost 115,000 instructions
-    # (90 ms of kernel CPU at every start) before its offset moved to map memory; about 3,600 now.
+    # (90 ms of kernel CPU at every start) before its offset moved to map memory; about 4,600 with
+    # trace correlation, and 56,000 since the Python frame walk (up to 96 interpreter frames, each
+    # read with bounded helpers; about 45 ms of kernel CPU at start). The bound catches a walk that
+    # grows again.
     verified = values.get("otelprofd_bpf_verified_instructions", 0)
     print(f"BPF load: {verified:.0f} instructions verified, "
           f"{values.get('otelprofd_bpf_load_seconds', 0) * 1000:.1f} ms")
-    if verified > 30000:
-        bpftest.fail(f"the verifier processed {verified:.0f} instructions to load the programs (over 30000)")
+    if verified > 70000:
+        bpftest.fail(f"the verifier processed {verified:.0f} instructions to load the programs (over 70000)")
     kernel = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
     if verified == 0 and kernel >= (5, 16):
         bpftest.fail("otelprofd_bpf_verified_instructions is 0 on a kernel that counts them (5.16+)")

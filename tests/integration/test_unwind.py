@@ -192,7 +192,9 @@ for name, cmd in debian.items():
             continue
         total += n
         frames = user_frames(stack)
-        if "__libc_start_call_main" in frames or "_start" in frames:
+        # A sample in the dynamic loader before the program runs reaches the loader's entry: its
+        # _start (assembly, with no symbol size) calls _dl_start.
+        if "__libc_start_call_main" in frames or "_start" in frames or "_dl_start" in frames:
             reached += n
         elif n > 1:
             print(f"  not reaching the entry ({n}): {';'.join(stack)}")
