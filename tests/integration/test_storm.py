@@ -19,10 +19,23 @@ out = bpftest.tmpdir()
 pprof = os.path.join(out, "storm.pb.gz")
 
 env = dict(os.environ, OTEL_SERVICE_NAME="storm-driver")
-driver = subprocess.Popen([storm, "200", "3", "20", "4"], env=env, stdout=subprocess.PIPE, text=True)
+# The storm starts once otelprofd profiles the driver: its start (the BPF verifier's work among
+# it) can take seconds on a loaded machine, and the storm lasts 3.
+env["STORM_WAIT_LINE"] = "1"
+driver = subprocess.Popen([storm, "200", "3", "20", "4"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True)
 try:
-    bpftest.run([bpftest.otelprofd(), "--pid", str(driver.pid), "--follow-children", "-F", "499", "-d", "4s",
-                 "-v", "-o", pprof])
+    cmd = [bpftest.otelprofd(), "--pid", str(driver.pid), "--follow-children", "-F", "499", "-d", "4s", "-v",
+           "-o", pprof]
+    print("$", " ".join(cmd), flush=True)
+    daemon = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = bpftest.wait_profiling(daemon, others=(driver,))
+    driver.stdin.write("go\n")
+    driver.stdin.flush()
+    log += daemon.communicate(timeout=120)[1]
+    print("\n".join(l for l in log.splitlines() if "libbpf" not in l)[-4000:])
+    if daemon.returncode != 0:
+        bpftest.fail(f"otelprofd exited {daemon.returncode}")
 finally:
     lines = driver.communicate(timeout=60)[0].split("\n")
 started, reused = int(lines[0] or 0), int(lines[1] or 0)

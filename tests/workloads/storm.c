@@ -65,6 +65,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: storm RATE SECONDS BURN_MS [REUSE_EVERY]\n");
 		return 2;
 	}
+	/* STORM_WAIT_LINE set: start the storm once a line arrives on stdin (a profiler attached to this
+	 * process first, however long its start took). */
+	if (getenv("STORM_WAIT_LINE")) {
+		char line[16];
+
+		if (!fgets(line, sizeof(line), stdin))
+			return 2;
+	}
 	rate = strtoull(argv[1], NULL, 10);
 	seconds = strtoull(argv[2], NULL, 10);
 	burn = strtoull(argv[3], NULL, 10);
