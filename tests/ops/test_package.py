@@ -117,8 +117,14 @@ try:
     except SystemExit:
         can_bpf = False
     if can_bpf:
+        # A workload of ours to sample: an idle machine gives an empty profile (idle CPUs are not kept).
         folded = os.path.join(tempfile.mkdtemp(), "p.folded")
-        sh(["/usr/sbin/otelprofd", "-d", "1s", "-o", folded])
+        work = subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "5"], stdout=subprocess.DEVNULL)
+        try:
+            sh(["/usr/sbin/otelprofd", "--pid", str(work.pid), "-d", "1s", "-o", folded])
+        finally:
+            work.kill()
+            work.wait()
         if not os.path.getsize(folded):
             failures.append("the installed binary's 1-second profile is empty")
     else:
