@@ -38,7 +38,7 @@ def start_daemon(build, pids, freq, seconds, tmp, extra=()):
     before = set(prog_stats())
     log = open(os.path.join(tmp, "daemon.log"), "w")
     d = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--pid", ",".join(map(str, pids)), "-F", str(freq),
-                          "-d", f"{seconds + 3}s", "-o", os.path.join(tmp, "out.folded"), *extra], stderr=log)
+                          "-d", f"{seconds + 60}s", "-o", os.path.join(tmp, "out.folded"), *extra], stderr=log)
     for _ in range(100):
         new = set(prog_stats()) - before
         if new:
@@ -105,7 +105,7 @@ def main():
         workloads = {
             "C (cpu_bench, 2 threads)": [os.path.join(args.build, "bench", "cpu_bench"), "2", "100000"],
             "Python 3.11 (workload.py, 3 threads)": ["/usr/bin/python3", os.path.join(ROOT, "tests", "python", "workload.py"),
-                                                      str(args.seconds + 5)],
+                                                      str(args.seconds + 30)],
         }
         rows = {}
         for r in range(args.runs):
