@@ -25,8 +25,10 @@ env["STORM_WAIT_LINE"] = "1"
 driver = subprocess.Popen([storm, "200", "3", "20", "4"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           text=True)
 try:
+    # A 16 MiB ring buffer: a storm's first samples cost the daemon /proc reads, and on a loaded machine
+    # the default 4 MiB overflowed, losing exec records (counted), and with them which child is which.
     cmd = [bpftest.otelprofd(), "--pid", str(driver.pid), "--follow-children", "-F", "499", "-d", "4s", "-v",
-           "-o", pprof]
+           "--ringbuf-size", "16MiB", "-o", pprof]
     print("$", " ".join(cmd), flush=True)
     daemon = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log = bpftest.wait_profiling(daemon, others=(driver,))
