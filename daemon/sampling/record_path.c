@@ -154,7 +154,10 @@ static size_t sample_link(struct record_path *rp, const struct otelprof_sample *
 	if (!rp->traces || !pi)
 		return 0;
 	now = clock_ns(CLOCK_MONOTONIC); /* one clock read per sample, for both calls */
-	trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, s->map_count, false, now);
+	/* From a process's second sample: a storm of processes sampled once each (200 new a second)
+	 * then costs no /proc/PID/maps read here, and the daemon keeps up describing them. */
+	if (pi->samples >= 2)
+		trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, s->map_count, false, now);
 	if (!(s->flags & OTELPROF_SAMPLE_TRACE_CTX) || s->hdr.size < sizeof(*s) + sizeof(*tc))
 		return 0;
 	tc = (const void *)((const uint8_t *)s + s->hdr.size - sizeof(*tc));
