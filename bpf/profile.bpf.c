@@ -67,6 +67,17 @@ struct {
 	__type(value, struct otelprof_trace_proc);
 } trace_procs SEC(".maps");
 
+/* The Python walk on_cpu_sample tail-calls for Python processes: py_walk_loop or
+ * py_walk_bounded, whichever user space loaded (daemon/sampling/python_walk.c). A program of its
+ * own: the verifier checks the walk once, not once per path of the sampler that leads to it, and
+ * other processes never run its code. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} python_walker SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, OTELPROF_CNT_MAX);
@@ -91,6 +102,7 @@ struct sample_buf {
 	/* The stack window, then the Python tail, then the thread context (within the page of slack). */
 	__u8 stack[OTELPROF_MAX_STACK_COPY + OTELPROF_STACK_PAGE + PYTHON_TAIL_MAX];
 	struct py_walk py; /* the Python walk's frame buffer */
+	__u64 tail;        /* on_cpu_sample -> the Python walk: bytes after the sample so far */
 };
 
 struct {
@@ -368,19 +380,53 @@ static __always_inline const struct otelprof_trace_proc *process_entry(const str
 	return tp && tp->start_ns == b->s.process_start_ns ? tp : NULL;
 }
 
-/* The thread's Python frames, appended at (u8 *)&b->w + off: returns the bytes added. */
-static __always_inline __u32 add_python(struct sample_buf *b, const struct otelprof_trace_proc *tp, __u32 tid, __u32 off)
+/*
+ * The thread's Python frames, appended at (u8 *)&b->w + off: returns the bytes added. loop: walk
+ * with bpf_loop() (a constant: each walk program has one form).
+ */
+static __always_inline __u32 add_python(struct sample_buf *b, const struct otelprof_trace_proc *tp, __u32 tid,
+					__u32 off, bool loop)
 {
+	struct otelprof_python_frame *out;
 	__u32 n;
 
 	if (!python_frames || !tp || !tp->python.interp_head || off > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		return 0;
-	n = python_stack(&tp->python, tid, (struct otelprof_python_frame *)((__u8 *)&b->w + off), &b->py);
+	out = (struct otelprof_python_frame *)((__u8 *)&b->w + off);
+	if (loop)
+		n = python_stack_loop(&tp->python, tid, out, &b->py);
+	else
+		n = python_stack_bounded(&tp->python, tid, out, &b->py);
 	if (!n || n > OTELPROF_PYTHON_MAX_SLOTS)
 		return 0;
 	b->s.python_slots = n;
 	b->s.flags |= OTELPROF_SAMPLE_PYTHON;
 	return n * sizeof(struct otelprof_python_frame);
+}
+
+/*
+ * The end of every on-CPU sample, in on_cpu_sample or in the Python walk it tail-called: the thread
+ * context after the tail so far (stack window, Python frames), then the record into the ring buffer.
+ */
+static __always_inline void send_sample(struct sample_buf *b, struct task_struct *task,
+					const struct otelprof_trace_proc *tp, __u64 tail)
+{
+	struct otelprof_sample *s = &b->s;
+
+	/* Hidden from the compiler, which otherwise tests a narrowed copy and leaves the verifier
+	 * the sum's unbounded register. */
+	barrier_var(tail);
+	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + PYTHON_TAIL_MAX)
+		tail = 0;
+	tail += add_trace_ctx(b, task, tp, (__u32)tail);
+	/* The verifier must see the bound on the very register passed to the helper. */
+	barrier_var(tail);
+	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + PYTHON_TAIL_MAX + sizeof(struct otelprof_trace_ctx))
+		tail = 0;
+	s->hdr.size = sizeof(*s) + tail;
+	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail,
+			       wakeup_flags(s->pid && first_sample(s->pid, s->process_start_ns))))
+		count(OTELPROF_CNT_RINGBUF_FULL);
 }
 
 /*
@@ -468,18 +514,50 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
 	tp = process_entry(b, pid);
-	tail += add_python(b, tp, tid, (__u32)tail);
-	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + PYTHON_TAIL_MAX)
-		tail = 0;
-	tail += add_trace_ctx(b, task, tp, (__u32)tail);
-	/* The verifier must see the bound on the very register passed to the helper. */
-	barrier_var(tail);
-	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + PYTHON_TAIL_MAX + sizeof(struct otelprof_trace_ctx))
-		tail = 0;
-	s->hdr.size = sizeof(*s) + tail;
-	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, wakeup_flags(pid && first_sample(pid, s->process_start_ns))))
-		count(OTELPROF_CNT_RINGBUF_FULL);
+	if (python_frames && tp && tp->python.interp_head) {
+		/* The walk sends the sample; on return the tail call failed (no walk program). */
+		b->tail = tail;
+		bpf_tail_call(ctx, &python_walker, 0);
+		count(OTELPROF_CNT_PYTHON_NO_WALKER);
+	}
+	send_sample(b, task, tp, tail);
 	return 0;
+}
+
+/*
+ * The Python walk of a sample on_cpu_sample prepared in this CPU's scratch (header, stacks, stack
+ * window, b->tail): the thread's Python frames, then the rest of the sample.
+ */
+static __always_inline int python_walk(bool loop)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	const struct otelprof_trace_proc *tp;
+	struct sample_buf *b;
+	__u64 tail;
+
+	b = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!b)
+		return 0;
+	tp = process_entry(b, pid_tgid >> 32);
+	tail = b->tail;
+	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
+		tail = 0;
+	tail += add_python(b, tp, (__u32)pid_tgid, (__u32)tail, loop);
+	send_sample(b, (struct task_struct *)bpf_get_current_task(), tp, tail);
+	return 0;
+}
+
+SEC("perf_event")
+int py_walk_loop(struct bpf_perf_event_data *ctx)
+{
+	return python_walk(true);
+}
+
+SEC("perf_event")
+int py_walk_bounded(struct bpf_perf_event_data *ctx)
+{
+	return python_walk(false);
 }
 
 /* Send a process life event of task (the current task, or a child it just forked). */

@@ -94,6 +94,8 @@ enum otelprof_counter {
 					   among the first OTELPROF_PYTHON_MAX_THREADS (or none yet) */
 	OTELPROF_CNT_PYTHON_READ_ERROR, /* Python frame walks stopped by unreadable memory */
 	OTELPROF_CNT_PYTHON_TRUNCATED,  /* Python frame walks cut by the walk or slot bound */
+	OTELPROF_CNT_PYTHON_NO_WALKER,  /* samples of a Python process sent without its frames: the
+					   walk program could not be tail-called (none loaded) */
 	OTELPROF_CNT_MAX,
 };
 

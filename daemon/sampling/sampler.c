@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sampling/bpf_log.h"
+#include "sampling/python_walk.h"
 #include "clock.h"
 #include "log.h"
 #include "profile.skel.h"
@@ -239,8 +240,10 @@ static uint64_t count_verified_insns(struct bpf_object *obj)
 		int fd = bpf_program__fd(prog);
 
 		memset(&info, 0, sizeof(info));
-		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+			log_debug("BPF program %s: %u instructions verified", bpf_program__name(prog), info.verified_insns);
 			total += info.verified_insns;
+		}
 	}
 	return total;
 }
@@ -271,10 +274,47 @@ static int off_cpu_attach(struct profile_bpf *skel)
 	return r;
 }
 
+/*
+ * Open, configure and load the BPF programs into s->skel, with the Python walk of form python.
+ * 0, or -errno with s->skel NULL (libbpf's messages kept for explain_load_failure()).
+ */
+static int load_programs(struct sampler *s, const struct sampler_config *config, __u32 ncpus,
+			 enum python_walk_form python)
+{
+	int r;
+
+	s->skel = profile_bpf__open();
+	if (!s->skel)
+		return -errno;
+	s->skel->rodata->filter_pids = config->npids > 0;
+	s->skel->rodata->follow_children = config->follow_children;
+	s->skel->rodata->include_idle = config->include_idle;
+	s->skel->rodata->filter_cgroups = config->ncgroup_ids > 0;
+	s->skel->rodata->track_processes = config->track_processes;
+	s->skel->rodata->stack_copy = config->stack_copy;
+	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
+	s->skel->rodata->trace_context = config->trace_context;
+	python_walk_configure(s->skel, python);
+	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
+	bpf_map__set_max_entries(s->skel->maps.scratch, ncpus);
+	off_cpu_configure(s->skel, config, ncpus);
+	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
+	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
+	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
+	r = profile_bpf__load(s->skel);
+	if (r) {
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	return r;
+}
+
 struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err)
 {
 	struct sampler *s;
 	const char *missing = sampler_missing_privileges();
+	enum python_walk_form python;
+	__u32 ncpus;
 	int r;
 
 	if (*missing) {
@@ -296,46 +336,36 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	libbpf_log = bpf_log_new(LIBBPF_LOG_LINES); /* without it, no tail is shown: not fatal */
 	libbpf_set_print(capture_libbpf_log);
 
-	s->skel = profile_bpf__open();
-	if (!s->skel) {
-		r = -errno;
-		explain_load_failure(r);
-		*err = -ENOEXEC;
-		goto fail;
-	}
-	s->skel->rodata->filter_pids = config->npids > 0;
-	s->skel->rodata->follow_children = config->follow_children;
-	s->skel->rodata->include_idle = config->include_idle;
-	s->skel->rodata->filter_cgroups = config->ncgroup_ids > 0;
-	s->skel->rodata->track_processes = config->track_processes;
-	s->skel->rodata->stack_copy = config->stack_copy;
-	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
-	s->skel->rodata->trace_context = config->trace_context;
-	s->skel->rodata->python_frames = config->python;
-	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	r = libbpf_num_possible_cpus();
 	if (r <= 0) {
 		log_error("Failed to count the possible CPUs: %s", strerror(r ? -r : ENODEV));
 		*err = r ? r : -ENODEV;
 		goto fail;
 	}
-	bpf_map__set_max_entries(s->skel->maps.scratch, (__u32)r);
-	off_cpu_configure(s->skel, config, (__u32)r);
-	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
-	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
-	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
-
+	ncpus = (__u32)r;
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC);
-	r = profile_bpf__load(s->skel);
+	python = python_walk_choose(config->python);
+	r = load_programs(s, config, ncpus, python);
+	if (r && python != PYTHON_WALK_OFF) {
+		/* The on-CPU path loads without the walk: a kernel that refuses it loses Python frames only. */
+		log_warn("Python frames off: the kernel refused the BPF program that walks them (%s, %s form); "
+			 "native frames only (otelprofd -v shows the verifier's log)",
+			 strerror(-r), python_walk_form_name(python));
+		python = PYTHON_WALK_OFF;
+		r = load_programs(s, config, ncpus, python);
+	}
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC) - s->load.load_ns;
 	if (r) {
 		explain_load_failure(r);
 		*err = -ENOEXEC;
 		goto fail;
 	}
+	if (python_walk_install(s->skel, python))
+		python = PYTHON_WALK_OFF; /* its samples are counted (OTELPROF_CNT_PYTHON_NO_WALKER) */
+	s->load.python_walk = python;
 	s->load.verified_insns = count_verified_insns(s->skel->obj);
-	log_debug("BPF programs loaded in %.1f ms, %llu instructions verified", s->load.load_ns / 1e6,
-		  (unsigned long long)s->load.verified_insns);
+	log_debug("BPF programs loaded in %.1f ms, %llu instructions verified, Python frame walk: %s",
+		  s->load.load_ns / 1e6, (unsigned long long)s->load.verified_insns, python_walk_form_name(python));
 	for (size_t i = 0; i < config->npids; i++) {
 		__u32 pid = (__u32)config->pids[i];
 		__u8 one = 1;

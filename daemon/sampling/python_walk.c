@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sampling/python_walk.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "profile.skel.h"
+
+static const char *const form_names[PYTHON_WALK_FORMS] = {
+	[PYTHON_WALK_OFF] = "off", [PYTHON_WALK_BOUNDED] = "bounded", [PYTHON_WALK_LOOP] = "loop",
+};
+
+const char *python_walk_form_name(enum python_walk_form form)
+{
+	return form < PYTHON_WALK_FORMS ? form_names[form] : "?";
+}
+
+/* OTELPROFD_PYTHON_WALK's form, or PYTHON_WALK_FORMS when unset (or unknown: said once). */
+static enum python_walk_form forced_form(void)
+{
+	const char *v = getenv("OTELPROFD_PYTHON_WALK");
+
+	if (!v || !*v)
+		return PYTHON_WALK_FORMS;
+	for (int f = 0; f < PYTHON_WALK_FORMS; f++)
+		if (!strcmp(v, form_names[f]))
+			return f;
+	log_warn("Ignoring OTELPROFD_PYTHON_WALK=%.32s: it takes loop, bounded or off", v);
+	return PYTHON_WALK_FORMS;
+}
+
+enum python_walk_form python_walk_choose(bool wanted)
+{
+	enum python_walk_form forced = forced_form();
+
+	if (!wanted)
+		return PYTHON_WALK_OFF;
+	if (forced != PYTHON_WALK_FORMS)
+		return forced;
+	/* 1: the kernel has the helper (5.17+); 0 or -errno: it has not, or cannot say. */
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1 ? PYTHON_WALK_LOOP
+											 : PYTHON_WALK_BOUNDED;
+}
+
+void python_walk_configure(struct profile_bpf *skel, enum python_walk_form form)
+{
+	skel->rodata->python_frames = form != PYTHON_WALK_OFF;
+	bpf_program__set_autoload(skel->progs.py_walk_loop, form == PYTHON_WALK_LOOP);
+	bpf_program__set_autoload(skel->progs.py_walk_bounded, form == PYTHON_WALK_BOUNDED);
+}
+
+int python_walk_install(struct profile_bpf *skel, enum python_walk_form form)
+{
+	struct bpf_program *prog = form == PYTHON_WALK_LOOP ? skel->progs.py_walk_loop : skel->progs.py_walk_bounded;
+	__u32 key = 0;
+	int fd, r;
+
+	if (form == PYTHON_WALK_OFF)
+		return 0;
+	fd = bpf_program__fd(prog);
+	if (bpf_map__update_elem(skel->maps.python_walker, &key, sizeof(key), &fd, sizeof(fd), BPF_ANY)) {
+		r = -errno;
+		log_error("Failed to install the Python frame walk: %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
