@@ -6,17 +6,24 @@ builds (before and after a change), and the code-object cache's memory with many
   bench/python/bpf_cost.py --build BUILD [--baseline BUILD] [--seconds 6] [--freq 99] [--runs 3]
   bench/python/bpf_cost.py --build BUILD --many 50 [--seconds 10]
 
-Per run: otelprofd --pid WORKLOAD at --freq Hz; the on_cpu_sample program's run_time_ns and run_cnt
-(kernel.bpf_stats_enabled=1) are read from bpftool one second after it attached and again
---seconds later: ns per run is the difference's ratio (every CPU's events, the workload's and the
-others' filtered out early). Workloads: bench/cpu_bench (C, 2 threads) and tests/python/workload.py
-under Debian's /usr/bin/python3 (3.11, 3 threads). --many: that many bench/python/many.py processes
-(40 functions each), profiled together; prints the daemon's Python self-metrics and its RSS.
+Per run: otelprofd --pid WORKLOAD at --freq Hz; the run_time_ns and run_cnt of the daemon's own BPF
+programs (found by the program ids of its file descriptors, /proc/PID/fdinfo: other otelprofd runs on
+the machine are not mixed in; kernel.bpf_stats_enabled=1) are read from bpftool one second after it
+attached and again --seconds later. on_cpu_sample's figures include the Python walk it tail-calls
+(a tail call runs inside its caller's accounting: py_walk_* count no runs of their own); ns / run
+is over every CPU's events (the workload's and the others', filtered out early), ns / sample over
+the samples of the workload only (the daemon's otelprofd_perf_events_total less
+otelprofd_samples_skipped_total, from its /metrics). Workloads: bench/cpu_bench (C, 2 threads)
+and tests/python/workload.py under Debian's /usr/bin/python3 (3.11, 3 threads). --many: that many
+bench/python/many.py processes (40 functions each), profiled together; prints the daemon's Python
+self-metrics and its RSS.
 Run as root, on a machine as idle as can be (the figures are medians of --runs).
 """
 import argparse
+import glob
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -25,62 +32,115 @@ import tempfile
 import time
 import urllib.request
 
+LOADAVG = []
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def prog_stats():
-    """{id: (run_time_ns, run_cnt)} of every loaded on_cpu_sample program."""
+def daemon_progs(pid):
+    """{program id: name} of the BPF programs process pid holds (its skeleton's fds)."""
+    ids = set()
+    for fd in glob.glob(f"/proc/{pid}/fdinfo/*"):
+        try:
+            ids |= {int(line.split()[1]) for line in open(fd) if line.startswith("prog_id:")}
+        except OSError:
+            pass
     progs = json.loads(subprocess.check_output(["bpftool", "-j", "prog", "show"]))
-    return {p["id"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for p in progs if p.get("name") == "on_cpu_sample"}
+    return {p["id"]: p.get("name", "?") for p in progs if p["id"] in ids}
 
 
-def start_daemon(build, pids, freq, seconds, tmp, extra=()):
-    before = set(prog_stats())
+def prog_stats(ids):
+    """{name: (run_time_ns, run_cnt)} of the programs ids (name: id)."""
+    progs = json.loads(subprocess.check_output(["bpftool", "-j", "prog", "show"]))
+    return {ids[p["id"]]: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for p in progs if p["id"] in ids}
+
+
+def metrics(port):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    return {m.group(1): float(m.group(2)) for m in re.finditer(r"^(otelprofd_[^ ]+) ([0-9.e+-]+)$", text, re.M)}
+
+
+def kept_samples(values):
+    skipped = sum(v for k, v in values.items() if k.startswith("otelprofd_samples_skipped_total"))
+    return values.get("otelprofd_perf_events_total", 0) - skipped
+
+
+def fail(daemon, tmp, why):
+    daemon.kill()
+    daemon.wait()
+    sys.exit(f"bpf_cost: {why}; the daemon's log:\n" + open(os.path.join(tmp, "daemon.log")).read()[-3000:])
+
+
+def start_daemon(build, pids, freq, seconds, tmp, port):
+    """The daemon profiling pids, once its programs are attached (it has answered /metrics), and its
+    programs ({id: name})."""
     log = open(os.path.join(tmp, "daemon.log"), "w")
     d = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--pid", ",".join(map(str, pids)), "-F", str(freq),
-                          "-d", f"{seconds + 60}s", "-o", os.path.join(tmp, "out.folded"), *extra], stderr=log)
-    for _ in range(100):
-        new = set(prog_stats()) - before
-        if new:
-            return d, new.pop()
+                          "-d", f"{seconds + 60}s", "-o", os.path.join(tmp, "out.folded"),
+                          "--metrics-address", f"127.0.0.1:{port}"], stderr=log)
+    for _ in range(300):
+        if d.poll() is not None:
+            fail(d, tmp, f"the daemon exited ({d.returncode}) before it attached")
+        try:
+            metrics(port)
+            progs = daemon_progs(d.pid)
+            if "on_cpu_sample" in progs.values():
+                return d, progs
+        except OSError:
+            pass
         time.sleep(0.1)
-    d.kill()
-    sys.exit("bpf_cost: the daemon's program never appeared")
+    fail(d, tmp, "the daemon's on_cpu_sample program never appeared")
+
+
+def stop_daemon(d):
+    d.send_signal(signal.SIGINT)
+    d.wait(timeout=60)
 
 
 def one_run(build, workload, freq, seconds, tmp):
+    """(ns / run of the sampler, runs, ns / sample of the workload, samples) for one daemon run."""
     work = subprocess.Popen(workload, stdout=subprocess.DEVNULL)
-    time.sleep(0.5)
-    d, prog = start_daemon(build, [work.pid], freq, seconds, tmp)
-    time.sleep(1)
-    t0, n0 = prog_stats()[prog]
-    time.sleep(seconds)
-    t1, n1 = prog_stats()[prog]
-    d.send_signal(signal.SIGINT)
-    d.wait(timeout=60)
-    work.kill()
-    work.wait()
-    return (t1 - t0) / max(n1 - n0, 1), n1 - n0
+    port = 19900 + os.getpid() % 90
+    try:
+        time.sleep(0.5)
+        d, progs = start_daemon(build, [work.pid], freq, seconds, tmp, port)
+        time.sleep(1)
+        s0, m0 = prog_stats(progs), metrics(port)
+        time.sleep(seconds)
+        s1, m1 = prog_stats(progs), metrics(port)
+        if d.poll() is not None:
+            fail(d, tmp, "the daemon exited during the measure")
+        stop_daemon(d)
+    finally:
+        work.kill()
+        work.wait()
+    walks = sum(s1[n][1] - s0[n][1] for n in s1 if n.startswith("py_walk"))
+    if walks:
+        print(f"note: the walk program counted {walks} runs of its own")
+    t, n = (s1["on_cpu_sample"][i] - s0["on_cpu_sample"][i] for i in (0, 1))
+    kept = kept_samples(m1) - kept_samples(m0)
+    return t / max(n, 1), n, t / max(kept, 1), kept
 
 
 def many(build, count, seconds, tmp):
-    works = [subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "bench", "python", "many.py"), str(seconds + 6)])
+    works = [subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "bench", "python", "many.py"), str(seconds + 8)])
              for _ in range(count)]
-    time.sleep(1)
     port = 19900 + os.getpid() % 90
-    d, _ = start_daemon(build, [w.pid for w in works], 99, seconds, tmp, ["--metrics-address", f"127.0.0.1:{port}"])
-    time.sleep(seconds)
-    metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
-    rss = int(next(line.split()[1] for line in open(f"/proc/{d.pid}/status") if line.startswith("VmRSS"))) / 1024
-    d.send_signal(signal.SIGINT)
-    d.wait(timeout=60)
-    for w in works:
-        w.kill()
-        w.wait()
+    try:
+        time.sleep(1)
+        d, _ = start_daemon(build, [w.pid for w in works], 99, seconds, tmp, port)
+        time.sleep(seconds)
+        values = metrics(port)
+        rss = int(next(line.split()[1] for line in open(f"/proc/{d.pid}/status") if line.startswith("VmRSS"))) / 1024
+        stop_daemon(d)
+    finally:
+        for w in works:
+            w.kill()
+            w.wait()
     print(f"Command: bench/python/bpf_cost.py {' '.join(sys.argv[1:])}")
-    for line in metrics.splitlines():
-        if line.startswith("otelprofd_python") and not line.endswith(" 0"):
-            print("   ", line)
+    print(f"    load average before: {' '.join(LOADAVG)}")
+    for name, value in sorted(values.items()):
+        if name.startswith("otelprofd_python") and value:
+            print(f"    {name} {value:.0f}")
     print(f"    daemon RSS {rss:.1f} MiB")
 
 
@@ -97,6 +157,8 @@ def main():
     saved = open(stats).read().strip()
     open(stats, "w").write("1")
     tmp = tempfile.mkdtemp(prefix="otelprofd-bpf-cost-")
+    global LOADAVG
+    LOADAVG = open("/proc/loadavg").read().split()[:3]
     try:
         if args.many:
             many(os.path.abspath(args.build), args.many, args.seconds, tmp)
@@ -112,12 +174,14 @@ def main():
             for name, build in (list(builds.items()) if r % 2 == 0 else list(builds.items())[::-1]):
                 for wname, workload in workloads.items():
                     rows.setdefault((name, wname), []).append(one_run(build, workload, args.freq, args.seconds, tmp))
-        print(f"Command: bench/python/bpf_cost.py {' '.join(sys.argv[1:])}\n")
-        print("| otelprofd | workload | BPF ns / run (median) | runs of the program per measure |")
-        print("|---|---|---|---|")
+        print(f"Command: bench/python/bpf_cost.py {' '.join(sys.argv[1:])}")
+        print(f"Load average before: {' '.join(LOADAVG)}, after: {' '.join(open('/proc/loadavg').read().split()[:3])}\n")
+        print("| otelprofd | workload | BPF ns / run (median) | runs | BPF ns / workload sample (median) | workload samples |")
+        print("|---|---|---|---|---|---|")
         for (name, wname), rs in sorted(rows.items()):
             print(f"| {name} | {wname} | {statistics.median(r[0] for r in rs):.0f} | "
-                  f"{statistics.median(r[1] for r in rs):.0f} |")
+                  f"{statistics.median(r[1] for r in rs):.0f} | {statistics.median(r[2] for r in rs):.0f} | "
+                  f"{statistics.median(r[3] for r in rs):.0f} |")
     finally:
         open(stats, "w").write(saved)
 

@@ -312,6 +312,12 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  m->bpf[OTELPROF_CNT_PYTHON_STACKS]),
 		C("python_walks_total", NULL, "result=\"no_thread_state\"", m->bpf[OTELPROF_CNT_PYTHON_NO_THREAD]),
 		C("python_walks_total", NULL, "result=\"read_error\"", m->bpf[OTELPROF_CNT_PYTHON_READ_ERROR]),
+		C("python_walks_total", NULL, "result=\"no_walk_program\"", m->bpf[OTELPROF_CNT_PYTHON_NO_WALKER]),
+		G("python_bpf_walk", "the form of the BPF Python frame walk loaded (1): loop = bpf_loop(), bounded = "
+		  "bounded loops (kernels before 5.17), off = none (the kernel refused it: native frames only)",
+		  "form=\"loop\"", m->python_bpf_walk == PYTHON_WALK_LOOP),
+		G("python_bpf_walk", NULL, "form=\"bounded\"", m->python_bpf_walk == PYTHON_WALK_BOUNDED),
+		G("python_bpf_walk", NULL, "form=\"off\"", m->python_bpf_walk == PYTHON_WALK_OFF),
 		C("python_walks_truncated_total", "Python frame walks cut by the depth bound", NULL,
 		  m->bpf[OTELPROF_CNT_PYTHON_TRUNCATED]),
 		C("python_stacks_unmatched_total", "samples whose native stack had no interpreter frame (Python "

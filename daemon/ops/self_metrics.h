@@ -20,6 +20,7 @@
 #include "symbolizer.h"
 #include "sampling/off_cpu.h"
 #include "sampling/python_sample.h"
+#include "sampling/python_walk.h"
 #include "sampling/unwind_sample.h"
 
 struct self_metrics {
@@ -52,6 +53,7 @@ struct self_metrics {
 	struct off_cpu_counters off_cpu;  /* waits joined, scaled and dropped in user space */
 	struct python_table_counters python_processes; /* CPython processes found (docs/python.md) */
 	struct python_sample_counters python; /* Python frames put in stacks */
+	enum python_walk_form python_bpf_walk; /* the BPF Python frame walk loaded */
 };
 
 /* What the main loop keeps between ticks to judge readiness and write the periodic summary. */
