@@ -39,11 +39,16 @@ enum python_walk_form python_walk_choose(bool wanted)
 
 	if (!wanted)
 		return PYTHON_WALK_OFF;
-	if (forced != PYTHON_WALK_FORMS)
+	if (forced != PYTHON_WALK_FORMS) {
+		log_info("Python frame walk: %s (OTELPROFD_PYTHON_WALK)", form_names[forced]);
 		return forced;
+	}
 	/* 1: the kernel has the helper (5.17+); 0 or -errno: it has not, or cannot say. */
-	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1 ? PYTHON_WALK_LOOP
-											 : PYTHON_WALK_BOUNDED;
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1)
+		return PYTHON_WALK_LOOP;
+	log_info("Python frame walk: bounded (the kernel has no bpf_loop(), Linux 5.17+: the verifier's "
+		 "work at start is larger)");
+	return PYTHON_WALK_BOUNDED;
 }
 
 void python_walk_configure(struct profile_bpf *skel, enum python_walk_form form)

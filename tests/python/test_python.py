@@ -9,7 +9,9 @@ spin_thread on "spinner". Asserted on the pprof output:
   interpreter's native frames replaced (key_fn with native frames between it and sorter_thread);
 - the hot loops are named at their lines of workload.py (>= 50% of each function's leaf samples
   at the marked line, every one inside the function);
-- every thread has Python frames; the OTLP output types them cpython.
+- every thread has Python frames; the OTLP output types them cpython;
+- the walk's bounded-loop form (kernels before 5.17; OTELPROFD_PYTHON_WALK=bounded) passes the
+  chain check too.
 The pyenv interpreters 3.12 and 3.13, when the machine has them, get the same chain check.
 """
 import os
@@ -47,7 +49,10 @@ def profile(python, seconds, fmt):
     work = subprocess.Popen([python, WORKLOAD, str(seconds + 2)])
     try:
         time.sleep(0.7)
-        bpftest.run([bpftest.otelprofd(), "--pid", str(work.pid), "-F", "199", "-d", f"{seconds}s", "-o", path])
+        p = bpftest.run([bpftest.otelprofd(), "--pid", str(work.pid), "-F", "199", "-d", f"{seconds}s", "-o", path])
+        walk = os.environ.get("OTELPROFD_PYTHON_WALK")
+        if walk and f"Python frame walk: {walk}" not in p.stderr:
+            bpftest.fail(f"otelprofd did not say it loads the {walk} walk")
     finally:
         work.wait(timeout=30)
     return path, work.pid
@@ -101,6 +106,11 @@ check_lines(check_chains("/usr/bin/python3", path, pid))
 otlp, _ = profile("/usr/bin/python3", 2, "otlp")
 if b"cpython" not in open(otlp, "rb").read():
     bpftest.fail("the OTLP output has no frame of type cpython")
+# The walk's bounded-loop form, the one kernels without bpf_loop() (before 5.17) load.
+os.environ["OTELPROFD_PYTHON_WALK"] = "bounded"
+path, pid = profile("/usr/bin/python3", 2, "pb.gz")
+del os.environ["OTELPROFD_PYTHON_WALK"]
+check_chains("/usr/bin/python3 (bounded walk)", path, pid)
 for version in ("3.12", "3.13"):
     python = os.path.expanduser(f"~/.pyenv/versions/{version}/bin/python{version}")
     found = [p for p in (python, *(f"/root/.pyenv/versions/{v}/bin/python{version}" for v in
