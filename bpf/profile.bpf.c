@@ -101,8 +101,7 @@ struct sample_buf {
 	struct otelprof_stack_window w;
 	/* The stack window, then the Python tail, then the thread context (within the page of slack). */
 	__u8 stack[OTELPROF_MAX_STACK_COPY + OTELPROF_STACK_PAGE + PYTHON_TAIL_MAX];
-	struct py_walk py; /* the Python walk's frame buffer */
-	__u64 tail;        /* on_cpu_sample -> the Python walk: bytes after the sample so far */
+	struct py_walk py; /* the Python walk's frame buffer, and what on_cpu_sample tells it */
 };
 
 struct {
@@ -516,7 +515,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	tp = process_entry(b, pid);
 	if (python_frames && tp && tp->python.interp_head) {
 		/* The walk sends the sample; on return the tail call failed (no walk program). */
-		b->tail = tail;
+		b->py.tail = tail;
 		bpf_tail_call(ctx, &python_walker, 0);
 		count(OTELPROF_CNT_PYTHON_NO_WALKER);
 	}
@@ -526,7 +525,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 
 /*
  * The Python walk of a sample on_cpu_sample prepared in this CPU's scratch (header, stacks, stack
- * window, b->tail): the thread's Python frames, then the rest of the sample.
+ * window, b->py.tail): the thread's Python frames, then the rest of the sample.
  */
 static __always_inline int python_walk(bool loop)
 {
@@ -540,7 +539,7 @@ static __always_inline int python_walk(bool loop)
 	if (!b)
 		return 0;
 	tp = process_entry(b, pid_tgid >> 32);
-	tail = b->tail;
+	tail = b->py.tail;
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
 	tail += add_python(b, tp, (__u32)pid_tgid, (__u32)tail, loop);

@@ -22,7 +22,7 @@
 struct py_walk {
 	__u8 frame[128 + 8];
 	__u32 slots; /* slots written: kept in memory so the verifier prunes the loop's paths */
-	__u32 pad;
+	__u32 tail;  /* on_cpu_sample -> the walk: bytes after the sample so far (stack window) */
 };
 
 static __always_inline __u64 py_word(const struct py_walk *w, __u8 off)

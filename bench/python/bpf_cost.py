@@ -3,10 +3,11 @@
 """The BPF program's cost per run for a C workload and a Python workload, for one or two otelprofd
 builds (before and after a change), and the code-object cache's memory with many Python processes.
 
-  bench/python/bpf_cost.py --build BUILD [--baseline BUILD] [--seconds 6] [--freq 99] [--runs 3]
+  bench/python/bpf_cost.py --build BUILD [--baseline BUILD] [--seconds 6] [--freq 99] [--runs 3] [--only C|Python]
   bench/python/bpf_cost.py --build BUILD --many 50 [--seconds 10]
 
-Per run: otelprofd --pid WORKLOAD at --freq Hz; the run_time_ns and run_cnt of the daemon's own BPF
+Per run: otelprofd --pid WORKLOAD at --freq Hz, the two builds' daemons at once (on the same
+workload process, so the machine's noise falls on both alike); the run_time_ns and run_cnt of the daemon's own BPF
 programs (found by the program ids of its file descriptors, /proc/PID/fdinfo: other otelprofd runs on
 the machine are not mixed in; kernel.bpf_stats_enabled=1) are read from bpftool one second after it
 attached and again --seconds later. on_cpu_sample's figures include the Python walk it tail-calls
@@ -96,29 +97,40 @@ def stop_daemon(d):
     d.wait(timeout=60)
 
 
-def one_run(build, workload, freq, seconds, tmp):
-    """(ns / run of the sampler, runs, ns / sample of the workload, samples) for one daemon run."""
+def one_run(builds, workload, freq, seconds, tmp):
+    """{build: (ns / run of the sampler, runs, ns / sample of the workload, samples)}: every build's
+    daemon profiles one workload process at once, so the machine's noise falls on them alike."""
     work = subprocess.Popen(workload, stdout=subprocess.DEVNULL)
-    port = 19900 + os.getpid() % 90
+    daemons = {}
     try:
         time.sleep(0.5)
-        d, progs = start_daemon(build, [work.pid], freq, seconds, tmp, port)
+        for k, build in enumerate(builds):
+            port = 19900 + (os.getpid() + k) % 90
+            os.makedirs(os.path.join(tmp, str(k)), exist_ok=True)
+            daemons[build] = (port, *start_daemon(build, [work.pid], freq, seconds, os.path.join(tmp, str(k)), port))
         time.sleep(1)
-        s0, m0 = prog_stats(progs), metrics(port)
+        before = {b: (prog_stats(progs), metrics(port)) for b, (port, d, progs) in daemons.items()}
         time.sleep(seconds)
-        s1, m1 = prog_stats(progs), metrics(port)
-        if d.poll() is not None:
-            fail(d, tmp, "the daemon exited during the measure")
-        stop_daemon(d)
+        after = {b: (prog_stats(progs), metrics(port)) for b, (port, d, progs) in daemons.items()}
+        for b, (port, d, progs) in daemons.items():
+            if d.poll() is not None:
+                fail(d, os.path.join(tmp, str(builds.index(b))), "the daemon exited during the measure")
     finally:
+        for port, d, progs in daemons.values():
+            if d.poll() is None:
+                stop_daemon(d)
         work.kill()
         work.wait()
-    walks = sum(s1[n][1] - s0[n][1] for n in s1 if n.startswith("py_walk"))
-    if walks:
-        print(f"note: the walk program counted {walks} runs of its own")
-    t, n = (s1["on_cpu_sample"][i] - s0["on_cpu_sample"][i] for i in (0, 1))
-    kept = kept_samples(m1) - kept_samples(m0)
-    return t / max(n, 1), n, t / max(kept, 1), kept
+    result = {}
+    for b in builds:
+        (s0, m0), (s1, m1) = before[b], after[b]
+        walks = sum(s1[n][1] - s0[n][1] for n in s1 if n.startswith("py_walk"))
+        if walks:
+            print(f"note: the walk program counted {walks} runs of its own")
+        t, n = (s1["on_cpu_sample"][i] - s0["on_cpu_sample"][i] for i in (0, 1))
+        kept = kept_samples(m1) - kept_samples(m0)
+        result[b] = (t / max(n, 1), n, t / max(kept, 1), kept)
+    return result
 
 
 def many(build, count, seconds, tmp):
@@ -152,6 +164,7 @@ def main():
     ap.add_argument("--freq", type=int, default=99)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--many", type=int, default=0)
+    ap.add_argument("--only", choices=("C", "Python"), help="measure one workload only")
     args = ap.parse_args()
     stats = "/proc/sys/kernel/bpf_stats_enabled"
     saved = open(stats).read().strip()
@@ -169,18 +182,23 @@ def main():
             "Python 3.11 (workload.py, 3 threads)": ["/usr/bin/python3", os.path.join(ROOT, "tests", "python", "workload.py"),
                                                       str(args.seconds + 30)],
         }
+        workloads = {k: v for k, v in workloads.items() if not args.only or k.startswith(args.only)}
         rows = {}
         for r in range(args.runs):
-            for name, build in (list(builds.items()) if r % 2 == 0 else list(builds.items())[::-1]):
-                for wname, workload in workloads.items():
-                    rows.setdefault((name, wname), []).append(one_run(build, workload, args.freq, args.seconds, tmp))
+            order = list(builds.items()) if r % 2 == 0 else list(builds.items())[::-1]
+            for wname, workload in workloads.items():
+                measured = one_run([b for _, b in order], workload, args.freq, args.seconds, tmp)
+                for name, build in order:
+                    rows.setdefault((name, wname), []).append(measured[build])
         print(f"Command: bench/python/bpf_cost.py {' '.join(sys.argv[1:])}")
         print(f"Load average before: {' '.join(LOADAVG)}, after: {' '.join(open('/proc/loadavg').read().split()[:3])}\n")
-        print("| otelprofd | workload | BPF ns / run (median) | runs | BPF ns / workload sample (median) | workload samples |")
+        print("| otelprofd | workload | BPF ns / run: median (each run) | program runs | BPF ns / workload sample: "
+              "median (each run) | workload samples |")
         print("|---|---|---|---|---|---|")
         for (name, wname), rs in sorted(rows.items()):
-            print(f"| {name} | {wname} | {statistics.median(r[0] for r in rs):.0f} | "
-                  f"{statistics.median(r[1] for r in rs):.0f} | {statistics.median(r[2] for r in rs):.0f} | "
+            each = [", ".join(f"{r[i]:.0f}" for r in rs) for i in (0, 2)]
+            print(f"| {name} | {wname} | {statistics.median(r[0] for r in rs):.0f} ({each[0]}) | "
+                  f"{statistics.median(r[1] for r in rs):.0f} | {statistics.median(r[2] for r in rs):.0f} ({each[1]}) | "
                   f"{statistics.median(r[3] for r in rs):.0f} |")
     finally:
         open(stats, "w").write(saved)
