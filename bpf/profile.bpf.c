@@ -672,18 +672,25 @@ static __always_inline void off_cpu_start(void *ctx, struct task_struct *prev, _
 	s->kernel_depth = n / sizeof(__u64);
 	if (s->kernel_depth)
 		s->flags |= OTELPROF_SAMPLE_KERNEL_MODE;
-	n = bpf_get_stack(ctx, s->user_ips, sizeof(s->user_ips), BPF_F_USER_STACK);
-	if (n < 0) {
-		s->flags |= OTELPROF_SAMPLE_USTACK_ERROR;
-		n = 0;
-	}
-	s->user_depth = n / sizeof(__u64);
-
+	/*
+	 * With a window, user space unwinds it by CFI and the kernel's frame-pointer walk is skipped:
+	 * that walk cost about 5.5 us of the 8 us of a switch on a program built without frame pointers
+	 * (bench/RESULTS.md), more than the kernel stack and the copy together. What it loses: a
+	 * frame-pointer program's frames beyond the window (the stack is then marked truncated).
+	 */
+	s->user_depth = 0;
 	if (stack_copy && saved_user_regs(prev, &b->w)) {
 		tail = copy_stack(b);
 		b->w.requested = stack_copy;
 		s->flags |= OTELPROF_SAMPLE_STACK_WINDOW;
 		tail += sizeof(b->w);
+	} else {
+		n = bpf_get_stack(ctx, s->user_ips, sizeof(s->user_ips), BPF_F_USER_STACK);
+		if (n < 0) {
+			s->flags |= OTELPROF_SAMPLE_USTACK_ERROR;
+			n = 0;
+		}
+		s->user_depth = n / sizeof(__u64);
 	}
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
