@@ -209,9 +209,45 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
 }
 
 /*
+ * Where each thread's stack ends, learned from a copy that ran into an unreadable page. A failed user
+ * read costs the fault path, about 6 us on our test machine: more than the rest of a sample together,
+ * and every window of a thread whose stack is shallower than --stack-copy used to pay it. Kept for
+ * STACK_TOP_TTL_NS, then learned again, so a page that was unreadable for another reason (swapped
+ * out) cuts that thread's windows for one second at most. Keyed by tid, checked against the thread's
+ * start time, so a reused tid does not inherit a stranger's top.
+ */
+#define STACK_TOP_TTL_NS 1000000000ULL
+
+struct stack_top {
+	__u64 top;          /* first unreadable address above the stack */
+	__u64 thread_start; /* the thread's start_boottime */
+	__u64 learned_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* threads remembered; the least recently used is forgotten */
+	__type(key, __u32);
+	__type(value, struct stack_top);
+} stack_tops SEC(".maps");
+
+/* Bytes from sp that can be read, as far as a remembered top says: at most want. */
+static __always_inline __u32 stack_readable(__u32 tid, __u64 thread_start, __u64 now, __u64 sp, __u32 want)
+{
+	struct stack_top *t = bpf_map_lookup_elem(&stack_tops, &tid);
+
+	if (!t || t->thread_start != thread_start || now - t->learned_ns > STACK_TOP_TTL_NS || t->top <= sp ||
+	    t->top - sp >= want)
+		return want;
+	count(OTELPROF_CNT_STACK_TOP_USED);
+	return (__u32)(t->top - sp);
+}
+
+/*
  * Copy up to stack_copy bytes of the user stack from sp upward, page by page: the first read ends at
  * sp's page boundary, and a page that cannot be read (the top of the stack mapping) ends the copy
- * with what was read so far. Returns the bytes copied (also left in b->w.size).
+ * with what was read so far, and is remembered as the thread's top. Returns the bytes copied (also
+ * left in b->w.size).
  *
  * The offset lives in the map value, not in a register: read back from memory it is a bounded
  * unknown to the verifier, so every path through an iteration ends in the same state and is pruned.
@@ -220,10 +256,13 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
  */
 static __always_inline __u32 copy_stack(struct sample_buf *b)
 {
-	__u32 want = stack_copy;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), want = stack_copy;
+	__u64 thread_start = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), start_boottime);
+	__u64 now = bpf_ktime_get_ns(), failed = 0;
 
 	if (want > OTELPROF_MAX_STACK_COPY)
 		want = OTELPROF_MAX_STACK_COPY;
+	want = stack_readable(tid, thread_start, now, b->w.sp, want);
 	b->w.size = 0;
 	for (int i = 0; i <= OTELPROF_MAX_STACK_COPY / OTELPROF_STACK_PAGE; i++) {
 		__u64 off = *(volatile __u32 *)&b->w.size;
@@ -243,9 +282,17 @@ static __always_inline __u32 copy_stack(struct sample_buf *b)
 		barrier_var(chunk);
 		if (off > OTELPROF_MAX_STACK_COPY || chunk > OTELPROF_STACK_PAGE)
 			break;
-		if (bpf_probe_read_user(b->stack + off, chunk, (const void *)addr))
+		if (bpf_probe_read_user(b->stack + off, chunk, (const void *)addr)) {
+			failed = off ? addr : 0; /* sp itself unreadable: nothing learned */
 			break;
+		}
 		b->w.size = off + chunk;
+	}
+	if (failed) {
+		struct stack_top t = { .top = failed, .thread_start = thread_start, .learned_ns = now };
+
+		bpf_map_update_elem(&stack_tops, &tid, &t, BPF_ANY);
+		count(OTELPROF_CNT_STACK_TOP_LEARNED);
 	}
 	want = *(volatile __u32 *)&b->w.size;
 	return want <= OTELPROF_MAX_STACK_COPY ? want : 0; /* always true: shows the verifier the bound */

@@ -94,6 +94,9 @@ enum otelprof_counter {
 					   among the first OTELPROF_PYTHON_MAX_THREADS (or none yet) */
 	OTELPROF_CNT_PYTHON_READ_ERROR, /* Python frame walks stopped by unreadable memory */
 	OTELPROF_CNT_PYTHON_TRUNCATED,  /* Python frame walks cut by the walk or slot bound */
+	OTELPROF_CNT_STACK_TOP_LEARNED, /* windows ended by an unreadable page: the thread's stack top
+					   remembered */
+	OTELPROF_CNT_STACK_TOP_USED,    /* windows cut at a remembered stack top, without a failing read */
 	OTELPROF_CNT_MAX,
 };
 

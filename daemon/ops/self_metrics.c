@@ -255,6 +255,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_frames_total", "frames unwound, by method", "method=\"cfi\"", y->unwind_frames_cfi),
 		C("unwind_frames_total", NULL, "method=\"frame_pointer\"", y->unwind_frames_fp),
 		C("unwind_window_bytes_total", "user stack bytes copied by the BPF program", NULL, m->unwind.window_bytes),
+		C("unwind_window_stack_tops_total", "windows ended at the top of the thread's stack, by how it was "
+		  "known", "how=\"unreadable_page\"", m->bpf[OTELPROF_CNT_STACK_TOP_LEARNED]),
+		C("unwind_window_stack_tops_total", NULL, "how=\"remembered\"", m->bpf[OTELPROF_CNT_STACK_TOP_USED]),
 		C("unwind_seconds_total", "CPU time spent unwinding", NULL, m->unwind.ns / 1e9),
 	};
 	struct series traces[] = {
