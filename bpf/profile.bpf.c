@@ -298,6 +298,18 @@ static __always_inline __u32 copy_stack(struct sample_buf *b)
 	return want <= OTELPROF_MAX_STACK_COPY ? want : 0; /* always true: shows the verifier the bound */
 }
 
+/*
+ * The window holds the whole stack: its copy stopped at the stack's top before the size asked.
+ * Then user space unwinds it to the entry by CFI (and by frame pointers within it where CFI is
+ * missing), and the kernel's frame-pointer walk is skipped: on a program built without frame
+ * pointers that walk ends in a failed read and cost about 5.5 us, more than the rest of a sample.
+ * A stack deeper than the window still gets the walk, whose chain may go further than the window.
+ */
+static __always_inline bool window_whole(const struct sample_buf *b)
+{
+	return (b->s.flags & OTELPROF_SAMPLE_STACK_WINDOW) && b->w.size < b->w.requested;
+}
+
 /* Registers and stack window of a user task: sets the flag and returns the bytes of the tail. */
 static __always_inline __u32 add_stack_window(struct bpf_perf_event_data *ctx, struct sample_buf *b)
 {
@@ -500,7 +512,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		s->flags |= OTELPROF_SAMPLE_KERNEL_MODE;
 
 	s->user_depth = 0;
-	if (!(s->flags & OTELPROF_SAMPLE_KERNEL_THREAD)) {
+	tail = add_stack_window(ctx, b);
+	if (!(s->flags & OTELPROF_SAMPLE_KERNEL_THREAD) && !window_whole(b)) {
 		n = bpf_get_stack(ctx, s->user_ips, sizeof(s->user_ips), BPF_F_USER_STACK);
 		if (n < 0) {
 			s->flags |= OTELPROF_SAMPLE_USTACK_ERROR;
@@ -509,8 +522,6 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		}
 		s->user_depth = n / sizeof(__u64);
 	}
-
-	tail = add_stack_window(ctx, b);
 	/* The bound the verifier needs: the tail never exceeds the window header plus the largest copy. */
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
@@ -719,19 +730,14 @@ static __always_inline void off_cpu_start(void *ctx, struct task_struct *prev, _
 	s->kernel_depth = n / sizeof(__u64);
 	if (s->kernel_depth)
 		s->flags |= OTELPROF_SAMPLE_KERNEL_MODE;
-	/*
-	 * With a window, user space unwinds it by CFI and the kernel's frame-pointer walk is skipped:
-	 * that walk cost about 5.5 us of the 8 us of a switch on a program built without frame pointers
-	 * (bench/RESULTS.md), more than the kernel stack and the copy together. What it loses: a
-	 * frame-pointer program's frames beyond the window (the stack is then marked truncated).
-	 */
 	s->user_depth = 0;
 	if (stack_copy && saved_user_regs(prev, &b->w)) {
 		tail = copy_stack(b);
 		b->w.requested = stack_copy;
 		s->flags |= OTELPROF_SAMPLE_STACK_WINDOW;
 		tail += sizeof(b->w);
-	} else {
+	}
+	if (!window_whole(b)) {
 		n = bpf_get_stack(ctx, s->user_ips, sizeof(s->user_ips), BPF_F_USER_STACK);
 		if (n < 0) {
 			s->flags |= OTELPROF_SAMPLE_USTACK_ERROR;
