@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Exporter configuration: OTEL_* variables, their defaults, endpoint resolution, and the export
- * flags of options.c winning over the variables.
+ * flags (config/export_flags.c) winning over the variables.
  */
 #include <stdarg.h>
 #include <stddef.h>
