@@ -26,4 +26,5 @@ for i, line in enumerate(lines[:-1]):
     if line.startswith(".TP") and re.match(r"^\.BR? +-", lines[i + 1]):
         in_man.update(re.findall(FLAG, re.sub(r"\\f[A-Z]|=[^ ,\"]*", " ", lines[i + 1])))
 print(f"--help defines {len(in_help)} flags, the man page {len(in_man)}")
-lists_agree("--help", in_help, "the man page", in_man, 40, f"only {len(in_help)} flags read from --help: {sorted(in_help)}")
+lists_agree("--help", in_help, "the man page", in_man, 40,
+            f"only {len(in_help)} flags read from --help: {sorted(in_help)}")
