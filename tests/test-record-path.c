@@ -16,6 +16,7 @@
 #include "profile/aggregate.h"
 #include "records.h"
 #include "sampling/record_path.h"
+#include "sample-record.h"
 #include "symbolizer.h"
 
 struct fixture {
@@ -55,16 +56,10 @@ static int teardown(void **state)
 
 static struct otelprof_sample own_sample(const struct fixture *f)
 {
-	struct otelprof_sample s;
+	struct otelprof_sample s = sample_record((uint32_t)getpid(), (uint32_t)getpid(), 0, "test", "test");
 
-	memset(&s, 0, sizeof(s));
-	s.hdr.kind = OTELPROF_RECORD_SAMPLE;
-	s.hdr.size = sizeof(s);
 	s.time_ns = 1000;
 	s.process_start_ns = f->start_ns;
-	s.pid = s.tid = (uint32_t)getpid();
-	strcpy(s.comm, "test");
-	strcpy(s.process_comm, "test");
 	s.user_depth = 1;
 	s.user_ips[0] = (uint64_t)(uintptr_t)own_sample;
 	return s;
