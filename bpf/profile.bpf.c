@@ -443,6 +443,19 @@ static __always_inline __u32 add_python(struct sample_buf *b, const struct otelp
 }
 
 /*
+ * How many times the process exec'd (self_exec_id, bumped by every execve and copied at fork), low 32
+ * bits: a u64 since Linux 5.7, a u32 before, the same low half on a little-endian CPU.
+ */
+static __always_inline __u32 exec_id_of(struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	__u32 id = 0;
+
+	bpf_core_read(&id, sizeof(id), &leader->self_exec_id);
+	return id;
+}
+
+/*
  * The fields every sample record starts with, for the current task (an on-CPU sample's, or at a
  * switch-out the task leaving the CPU, which is still current).
  */
@@ -459,6 +472,8 @@ static __always_inline void fill_sample_header(struct otelprof_sample *s, __u32 
 	s->flags = 0;
 	s->python_slots = 0;
 	s->map_count = BPF_CORE_READ(task, mm, map_count);
+	s->exec_id = exec_id_of(task);
+	s->reserved = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	BPF_CORE_READ_STR_INTO(&s->process_comm, task, group_leader, comm);
 }
@@ -558,6 +573,8 @@ static __always_inline void send_proc_event(enum otelprof_record_kind kind, stru
 	e->pid = BPF_CORE_READ(task, tgid);
 	e->parent_pid = parent ? BPF_CORE_READ(parent, tgid) : 0;
 	e->parent_start_ns = parent ? BPF_CORE_READ(parent, group_leader, start_boottime) : 0;
+	e->exec_id = exec_id_of(task);
+	e->reserved = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 	e->filename[0] = 0;
 	if (bprm)

@@ -205,6 +205,13 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  p->sampled),
 		C("processes_evicted_total", "process table entries dropped because it was full", NULL, p->evicted),
 		C("samples_without_process_total", "samples whose process could not be described", NULL, p->no_process),
+		C("process_exec_unrecorded_total", "programs a sample showed exec'd without their exec record (lost): "
+		  "described from /proc, or by name and cgroup only once gone, never as the program before, by outcome",
+		  "outcome=\"described\"", p->exec_unrecorded - p->exec_unrecorded_unknown),
+		C("process_exec_unrecorded_total", NULL, "outcome=\"unknown\"", p->exec_unrecorded_unknown),
+		C("process_forks_uninherited_total", "forks not given their parent's description (the parent's entry "
+		  "is of another program, or unknown): read from /proc at the child's first sample", NULL,
+		  p->fork_uninherited),
 		C("proc_read_failures_total", "reads of /proc/PID that failed", NULL, p->proc_read_failed),
 		C("cgroup_by_id_total", "cgroups found by a record's cgroup id (/proc gone or the process moved), "
 		  "by outcome", "outcome=\"resolved\"", p->cgroup_resolved),

@@ -20,6 +20,8 @@
 struct entry {
 	struct process_info info;
 	bool superseded;                /* the process exec'd: a newer instance is current */
+	bool unread;                    /* created by a fork with nothing inherited: /proc is read at
+					   its first sample */
 	struct entry *next;             /* hash chain */
 	struct entry *older, *newer;    /* recency list: oldest first */
 };
@@ -332,14 +334,15 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
-		       const char *filename, uint64_t cgroup_id)
+/* A new instance of (pid, start_ns) for the program it exec'd, read from /proc; NULL on allocation
+ * failure. *read_failed says whether /proc could not describe it. */
+static struct entry *exec_instance(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
+				   const char *filename, uint64_t cgroup_id, uint32_t exec_id, bool *read_failed)
 {
 	struct entry *e, *old = find(t, pid, start_ns);
 	struct cgroup_info inherited = { 0 };
 	uint64_t inherited_id = 0;
 
-	t->counters.execs++;
 	if (old) {
 		/* Copied now: adding the new entry may evict the old one. */
 		inherited = old->info.cgroup;
@@ -352,9 +355,10 @@ int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns,
 	}
 	e = add(t, pid, start_ns, comm);
 	if (!e)
-		return -ENOMEM;
+		return NULL;
 	e->info.cgroup = inherited;
 	e->info.cgroup_id = inherited_id;
+	e->info.exec_id = exec_id;
 	touch(t, e);
 	snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
 	/* A new program: what the old one (inherited at fork) said about itself no longer holds. */
@@ -364,7 +368,8 @@ int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns,
 	free(e->info.service_name);
 	e->info.exe_path = e->info.command_line = e->info.service_name = NULL;
 	e->info.from_proc = false;
-	if (read_proc(t, &e->info)) {
+	*read_failed = read_proc(t, &e->info) != 0;
+	if (*read_failed) {
 		t->counters.proc_read_failed++; /* gone already: the cgroup inherited at fork, or the record's */
 		resolve_cgroup(t, &e->info, cgroup_id);
 	} else {
@@ -372,11 +377,33 @@ int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns,
 	}
 	if (!e->info.exe_path && filename && filename[0])
 		e->info.exe_path = strdup(filename);
+	return e;
+}
+
+int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
+		       const char *filename, uint64_t cgroup_id, uint32_t exec_id)
+{
+	bool read_failed;
+
+	t->counters.execs++;
+	return exec_instance(t, pid, start_ns, comm, filename, cgroup_id, exec_id, &read_failed) ? 0 : -ENOMEM;
+}
+
+int process_table_exec_unrecorded(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
+				  uint64_t cgroup_id, uint32_t exec_id)
+{
+	bool read_failed;
+
+	t->counters.exec_unrecorded++;
+	if (!exec_instance(t, pid, start_ns, comm, NULL, cgroup_id, exec_id, &read_failed))
+		return -ENOMEM;
+	/* Gone: what the old program said about itself is dropped all the same, never kept wrong. */
+	t->counters.exec_unrecorded_unknown += read_failed;
 	return 0;
 }
 
 int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns, uint32_t parent_pid,
-		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id)
+		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id, uint32_t exec_id)
 {
 	struct entry *parent, *e;
 
@@ -386,15 +413,22 @@ int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns,
 	e = add(t, pid, start_ns, comm);
 	if (!e)
 		return -ENOMEM;
-	/* A forked child runs its parent's program in its parent's cgroup with its environment. */
+	e->info.exec_id = exec_id;
+	/* A forked child runs its parent's program in its parent's cgroup with its environment: when
+	 * the parent's entry describes that program (its exec count is the child's). */
 	parent = find(t, parent_pid, parent_start_ns);
 	if (parent) {
+		e->info.cgroup = parent->info.cgroup; /* an exec does not change it */
+		e->info.cgroup_id = parent->info.cgroup_id;
+	}
+	if (parent && parent->info.exec_id == exec_id) {
 		e->info.exe_path = dup_or_null(parent->info.exe_path);
 		e->info.command_line = dup_or_null(parent->info.command_line);
 		e->info.service_name = dup_or_null(parent->info.service_name);
-		e->info.cgroup = parent->info.cgroup;
-		e->info.cgroup_id = parent->info.cgroup_id;
 		e->info.from_proc = parent->info.from_proc;
+	} else {
+		e->unread = true;
+		t->counters.fork_uninherited++;
 	}
 	/* Started in another cgroup than its parent's (clone3 CLONE_INTO_CGROUP), or no parent known. */
 	resolve_cgroup(t, &e->info, cgroup_id);
@@ -411,7 +445,7 @@ void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns
 }
 
 const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
-						const char *comm, uint64_t cgroup_id)
+						const char *comm, uint64_t cgroup_id, uint32_t exec_id)
 {
 	struct entry *e = find(t, pid, start_ns);
 
@@ -419,6 +453,15 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 		touch(t, e);
 		if (!e->info.samples++)
 			t->counters.sampled++;
+		if (e->unread) {
+			/* Forked with nothing inherited: once, at its first sample. Gone: its name and
+			 * cgroup only. */
+			e->unread = false;
+			if (read_proc(t, &e->info))
+				t->counters.proc_read_failed++;
+			else
+				e->info.cgroup_id = cgroup_id;
+		}
 		/* Moved to another cgroup since it was described (cached: no walk per sample). */
 		resolve_cgroup(t, &e->info, cgroup_id);
 		return &e->info;
@@ -426,6 +469,7 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 	e = add(t, pid, start_ns, comm);
 	if (!e)
 		return NULL;
+	e->info.exec_id = exec_id;
 	if (read_proc(t, &e->info)) {
 		/* Started and ended between two reads of the ring buffer, and its records were lost. */
 		t->counters.proc_read_failed++;

@@ -83,43 +83,54 @@ void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_u
 	rp->monotonic_to_unix_ns = monotonic_to_unix_ns;
 }
 
+/*
+ * A new program, a new instance: the old program's mappings stay (retired) for its samples already
+ * taken. Read the new one's now (the executable and the loader are mapped), which comes before its
+ * samples in the ring buffer, so a process that lives for a moment keeps at least those; a sample
+ * outside them reads the mappings again. filename NULL: no exec record, a sample showed the exec.
+ */
+static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, const char *comm, const char *filename,
+		    uint64_t cgroup_id, uint32_t exec_id)
+{
+	const struct process_info *pi;
+
+	symbolizer_retire_process(rp->sym, (pid_t)pid);
+	if (rp->traces)
+		trace_table_retire(rp->traces, pid);
+	if (rp->pythons)
+		python_table_retire(rp->pythons, pid);
+	if (filename)
+		process_table_exec(rp->processes, pid, start_ns, comm, filename, cgroup_id, exec_id);
+	else
+		process_table_exec_unrecorded(rp->processes, pid, start_ns, comm, cgroup_id, exec_id);
+	pi = process_table_find(rp->processes, pid, start_ns);
+	if (!pi)
+		return;
+	symbolizer_prepare_instance(rp->sym, (pid_t)pid, pi->instance, start_ns);
+	if (rp->nsettling < MAX_SETTLING)
+		rp->settling[rp->nsettling++] = (struct settling){
+			.pid = pid, .start_ns = start_ns, .instance = pi->instance, .exec_ns = clock_ns(CLOCK_MONOTONIC),
+		};
+	else
+		rp->counters.settle_dropped++;
+}
+
 static void on_process_event(struct record_path *rp, const struct otelprof_proc_event *e)
 {
 	char comm[OTELPROF_COMM_LEN + 1], filename[OTELPROF_PATH_LEN + 1];
-	const struct process_info *pi;
 
 	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, e->comm);
 	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
 	switch (e->hdr.kind) {
 	case OTELPROF_RECORD_EXEC:
-		/* A new program, a new instance: the old program's mappings stay (retired) for its samples
-		 * already taken. Read the new one's now (the executable and the loader are mapped), which
-		 * comes before its samples in the ring buffer, so a process that lives for a moment keeps
-		 * at least those; a sample outside them reads the mappings again. */
-		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
-		if (rp->traces)
-			trace_table_retire(rp->traces, e->pid);
-		if (rp->pythons)
-			python_table_retire(rp->pythons, e->pid);
-		process_table_exec(rp->processes, e->pid, e->start_ns, comm, filename, e->cgroup_id);
-		pi = process_table_find(rp->processes, e->pid, e->start_ns);
-		if (!pi)
-			break;
-		symbolizer_prepare_instance(rp->sym, (pid_t)e->pid, pi->instance, e->start_ns);
-		if (rp->nsettling < MAX_SETTLING)
-			rp->settling[rp->nsettling++] = (struct settling){
-				.pid = e->pid, .start_ns = e->start_ns, .instance = pi->instance,
-				.exec_ns = clock_ns(CLOCK_MONOTONIC),
-			};
-		else
-			rp->counters.settle_dropped++;
+		on_exec(rp, e->pid, e->start_ns, comm, filename, e->cgroup_id, e->exec_id);
 		break;
 	case OTELPROF_RECORD_FORK:
 		/* What the symbolizer holds for this pid belongs to an older process (its exit record
 		 * may have been lost). */
 		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
 		process_table_fork(rp->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm,
-				   e->cgroup_id);
+				   e->cgroup_id, e->exec_id);
 		break;
 	case OTELPROF_RECORD_EXIT:
 		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
@@ -130,6 +141,23 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 		process_table_exit(rp->processes, e->pid, e->start_ns);
 		break;
 	}
+}
+
+/*
+ * The process table's entry of a sample's process. A sample whose exec count is not its entry's ran
+ * a program whose exec record was lost (ring buffer full): it becomes a new instance, read from
+ * /proc now, so that it is never described as the program its entry was (its parent's, inherited at
+ * fork). One comparison per sample; /proc is read once per such program.
+ */
+static const struct process_info *sample_process(struct record_path *rp, const struct otelprof_sample *s)
+{
+	const struct process_info *pi = process_table_find(rp->processes, s->pid, s->process_start_ns);
+	char comm[OTELPROF_COMM_LEN + 1];
+
+	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, s->process_comm);
+	if (pi && pi->exec_id != s->exec_id)
+		on_exec(rp, s->pid, s->process_start_ns, comm, NULL, s->cgroup_id, s->exec_id);
+	return process_table_sample(rp->processes, s->pid, s->process_start_ns, comm, s->cgroup_id, s->exec_id);
 }
 
 /*
@@ -206,7 +234,7 @@ static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 		off_cpu_end(rp->off_cpu, data, rp->monotonic_to_unix_ns);
 		return;
 	}
-	pi = process_table_sample(rp->processes, s->pid, s->process_start_ns, s->process_comm, s->cgroup_id);
+	pi = sample_process(rp, s);
 	instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
@@ -237,8 +265,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		}
 		/* Read the mappings and metadata while the process is alive: it may exit before the output
 		 * is written. */
-		pi = s->pid ? process_table_sample(rp->processes, s->pid, s->process_start_ns, s->process_comm,
-							    s->cgroup_id) : NULL;
+		pi = s->pid ? sample_process(rp, s) : NULL;
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
