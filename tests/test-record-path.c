@@ -181,7 +181,7 @@ static void handle_proc_event(struct record_path *rp, uint32_t kind, uint32_t pi
 
 /* The service.name a sample of pid would be described with (its instance's entry). */
 static const char *sample_service(struct fixture *f, struct process_table *t, uint32_t pid, uint64_t start_ns,
-				  uint32_t exec_id, char *buf, size_t size)
+				  uint32_t exec_id, uint32_t flags, char *buf, size_t size)
 {
 	struct otelprof_sample s = own_sample(f);
 	const struct process_info *pi;
@@ -190,6 +190,7 @@ static const char *sample_service(struct fixture *f, struct process_table *t, ui
 	s.pid = s.tid = pid;
 	s.process_start_ns = start_ns;
 	s.exec_id = exec_id;
+	s.flags = flags;
 	s.user_depth = 0;
 	strcpy(s.process_comm, "st7");
 	record_path_handle(f->rp, &s, sizeof(s));
@@ -217,6 +218,7 @@ static void test_lost_exec_not_parents(void **state)
 	struct process_table *t;
 	struct record_path *rp, *own = f->rp;
 	const struct process_table_counters *c;
+	uint64_t before;
 
 	assert_non_null(mkdtemp(root));
 	t = process_table_new(&(struct process_table_config){ .proc_root = root });
@@ -226,33 +228,44 @@ static void test_lost_exec_not_parents(void **state)
 	f->rp = rp;
 	fake_process(root, parent, 100, "storm-driver");
 	handle_proc_event(rp, OTELPROF_RECORD_EXEC, parent, 100 * tick, 0, 0, 1);
-	assert_string_equal(sample_service(f, t, parent, 100 * tick, 1, buf, sizeof(buf)), "storm-driver");
+	assert_string_equal(sample_service(f, t, parent, 100 * tick, 1, 0, buf, sizeof(buf)), "storm-driver");
 
 	/* Forked: the parent's program and environment, until it execs. */
 	fake_process(root, child, 101, "storm-driver");
 	handle_proc_event(rp, OTELPROF_RECORD_FORK, child, 101 * tick, parent, 100 * tick, 1);
-	assert_string_equal(sample_service(f, t, child, 101 * tick, 1, buf, sizeof(buf)), "storm-driver");
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 1, 0, buf, sizeof(buf)), "storm-driver");
 	/* Its exec record is lost; /proc says what it runs now. */
 	fake_process(root, child, 101, "storm-7");
-	assert_string_equal(sample_service(f, t, child, 101 * tick, 2, buf, sizeof(buf)), "storm-7");
-	assert_string_equal(sample_service(f, t, child, 101 * tick, 2, buf, sizeof(buf)), "storm-7");
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 2, 0, buf, sizeof(buf)), "storm-7");
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 2, 0, buf, sizeof(buf)), "storm-7");
 
 	/* The same, but the child is gone before its sample is read: its name, not the parent's. */
 	handle_proc_event(rp, OTELPROF_RECORD_FORK, gone_child, 102 * tick, parent, 100 * tick, 1);
-	assert_string_equal(sample_service(f, t, gone_child, 102 * tick, 2, buf, sizeof(buf)), "st7");
+	assert_string_equal(sample_service(f, t, gone_child, 102 * tick, 2, 0, buf, sizeof(buf)), "st7");
 
 	/* The parent exec'd too and that record was lost: a child it forks since inherits nothing,
 	 * and is read from /proc at its first sample. */
 	fake_process(root, late_child, 103, "storm-9");
 	handle_proc_event(rp, OTELPROF_RECORD_FORK, late_child, 103 * tick, parent, 100 * tick, 2);
 	assert_null(process_table_find(t, late_child, 103 * tick)->service_name);
-	assert_string_equal(sample_service(f, t, late_child, 103 * tick, 2, buf, sizeof(buf)), "storm-9");
+	assert_string_equal(sample_service(f, t, late_child, 103 * tick, 2, 0, buf, sizeof(buf)), "storm-9");
+
+	/* A sample taken in the kernel during the execve (the exec counted, its record not sent yet):
+	 * the new program's instance, read once its record comes (not a second instance). */
+	fake_process(root, child, 101, "storm-8");
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 3, OTELPROF_SAMPLE_KERNEL_MODE, buf, sizeof(buf)),
+			    "st7");
+	before = process_table_find(t, child, 101 * tick)->instance;
+	handle_proc_event(rp, OTELPROF_RECORD_EXEC, child, 101 * tick, 0, 0, 3);
+	assert_int_equal(process_table_find(t, child, 101 * tick)->instance, before);
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 3, 0, buf, sizeof(buf)), "storm-8");
 
 	c = process_table_counters(t);
-	assert_int_equal(c->exec_unrecorded, 2);
+	assert_int_equal(c->exec_unrecorded, 3);
+	assert_int_equal(c->exec_record_late, 1);
 	assert_int_equal(c->exec_unrecorded_unknown, 1);
 	assert_int_equal(c->fork_uninherited, 1);
-	assert_int_equal(c->execs, 1);
+	assert_int_equal(c->execs, 2);
 
 	f->rp = own;
 	record_path_free(rp);

@@ -205,9 +205,12 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  p->sampled),
 		C("processes_evicted_total", "process table entries dropped because it was full", NULL, p->evicted),
 		C("samples_without_process_total", "samples whose process could not be described", NULL, p->no_process),
-		C("process_exec_unrecorded_total", "programs a sample showed exec'd without their exec record (lost): "
-		  "described from /proc, or by name and cgroup only once gone, never as the program before, by outcome",
-		  "outcome=\"described\"", p->exec_unrecorded - p->exec_unrecorded_unknown),
+		C("process_exec_unrecorded_total", "programs a sample showed exec'd before their exec record was read "
+		  "(never as the program before), by outcome: the record came after (the sample was taken during the "
+		  "execve), or it was lost and /proc described the program, or the process was gone (name and cgroup "
+		  "only)", "outcome=\"record_late\"", p->exec_record_late),
+		C("process_exec_unrecorded_total", NULL, "outcome=\"described\"",
+		  p->exec_unrecorded - p->exec_record_late - p->exec_unrecorded_unknown),
 		C("process_exec_unrecorded_total", NULL, "outcome=\"unknown\"", p->exec_unrecorded_unknown),
 		C("process_forks_uninherited_total", "forks not given their parent's description (the parent's entry "
 		  "is of another program, or unknown): read from /proc at the child's first sample", NULL,

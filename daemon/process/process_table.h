@@ -78,10 +78,11 @@ struct process_table_counters {
 	uint64_t cgroup_resolved;  /* cgroups found by the record's cgroup id (/proc gone, or the
 				      process moved since it was read) */
 	uint64_t cgroup_unresolved; /* ids that named no cgroup any more: the inherited cgroup dropped */
-	uint64_t exec_unrecorded;  /* programs a sample showed exec'd without their exec record (lost, or
-				      not yet read): made new instances */
-	uint64_t exec_unrecorded_unknown; /* of those, gone before /proc could describe them: described
-				      by name and cgroup only */
+	uint64_t exec_unrecorded;  /* programs a sample showed exec'd before their exec record was read
+				      (lost, or the sample was taken during the execve): new instances */
+	uint64_t exec_record_late; /* of those, whose exec record came after all: the same instance */
+	uint64_t exec_unrecorded_unknown; /* of those, the ones not described yet (no record, /proc not
+				      read yet or gone): by name and cgroup only */
 	uint64_t fork_uninherited; /* forks not given their parent's description: the parent entry is
 				      of another program (its exec record lost) or unknown; the child's
 				      first sample reads /proc */
@@ -105,10 +106,15 @@ int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns,
 		       const char *filename, uint64_t cgroup_id, uint32_t exec_id);
 int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns, uint32_t parent_pid,
 		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id, uint32_t exec_id);
-/* A sample of (pid, start_ns) carries exec_id, not its current entry's: a new instance, as
- * process_table_exec() without a file name (counted in exec_unrecorded). 0 or -ENOMEM. */
+/*
+ * A sample of (pid, start_ns) carries exec_id, not its current entry's: a new instance, as
+ * process_table_exec() without a file name (counted in exec_unrecorded). An exec record of the same
+ * exec_id that follows (the sample was taken during the execve) completes that instance instead of
+ * making another. maybe_in_execve (the sample hit kernel code): /proc is read at the instance's next
+ * sample unless its record comes first (before the execve ends it shows no environment). 0 or -ENOMEM.
+ */
 int process_table_exec_unrecorded(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
-				  uint64_t cgroup_id, uint32_t exec_id);
+				  uint64_t cgroup_id, uint32_t exec_id, bool maybe_in_execve);
 void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns);
 
 /*

@@ -87,26 +87,35 @@ void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_u
  * A new program, a new instance: the old program's mappings stay (retired) for its samples already
  * taken. Read the new one's now (the executable and the loader are mapped), which comes before its
  * samples in the ring buffer, so a process that lives for a moment keeps at least those; a sample
- * outside them reads the mappings again. filename NULL: no exec record, a sample showed the exec.
+ * outside them reads the mappings again. filename NULL: no exec record, a sample showed the exec;
+ * its record may still follow (the sample was taken during the execve), and then completes that
+ * instance: its mappings are read again.
  */
 static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, const char *comm, const char *filename,
-		    uint64_t cgroup_id, uint32_t exec_id)
+		    uint64_t cgroup_id, uint32_t exec_id, bool maybe_in_execve)
 {
-	const struct process_info *pi;
+	const struct process_info *pi = process_table_find(rp->processes, pid, start_ns);
+	uint64_t before = pi ? pi->instance : 0;
 
-	symbolizer_retire_process(rp->sym, (pid_t)pid);
-	if (rp->traces)
-		trace_table_retire(rp->traces, pid);
-	if (rp->pythons)
-		python_table_retire(rp->pythons, pid);
 	if (filename)
 		process_table_exec(rp->processes, pid, start_ns, comm, filename, cgroup_id, exec_id);
 	else
-		process_table_exec_unrecorded(rp->processes, pid, start_ns, comm, cgroup_id, exec_id);
+		process_table_exec_unrecorded(rp->processes, pid, start_ns, comm, cgroup_id, exec_id, maybe_in_execve);
 	pi = process_table_find(rp->processes, pid, start_ns);
+	if (pi && pi->instance == before) {
+		/* The record of a program its sample (taken during the execve) made an instance of. */
+		symbolizer_refresh_instance(rp->sym, (pid_t)pid, pi->instance);
+	} else {
+		symbolizer_retire_process(rp->sym, (pid_t)pid);
+		if (rp->traces)
+			trace_table_retire(rp->traces, pid);
+		if (rp->pythons)
+			python_table_retire(rp->pythons, pid);
+	}
 	if (!pi)
 		return;
-	symbolizer_prepare_instance(rp->sym, (pid_t)pid, pi->instance, start_ns);
+	if (pi->instance != before)
+		symbolizer_prepare_instance(rp->sym, (pid_t)pid, pi->instance, start_ns);
 	if (rp->nsettling < MAX_SETTLING)
 		rp->settling[rp->nsettling++] = (struct settling){
 			.pid = pid, .start_ns = start_ns, .instance = pi->instance, .exec_ns = clock_ns(CLOCK_MONOTONIC),
@@ -123,7 +132,7 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
 	switch (e->hdr.kind) {
 	case OTELPROF_RECORD_EXEC:
-		on_exec(rp, e->pid, e->start_ns, comm, filename, e->cgroup_id, e->exec_id);
+		on_exec(rp, e->pid, e->start_ns, comm, filename, e->cgroup_id, e->exec_id, false);
 		break;
 	case OTELPROF_RECORD_FORK:
 		/* What the symbolizer holds for this pid belongs to an older process (its exit record
@@ -156,7 +165,8 @@ static const struct process_info *sample_process(struct record_path *rp, const s
 
 	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, s->process_comm);
 	if (pi && pi->exec_id != s->exec_id)
-		on_exec(rp, s->pid, s->process_start_ns, comm, NULL, s->cgroup_id, s->exec_id);
+		on_exec(rp, s->pid, s->process_start_ns, comm, NULL, s->cgroup_id, s->exec_id,
+			s->flags & OTELPROF_SAMPLE_KERNEL_MODE);
 	return process_table_sample(rp->processes, s->pid, s->process_start_ns, comm, s->cgroup_id, s->exec_id);
 }
 
