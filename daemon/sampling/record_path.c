@@ -89,7 +89,7 @@ void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_u
  * samples in the ring buffer, so a process that lives for a moment keeps at least those; a sample
  * outside them reads the mappings again. filename NULL: no exec record, a sample showed the exec;
  * its record may still follow (the sample was taken during the execve), and then completes that
- * instance: its mappings are read again.
+ * instance: its mappings are read anew.
  */
 static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, const char *comm, const char *filename,
 		    uint64_t cgroup_id, uint32_t exec_id, bool maybe_in_execve)
@@ -103,8 +103,10 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, con
 		process_table_exec_unrecorded(rp->processes, pid, start_ns, comm, cgroup_id, exec_id, maybe_in_execve);
 	pi = process_table_find(rp->processes, pid, start_ns);
 	if (pi && pi->instance == before) {
-		/* The record of a program its sample (taken during the execve) made an instance of. */
-		symbolizer_refresh_instance(rp->sym, (pid_t)pid, pi->instance);
+		/* The record of a program its sample (taken during the execve) made an instance of: the
+		 * mappings read then were the execve's half-built ones (and what identifies the program
+		 * for a later read may have changed since): read them anew. */
+		symbolizer_forget_instance(rp->sym, (pid_t)pid, pi->instance);
 	} else {
 		symbolizer_retire_process(rp->sym, (pid_t)pid);
 		if (rp->traces)
@@ -114,8 +116,7 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, con
 	}
 	if (!pi)
 		return;
-	if (pi->instance != before)
-		symbolizer_prepare_instance(rp->sym, (pid_t)pid, pi->instance, start_ns);
+	symbolizer_prepare_instance(rp->sym, (pid_t)pid, pi->instance, start_ns);
 	if (rp->nsettling < MAX_SETTLING)
 		rp->settling[rp->nsettling++] = (struct settling){
 			.pid = pid, .start_ns = start_ns, .instance = pi->instance, .exec_ns = clock_ns(CLOCK_MONOTONIC),
