@@ -193,10 +193,11 @@ static size_t sample_link(struct record_path *rp, const struct otelprof_sample *
 	if (!rp->traces || !pi)
 		return 0;
 	now = clock_ns(CLOCK_MONOTONIC); /* one clock read per sample, for both calls */
-	/* From a process's second sample: a storm of processes sampled once each (200 new a second)
-	 * then costs no /proc/PID/maps read here, and the daemon keeps up describing them. */
-	if (pi->samples >= 2)
-		trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, s->map_count, false, now);
+	/* From a process's first sample: that sample wakes the daemon at once, so a context published
+	 * at start links the spans that follow within milliseconds. Waiting for the second sample left
+	 * up to a drain period (200 ms) of them unlinked. A storm of new processes costs at most the
+	 * checks' budget (64 a second, trace_table.h), not a maps read per process. */
+	trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, s->map_count, false, now);
 	if (!(s->flags & OTELPROF_SAMPLE_TRACE_CTX) || s->hdr.size < sizeof(*s) + sizeof(*tc))
 		return 0;
 	tc = (const void *)((const uint8_t *)s + s->hdr.size - sizeof(*tc));
