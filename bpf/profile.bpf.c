@@ -220,9 +220,45 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
 }
 
 /*
+ * Where each thread's stack ends, learned from a copy that ran into an unreadable page. A failed user
+ * read costs the fault path, about 6 us on our test machine: more than the rest of a sample together,
+ * and every window of a thread whose stack is shallower than --stack-copy used to pay it. Kept for
+ * STACK_TOP_TTL_NS, then learned again, so a page that was unreadable for another reason (swapped
+ * out) cuts that thread's windows for one second at most. Keyed by tid, checked against the thread's
+ * start time, so a reused tid does not inherit a stranger's top.
+ */
+#define STACK_TOP_TTL_NS 1000000000ULL
+
+struct stack_top {
+	__u64 top;          /* first unreadable address above the stack */
+	__u64 thread_start; /* the thread's start_boottime */
+	__u64 learned_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* threads remembered; the least recently used is forgotten */
+	__type(key, __u32);
+	__type(value, struct stack_top);
+} stack_tops SEC(".maps");
+
+/* Bytes from sp that can be read, as far as a remembered top says: at most want. */
+static __always_inline __u32 stack_readable(__u32 tid, __u64 thread_start, __u64 now, __u64 sp, __u32 want)
+{
+	struct stack_top *t = bpf_map_lookup_elem(&stack_tops, &tid);
+
+	if (!t || t->thread_start != thread_start || now - t->learned_ns > STACK_TOP_TTL_NS || t->top <= sp ||
+	    t->top - sp >= want)
+		return want;
+	count(OTELPROF_CNT_STACK_TOP_USED);
+	return (__u32)(t->top - sp);
+}
+
+/*
  * Copy up to stack_copy bytes of the user stack from sp upward, page by page: the first read ends at
  * sp's page boundary, and a page that cannot be read (the top of the stack mapping) ends the copy
- * with what was read so far. Returns the bytes copied (also left in b->w.size).
+ * with what was read so far, and is remembered as the thread's top. Returns the bytes copied (also
+ * left in b->w.size).
  *
  * The offset lives in the map value, not in a register: read back from memory it is a bounded
  * unknown to the verifier, so every path through an iteration ends in the same state and is pruned.
@@ -231,10 +267,13 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
  */
 static __always_inline __u32 copy_stack(struct sample_buf *b)
 {
-	__u32 want = stack_copy;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), want = stack_copy;
+	__u64 thread_start = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), start_boottime);
+	__u64 now = bpf_ktime_get_ns(), failed = 0;
 
 	if (want > OTELPROF_MAX_STACK_COPY)
 		want = OTELPROF_MAX_STACK_COPY;
+	want = stack_readable(tid, thread_start, now, b->w.sp, want);
 	b->w.size = 0;
 	for (int i = 0; i <= OTELPROF_MAX_STACK_COPY / OTELPROF_STACK_PAGE; i++) {
 		__u64 off = *(volatile __u32 *)&b->w.size;
@@ -254,12 +293,32 @@ static __always_inline __u32 copy_stack(struct sample_buf *b)
 		barrier_var(chunk);
 		if (off > OTELPROF_MAX_STACK_COPY || chunk > OTELPROF_STACK_PAGE)
 			break;
-		if (bpf_probe_read_user(b->stack + off, chunk, (const void *)addr))
+		if (bpf_probe_read_user(b->stack + off, chunk, (const void *)addr)) {
+			failed = off ? addr : 0; /* sp itself unreadable: nothing learned */
 			break;
+		}
 		b->w.size = off + chunk;
+	}
+	if (failed) {
+		struct stack_top t = { .top = failed, .thread_start = thread_start, .learned_ns = now };
+
+		bpf_map_update_elem(&stack_tops, &tid, &t, BPF_ANY);
+		count(OTELPROF_CNT_STACK_TOP_LEARNED);
 	}
 	want = *(volatile __u32 *)&b->w.size;
 	return want <= OTELPROF_MAX_STACK_COPY ? want : 0; /* always true: shows the verifier the bound */
+}
+
+/*
+ * The window holds the whole stack: its copy stopped at the stack's top before the size asked.
+ * Then user space unwinds it to the entry by CFI (and by frame pointers within it where CFI is
+ * missing), and the kernel's frame-pointer walk is skipped: on a program built without frame
+ * pointers that walk ends in a failed read and cost about 5.5 us, more than the rest of a sample.
+ * A stack deeper than the window still gets the walk, whose chain may go further than the window.
+ */
+static __always_inline bool window_whole(const struct sample_buf *b)
+{
+	return (b->s.flags & OTELPROF_SAMPLE_STACK_WINDOW) && b->w.size < b->w.requested;
 }
 
 /* Registers and stack window of a user task: sets the flag and returns the bytes of the tail. */
@@ -404,6 +463,19 @@ static __always_inline __u32 add_python(struct sample_buf *b, const struct otelp
 }
 
 /*
+ * How many times the process exec'd (self_exec_id, bumped by every execve and copied at fork), low 32
+ * bits: a u64 since Linux 5.7, a u32 before, the same low half on a little-endian CPU.
+ */
+static __always_inline __u32 exec_id_of(struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	__u32 id = 0;
+
+	bpf_core_read(&id, sizeof(id), &leader->self_exec_id);
+	return id;
+}
+
+/*
  * The end of every on-CPU sample, in on_cpu_sample or in the Python walk it tail-called: the thread
  * context after the tail so far (stack window, Python frames), then the record into the ring buffer.
  */
@@ -445,6 +517,8 @@ static __always_inline void fill_sample_header(struct otelprof_sample *s, __u32 
 	s->flags = 0;
 	s->python_slots = 0;
 	s->map_count = BPF_CORE_READ(task, mm, map_count);
+	s->exec_id = exec_id_of(task);
+	s->reserved = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	BPF_CORE_READ_STR_INTO(&s->process_comm, task, group_leader, comm);
 }
@@ -498,7 +572,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		s->flags |= OTELPROF_SAMPLE_KERNEL_MODE;
 
 	s->user_depth = 0;
-	if (!(s->flags & OTELPROF_SAMPLE_KERNEL_THREAD)) {
+	tail = add_stack_window(ctx, b);
+	if (!(s->flags & OTELPROF_SAMPLE_KERNEL_THREAD) && !window_whole(b)) {
 		n = bpf_get_stack(ctx, s->user_ips, sizeof(s->user_ips), BPF_F_USER_STACK);
 		if (n < 0) {
 			s->flags |= OTELPROF_SAMPLE_USTACK_ERROR;
@@ -507,8 +582,6 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		}
 		s->user_depth = n / sizeof(__u64);
 	}
-
-	tail = add_stack_window(ctx, b);
 	/* The bound the verifier needs: the tail never exceeds the window header plus the largest copy. */
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
@@ -577,6 +650,8 @@ static __always_inline void send_proc_event(enum otelprof_record_kind kind, stru
 	e->pid = BPF_CORE_READ(task, tgid);
 	e->parent_pid = parent ? BPF_CORE_READ(parent, tgid) : 0;
 	e->parent_start_ns = parent ? BPF_CORE_READ(parent, group_leader, start_boottime) : 0;
+	e->exec_id = exec_id_of(task);
+	e->reserved = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 	e->filename[0] = 0;
 	if (bprm)
@@ -749,18 +824,20 @@ static __always_inline void off_cpu_start(void *ctx, struct task_struct *prev, _
 	s->kernel_depth = n / sizeof(__u64);
 	if (s->kernel_depth)
 		s->flags |= OTELPROF_SAMPLE_KERNEL_MODE;
-	n = bpf_get_stack(ctx, s->user_ips, sizeof(s->user_ips), BPF_F_USER_STACK);
-	if (n < 0) {
-		s->flags |= OTELPROF_SAMPLE_USTACK_ERROR;
-		n = 0;
-	}
-	s->user_depth = n / sizeof(__u64);
-
+	s->user_depth = 0;
 	if (stack_copy && saved_user_regs(prev, &b->w)) {
 		tail = copy_stack(b);
 		b->w.requested = stack_copy;
 		s->flags |= OTELPROF_SAMPLE_STACK_WINDOW;
 		tail += sizeof(b->w);
+	}
+	if (!window_whole(b)) {
+		n = bpf_get_stack(ctx, s->user_ips, sizeof(s->user_ips), BPF_F_USER_STACK);
+		if (n < 0) {
+			s->flags |= OTELPROF_SAMPLE_USTACK_ERROR;
+			n = 0;
+		}
+		s->user_depth = n / sizeof(__u64);
 	}
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;

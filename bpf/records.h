@@ -96,6 +96,9 @@ enum otelprof_counter {
 	OTELPROF_CNT_PYTHON_TRUNCATED,  /* Python frame walks cut by the walk or slot bound */
 	OTELPROF_CNT_PYTHON_NO_WALKER,  /* samples of a Python process sent without its frames: the
 					   walk program could not be tail-called (none loaded) */
+	OTELPROF_CNT_STACK_TOP_LEARNED, /* windows ended by an unreadable page: the thread's stack top
+					   remembered */
+	OTELPROF_CNT_STACK_TOP_USED,    /* windows cut at a remembered stack top, without a failing read */
 	OTELPROF_CNT_MAX,
 };
 
@@ -124,6 +127,10 @@ struct otelprof_sample {
 	__u16 map_count;                      /* the process's number of mappings (mm->map_count, low 16
 						 bits; 0 for a kernel thread): user space looks again for a
 						 process context published late only when it changed */
+	__u32 exec_id;                        /* the process's exec count (its leader's self_exec_id, low
+						 32 bits): another value than its exec or fork record's means
+						 the process exec'd and that record was lost */
+	__u32 reserved;                       /* zero */
 	__u64 kernel_ips[OTELPROF_MAX_STACK_DEPTH]; /* kernel instruction pointers, leaf first */
 	__u64 user_ips[OTELPROF_MAX_STACK_DEPTH];   /* user instruction pointers (frame-pointer walk) */
 };
@@ -228,6 +235,9 @@ struct otelprof_proc_event {
 	__u64 cgroup_id;                /* cgroup v2 id of the task */
 	__u32 pid;                      /* process id in the root pid namespace */
 	__u32 parent_pid;               /* fork: the parent process; otherwise 0 */
+	__u32 exec_id;                  /* the process's exec count after the event (as in
+					   otelprof_sample): fork, the parent's; exec, the new one */
+	__u32 reserved;                 /* zero */
 	char comm[OTELPROF_COMM_LEN];   /* process name after the event */
 	char filename[OTELPROF_PATH_LEN]; /* exec: the path given to execve (maybe relative); else "" */
 };
@@ -235,9 +245,9 @@ struct otelprof_proc_event {
 #define OTELPROF_ASSERT_SIZE(type, bytes) \
 	_Static_assert(sizeof(type) == (bytes), #type " changed size: update both sides")
 OTELPROF_ASSERT_SIZE(struct otelprof_record_header, 8);
-OTELPROF_ASSERT_SIZE(struct otelprof_sample, 8 + 8 + 8 + 8 + 16 + 32 + 8 + 2 * 8 * OTELPROF_MAX_STACK_DEPTH);
+OTELPROF_ASSERT_SIZE(struct otelprof_sample, 8 + 8 + 8 + 8 + 16 + 32 + 8 + 8 + 2 * 8 * OTELPROF_MAX_STACK_DEPTH);
 OTELPROF_ASSERT_SIZE(struct otelprof_stack_window, 32);
-OTELPROF_ASSERT_SIZE(struct otelprof_proc_event, 8 + 32 + 8 + OTELPROF_COMM_LEN + OTELPROF_PATH_LEN);
+OTELPROF_ASSERT_SIZE(struct otelprof_proc_event, 8 + 32 + 8 + 8 + OTELPROF_COMM_LEN + OTELPROF_PATH_LEN);
 OTELPROF_ASSERT_SIZE(struct otelprof_trace_ctx, 28 + 4 + OTELPROF_TRACE_ATTRS_MAX + 4);
 OTELPROF_ASSERT_SIZE(struct otelprof_python_frame, 16);
 OTELPROF_ASSERT_SIZE(struct otelprof_python_proc, 32);

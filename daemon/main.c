@@ -4,7 +4,8 @@
  * or, with a collector configured, sends one every export interval until SIGTERM.
  * This file is the program's frame: flags, setup, signals, the event loop and shutdown; a record's
  * way to the aggregate is sampling/record_path.c, what a profile says about a process
- * process/describe.c, the file a run writes ops/write_output.c, the reports on itself ops/self_report.c.
+ * process/describe.c, the file a run writes ops/write_output.c, the reports on itself ops/self_report.c,
+ * the loop's descriptors ops/loop_fds.c and what each signal does ops/signals.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,7 +15,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +24,7 @@
 #include "diff/diff.h"
 #include "export/export_loop.h"
 #include "log.h"
+#include "ops/loop_fds.h"
 #include "ops/metrics_server.h"
 #include "ops/self_report.h"
 #include "ops/service_notify.h"
@@ -164,15 +165,6 @@ static void export_interval(struct daemon *d, bool last)
 	warn_kallsyms_hidden(d);
 }
 
-static int arm_timer(int fd, uint64_t ns)
-{
-	struct itimerspec its = {
-		.it_value = { .tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL) },
-	};
-
-	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
-}
-
 /* Once a second: processes gone unsampled, then readiness, the metrics the server publishes, and
  * the periodic log summary. */
 static void tick(struct daemon *d, uint64_t now)
@@ -191,76 +183,21 @@ static void tick(struct daemon *d, uint64_t now)
 	status_line_update(d->status, &d->report.now, now);
 }
 
-/* A signal read from the signalfd: true when it ends the run. */
-static bool on_signal(struct daemon *d, uint32_t signo)
-{
-	struct self_sources src = self_sources_of(d);
-	struct self_metrics m;
-
-	switch (signo) {
-	case SIGHUP:
-		/* The unit has no ExecReload=: only a user sends it, and learns what to do instead. */
-		log_info("Received SIGHUP: ignored; the configuration is read at start, restart to apply a new one");
-		return false;
-	case SIGUSR1:
-		self_report_collect(&src, &m);
-		/* Readiness is judged once a second by tick(): its last word. */
-		m.ready = d->report.now.ready;
-		memcpy(m.not_ready_reason, d->report.now.not_ready_reason, sizeof(m.not_ready_reason));
-		self_report_log_summary(&d->report, &m, clock_ns(CLOCK_MONOTONIC), "SIGUSR1: ");
-		return false;
-	case SIGUSR2:
-		log_info("Received SIGUSR2: ignored");
-		return false;
-	default:
-		log_info("Received %s, writing what was collected", signo == SIGINT ? "SIGINT" : "SIGTERM");
-		return true;
-	}
-}
-
-static int add_epoll(int epfd, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
-
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
-	int epfd = -1, sigfd = -1, timerfd = -1, intervalfd = -1, ringfd = sampler_fd(d->sampler), r;
+	int ringfd = sampler_fd(d->sampler), r;
 	uint64_t last_drain_ns = 0;
-	sigset_t mask;
+	struct loop_fds fds;
 
-	signals_handled(&mask);
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (epfd < 0 || sigfd < 0) {
-		r = -errno;
+	r = loop_fds_open(&fds, ringfd, d->opts->duration_ns, d->export ? export_loop_next_interval_ns(d->export) : 0);
+	if (r)
 		goto out;
-	}
-	if ((r = add_epoll(epfd, sigfd)) || (r = add_epoll(epfd, ringfd)))
-		goto out;
-	if (d->opts->duration_ns) {
-		timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (timerfd < 0 || (r = arm_timer(timerfd, d->opts->duration_ns)) || (r = add_epoll(epfd, timerfd))) {
-			r = r ? r : -errno;
-			goto out;
-		}
-	}
-	if (d->export) {
-		intervalfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (intervalfd < 0 || (r = arm_timer(intervalfd, export_loop_next_interval_ns(d->export))) ||
-		    (r = add_epoll(epfd, intervalfd))) {
-			r = r ? r : -errno;
-			goto out;
-		}
-	}
 
 	service_notify_ready("Sampling");
 	for (;;) {
 		struct epoll_event events[4];
-		int n = epoll_wait(epfd, events, 4, record_path_settling(d->records) ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS);
+		int n = epoll_wait(fds.epfd, events, 4, record_path_settling(d->records) ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS);
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 		record_path_settle(d->records, now);
@@ -290,26 +227,27 @@ static int run_loop(struct daemon *d)
 					log_error("Failed to read samples: %s", strerror(-r));
 					goto out;
 				}
-			} else if (fd == sigfd) {
+			} else if (fd == fds.sigfd) {
+				struct self_sources src = self_sources_of(d);
 				struct signalfd_siginfo si;
 
-				if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+				if (read(fds.sigfd, &si, sizeof(si)) != sizeof(si))
 					continue;
-				if (on_signal(d, si.ssi_signo)) {
+				if (signals_act(si.ssi_signo, &d->report, &src)) {
 					r = 0;
 					goto out;
 				}
-			} else if (fd == timerfd) {
+			} else if (fd == fds.timerfd) {
 				r = 0;
 				goto out;
-			} else if (fd == intervalfd) {
+			} else if (fd == fds.intervalfd) {
 				uint64_t expirations;
 
-				if (read(intervalfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+				if (read(fds.intervalfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 					log_warn("Failed to read the interval timer: %s", strerror(errno));
 				sampler_consume(d->sampler);
 				export_interval(d, false);
-				arm_timer(intervalfd, export_loop_next_interval_ns(d->export));
+				loop_fds_arm(fds.intervalfd, export_loop_next_interval_ns(d->export));
 			}
 		}
 	}
@@ -319,14 +257,7 @@ out:
 		log_warn("Failed to read the last samples");
 	off_cpu_finish(d->off_cpu, clock_ns(CLOCK_MONOTONIC), d->monotonic_to_unix_ns, sampler_off_cpu_waiting,
 		       d->sampler);
-	if (timerfd >= 0)
-		close(timerfd);
-	if (intervalfd >= 0)
-		close(intervalfd);
-	if (sigfd >= 0)
-		close(sigfd);
-	if (epfd >= 0)
-		close(epfd);
+	loop_fds_close(&fds);
 	return r;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The numbers a flag, the configuration file or an OTEL_* variable gives: counts, durations and
- * byte sizes. Shared by config/options.c and export/otel_env.c, which include this rather than
- * each other.
+ * byte sizes. Shared by config/ (options.c, export_flags.c) and export/otel_env.c, which include
+ * this rather than each other.
  */
 #ifndef OTELPROFD_PARSE_UNITS_H
 #define OTELPROFD_PARSE_UNITS_H

@@ -7,19 +7,12 @@
 #include <string.h>
 
 #include "profile/aggregate.h"
+#include "sample-record.h"
 
 static struct otelprof_sample make_sample(uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t leaf)
 {
-	struct otelprof_sample s;
+	struct otelprof_sample s = sample_record(pid, tid, cpu, "worker", "app");
 
-	memset(&s, 0, sizeof(s));
-	s.hdr.kind = OTELPROF_RECORD_SAMPLE;
-	s.hdr.size = sizeof(s);
-	s.pid = pid;
-	s.tid = tid;
-	s.cpu = cpu;
-	strcpy(s.comm, "worker");
-	strcpy(s.process_comm, "app");
 	s.user_depth = 3;
 	s.user_ips[0] = leaf;
 	s.user_ips[1] = 0x2000;

@@ -10,38 +10,8 @@
 #include <unistd.h>
 
 #include "config/options.h"
+#include "options-line.h"
 #include "parse_units.h"
-
-/* Parse "otelprofd LINE" (split at spaces), with all that options_parse() wrote on stderr in
- * *text (to free). */
-static enum options_result parse_stderr(struct options *o, const char *line, char **text)
-{
-	char buf[512], *argv[32];
-	size_t len = 0;
-	int argc = 0;
-	FILE *devnull = fopen("/dev/null", "w"), *err = open_memstream(text, &len);
-	enum options_result r;
-
-	snprintf(buf, sizeof(buf), "otelprofd %s", line);
-	for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-	r = options_parse(o, argc, argv, devnull, err);
-	fclose(devnull);
-	fclose(err);
-	return r;
-}
-
-/* Parse "otelprofd LINE", keeping the first line options_parse() wrote on stderr in msg. */
-static enum options_result parse_message(struct options *o, const char *line, char *msg, size_t size)
-{
-	char *text = NULL;
-	enum options_result r = parse_stderr(o, line, &text);
-
-	snprintf(msg, size, "%.*s", (int)strcspn(text, "\n"), text);
-	free(text);
-	return r;
-}
 
 static enum options_result parse(struct options *o, const char *line)
 {

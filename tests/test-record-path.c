@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The record path (daemon/sampling/record_path.c) without BPF: records built by hand for this very
- * process reach the process table and the aggregate; malformed ones are counted and dropped.
+ * process reach the process table and the aggregate; malformed ones are counted and dropped; a lost
+ * exec record never leaves a child described with its parent's environment.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "process/metadata.h"
 #include "process/process_table.h"
 #include "profile/aggregate.h"
 #include "records.h"
 #include "sampling/record_path.h"
+#include "sample-record.h"
 #include "symbolizer.h"
 
 struct fixture {
@@ -55,16 +61,10 @@ static int teardown(void **state)
 
 static struct otelprof_sample own_sample(const struct fixture *f)
 {
-	struct otelprof_sample s;
+	struct otelprof_sample s = sample_record((uint32_t)getpid(), (uint32_t)getpid(), 0, "test", "test");
 
-	memset(&s, 0, sizeof(s));
-	s.hdr.kind = OTELPROF_RECORD_SAMPLE;
-	s.hdr.size = sizeof(s);
 	s.time_ns = 1000;
 	s.process_start_ns = f->start_ns;
-	s.pid = s.tid = (uint32_t)getpid();
-	strcpy(s.comm, "test");
-	strcpy(s.process_comm, "test");
 	s.user_depth = 1;
 	s.user_ips[0] = (uint64_t)(uintptr_t)own_sample;
 	return s;
@@ -129,12 +129,160 @@ static void test_exec_settles(void **state)
 	assert_int_equal(process_table_counters(f->processes)->exits, 1);
 }
 
+/* A fake proc_root/PID: started at start_ticks clock ticks after boot, with service in its environment. */
+static void fake_process(const char *root, uint32_t pid, uint64_t start_ticks, const char *service)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%u/stat", root, pid);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "%u (storm) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n", pid,
+		(unsigned long long)start_ticks);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%u/environ", root, pid);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "PATH=/bin%cOTEL_SERVICE_NAME=%s%c", 0, service, 0);
+	fclose(f);
+}
+
+static void gone(const char *root, uint32_t pid)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%u/stat", root, pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%u/environ", root, pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%u", root, pid);
+	rmdir(path);
+}
+
+static void handle_proc_event(struct record_path *rp, uint32_t kind, uint32_t pid, uint64_t start_ns,
+			      uint32_t parent_pid, uint64_t parent_start_ns, uint32_t exec_id)
+{
+	struct otelprof_proc_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.hdr.kind = kind;
+	e.hdr.size = sizeof(e);
+	e.pid = pid;
+	e.start_ns = start_ns;
+	e.parent_pid = parent_pid;
+	e.parent_start_ns = parent_start_ns;
+	e.exec_id = exec_id;
+	strcpy(e.comm, "storm");
+	if (kind == OTELPROF_RECORD_EXEC)
+		strcpy(e.filename, "/usr/bin/storm");
+	record_path_handle(rp, &e, sizeof(e));
+}
+
+/* The service.name a sample of pid would be described with (its instance's entry). */
+static const char *sample_service(struct fixture *f, struct process_table *t, uint32_t pid, uint64_t start_ns,
+				  uint32_t exec_id, uint32_t flags, char *buf, size_t size)
+{
+	struct otelprof_sample s = own_sample(f);
+	const struct process_info *pi;
+	bool aggregated = false;
+
+	s.pid = s.tid = pid;
+	s.process_start_ns = start_ns;
+	s.exec_id = exec_id;
+	s.flags = flags;
+	s.user_depth = 0;
+	strcpy(s.process_comm, "st7");
+	record_path_handle(f->rp, &s, sizeof(s));
+	/* The sample took the current instance: the one the profile describes it with. */
+	pi = process_table_find(t, pid, start_ns);
+	assert_non_null(pi);
+	for (size_t i = 0; i < aggregate_entry_count(f->agg); i++)
+		aggregated |= aggregate_entry(f->agg, i)->pid == pid &&
+			      aggregate_entry(f->agg, i)->process_instance == pi->instance;
+	assert_true(aggregated);
+	return metadata_service_name(pi, NULL, pi->comm, buf, size);
+}
+
+/*
+ * A ring buffer that overflowed lost a child's exec record: its samples show another exec count than
+ * the description it inherited at fork, so they are described from /proc (the child's own
+ * environment), or by the child's name once it is gone, never with the parent's service.name.
+ */
+static void test_lost_exec_not_parents(void **state)
+{
+	struct fixture *f = *state;
+	char root[] = "/tmp/otelprofd-test-procXXXXXX", buf[64];
+	const uint64_t tick = 1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK);
+	const uint32_t parent = 900000700, child = 900000701, gone_child = 900000702, late_child = 900000703;
+	struct process_table *t;
+	struct record_path *rp, *own = f->rp;
+	const struct process_table_counters *c;
+	uint64_t before;
+
+	assert_non_null(mkdtemp(root));
+	t = process_table_new(&(struct process_table_config){ .proc_root = root });
+	rp = record_path_new(&(struct record_path_config){ .sym = f->sym, .processes = t, .agg = f->agg });
+	assert_non_null(t);
+	assert_non_null(rp);
+	f->rp = rp;
+	fake_process(root, parent, 100, "storm-driver");
+	handle_proc_event(rp, OTELPROF_RECORD_EXEC, parent, 100 * tick, 0, 0, 1);
+	assert_string_equal(sample_service(f, t, parent, 100 * tick, 1, 0, buf, sizeof(buf)), "storm-driver");
+
+	/* Forked: the parent's program and environment, until it execs. */
+	fake_process(root, child, 101, "storm-driver");
+	handle_proc_event(rp, OTELPROF_RECORD_FORK, child, 101 * tick, parent, 100 * tick, 1);
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 1, 0, buf, sizeof(buf)), "storm-driver");
+	/* Its exec record is lost; /proc says what it runs now. */
+	fake_process(root, child, 101, "storm-7");
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 2, 0, buf, sizeof(buf)), "storm-7");
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 2, 0, buf, sizeof(buf)), "storm-7");
+
+	/* The same, but the child is gone before its sample is read: its name, not the parent's. */
+	handle_proc_event(rp, OTELPROF_RECORD_FORK, gone_child, 102 * tick, parent, 100 * tick, 1);
+	assert_string_equal(sample_service(f, t, gone_child, 102 * tick, 2, 0, buf, sizeof(buf)), "st7");
+
+	/* The parent exec'd too and that record was lost: a child it forks since inherits nothing,
+	 * and is read from /proc at its first sample. */
+	fake_process(root, late_child, 103, "storm-9");
+	handle_proc_event(rp, OTELPROF_RECORD_FORK, late_child, 103 * tick, parent, 100 * tick, 2);
+	assert_null(process_table_find(t, late_child, 103 * tick)->service_name);
+	assert_string_equal(sample_service(f, t, late_child, 103 * tick, 2, 0, buf, sizeof(buf)), "storm-9");
+
+	/* A sample taken in the kernel during the execve (the exec counted, its record not sent yet):
+	 * the new program's instance, read once its record comes (not a second instance). */
+	fake_process(root, child, 101, "storm-8");
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 3, OTELPROF_SAMPLE_KERNEL_MODE, buf, sizeof(buf)),
+			    "st7");
+	before = process_table_find(t, child, 101 * tick)->instance;
+	handle_proc_event(rp, OTELPROF_RECORD_EXEC, child, 101 * tick, 0, 0, 3);
+	assert_int_equal(process_table_find(t, child, 101 * tick)->instance, before);
+	assert_string_equal(sample_service(f, t, child, 101 * tick, 3, 0, buf, sizeof(buf)), "storm-8");
+
+	c = process_table_counters(t);
+	assert_int_equal(c->exec_unrecorded, 3);
+	assert_int_equal(c->exec_record_late, 1);
+	assert_int_equal(c->exec_unrecorded_unknown, 1);
+	assert_int_equal(c->fork_uninherited, 1);
+	assert_int_equal(c->execs, 2);
+
+	f->rp = own;
+	record_path_free(rp);
+	process_table_free(t);
+	gone(root, parent);
+	gone(root, child);
+	gone(root, late_child);
+	rmdir(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_sample_reaches_aggregate),
 		cmocka_unit_test(test_exec_settles),
+		cmocka_unit_test(test_lost_exec_not_parents),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

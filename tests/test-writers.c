@@ -19,6 +19,7 @@
 #include "profile/profile.h"
 #include "output/writers.h"
 #include "diff/readers.h"
+#include "sample-record.h"
 
 void leaf_fn(void);
 void mid_fn(void);
@@ -38,26 +39,9 @@ struct fixture {
 
 static struct otelprof_sample sample(uint32_t tid, bool with_kernel)
 {
-	struct otelprof_sample s;
+	struct otelprof_sample s = sample_record((uint32_t)getpid(), tid, 0, "thread;x", "app");
 
-	memset(&s, 0, sizeof(s));
-	s.hdr.kind = OTELPROF_RECORD_SAMPLE;
-	s.hdr.size = sizeof(s);
-	s.pid = (uint32_t)getpid();
-	s.tid = tid;
-	strcpy(s.comm, "thread;x");
-	strcpy(s.process_comm, "app");
-	/* Leaf exact; callers as return addresses a few bytes into the function. */
-	s.user_depth = 3;
-	s.user_ips[0] = (uint64_t)(uintptr_t)&leaf_fn;
-	s.user_ips[1] = (uint64_t)(uintptr_t)&mid_fn + 4;
-	s.user_ips[2] = (uint64_t)(uintptr_t)&root_fn + 4;
-	if (with_kernel) {
-		/* Under a kernel frame the user leaf is a return address too. */
-		s.kernel_depth = 1;
-		s.kernel_ips[0] = 0xffffffff81000110ULL;
-		s.user_ips[0] += 1;
-	}
+	sample_set_stack(&s, leaf_fn, mid_fn, root_fn, with_kernel);
 	return s;
 }
 
@@ -67,7 +51,7 @@ static int setup(void **state)
 	struct agg_limits limits = { 1000, 1 << 20, 1000 };
 	struct otelprof_sample a = sample(100, false), b = sample(101, true);
 	int fd = mkstemp(kallsyms_path);
-	static const char ksyms[] = "ffffffff81000000 T _stext\nffffffff81000100 T do_kernel_work\n";
+	static const char ksyms[] = SAMPLE_KALLSYMS;
 
 	assert_int_equal(write(fd, ksyms, sizeof(ksyms) - 1), sizeof(ksyms) - 1);
 	close(fd);

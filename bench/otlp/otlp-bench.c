@@ -59,7 +59,8 @@ static void on_record(void *arg, const void *data, size_t size)
 
 	if (size < sizeof(*s) || s->hdr.kind != OTELPROF_RECORD_SAMPLE)
 		return;
-	pi = s->pid ? process_table_sample(c->processes, s->pid, s->process_start_ns, s->process_comm, s->cgroup_id)
+	pi = s->pid ? process_table_sample(c->processes, s->pid, s->process_start_ns, s->process_comm, s->cgroup_id,
+								     s->exec_id)
 		    : NULL;
 	if (pi)
 		symbolizer_prepare_instance(c->sym, (pid_t)s->pid, pi->instance, s->process_start_ns);

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "config/options.h"
+/*
+ * Flags, then the configuration file, then the checks between options, into struct options. The
+ * collector's flags and the OTEL_* variables under them are export_flags.c; --help is options_help.c.
+ */
+#include "config/options_parts.h"
 
 #include "config/config_file.h"
 #include "parse_units.h"
@@ -12,45 +16,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum {
-	OPT_FOLLOW_CHILDREN = 0x100,
-	OPT_INCLUDE_IDLE,
-	OPT_TOP,
-	OPT_RINGBUF_SIZE,
-	OPT_MAX_STACKS,
-	OPT_MAX_SAMPLES,
-	OPT_CGROUP,
-	OPT_CONTAINER,
-	OPT_COMMAND_LINE,
-	OPT_ENDPOINT,
-	OPT_PROTOCOL,
-	OPT_HEADERS,
-	OPT_INSECURE,
-	OPT_CA_FILE,
-	OPT_CLIENT_CERT,
-	OPT_CLIENT_KEY,
-	OPT_COMPRESSION,
-	OPT_TIMEOUT,
-	OPT_EXPORT_INTERVAL,
-	OPT_MAX_MESSAGE_SIZE,
-	OPT_QUEUE_SIZE,
-	OPT_QUEUE_BYTES,
-	OPT_KUBERNETES,
-	OPT_METRICS_ADDRESS,
-	OPT_STATS_INTERVAL,
-	OPT_CONFIG,
-	OPT_CHECK_CONFIG,
-	OPT_STACK_COPY,
-	OPT_SYMBOL_CACHE,
-	OPT_NO_TRACE_CONTEXT,
-	OPT_OFF_CPU,
-	OPT_OFF_CPU_THRESHOLD,
-	OPT_OFF_CPU_PROBABILITY,
-	OPT_OFF_CPU_MAX_INFLIGHT,
-	OPT_FORMAT,
-	OPT_LAST,
-};
 
 static const struct option long_options[] = {
 	{ "frequency", required_argument, NULL, 'F' },
@@ -98,105 +63,6 @@ static const struct option long_options[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ 0 },
 };
-
-static void print_usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: otelprofd [OPTION]...\n"
-		"       otelprofd diff BASE NEW [-o FILE] [--format=top|folded|html]  (see otelprofd diff --help)\n"
-		"Sample the on-CPU stacks of every process on this host (or of the given pids) with eBPF\n"
-		"and write a profile.\n"
-		"\n"
-		"Sampling:\n"
-		"  -F, --frequency=HZ        samples per second on each CPU (1-%u; default %u, and %u for a run\n"
-		"                            with --pid or a duration under a minute)\n"
-		"  -d, --duration=TIME       stop after TIME (30s, 500ms, 2m, 1h; 0 = until SIGINT/SIGTERM;\n"
-		"                            default 10s)\n"
-		"  -p, --pid=PID[,PID...]    profile only these processes (filtered in the kernel; repeatable)\n"
-		"      --follow-children     with --pid, also profile processes the targets start later\n"
-		"      --include-idle        keep samples of idle CPUs (the idle task, pid 0)\n"
-		"      --cgroup=PATH         profile only this cgroup v2 and those below it (filtered in the\n"
-		"                            kernel); PATH as in /proc/PID/cgroup or under /sys/fs/cgroup\n"
-		"      --container=ID        profile only this container (full id or a prefix of 12 or more)\n"
-		"\n"
-		"Off-CPU (where threads wait; docs/off-cpu.md):\n"
-		"      --off-cpu             also record off-CPU time: stacks of threads leaving a CPU, weighted\n"
-		"                            by the time until they run again (sched_switch)\n"
-		"      --off-cpu-probability=P  share of switch-outs that take stacks, 0 < P <= 1; each wait\n"
-		"                            counts its time / P, so totals stay unbiased (default 0.05)\n"
-		"      --off-cpu-threshold=TIME  leave out waits shorter than TIME (default 0: none)\n"
-		"      --off-cpu-max-inflight=N  sampled threads away at once; more are dropped and counted\n"
-		"                            (default 16384)\n"
-		"\n"
-		"Metadata:\n"
-		"      --command-line        add process.command_line to each process (it can hold secrets)\n"
-		"      --no-trace-context    do not read the processes' OpenTelemetry process and thread contexts\n"
-		"                            (OTEP 4719, 4947): no resource attributes from them, no links to spans\n"
-		"      --kubernetes=MODE     auto, on or off: name pods, namespaces and containers from the\n"
-		"                            Kubernetes API (in-cluster service account; default auto: on\n"
-		"                            when KUBERNETES_SERVICE_HOST is set)\n"
-		"\n"
-		"Output:\n"
-		"  -o, --output=FILE         FILE.html: interactive flame graph page; FILE.pb.gz: gzipped pprof\n"
-		"                            profile; FILE.folded: folded stacks; FILE.otlp: an OTLP\n"
-		"                            ExportProfilesServiceRequest; '-': standard output (default)\n"
-		"      --format=FORMAT       top, folded, pprof, otlp or html, whatever the file name (default:\n"
-		"                            from FILE's suffix; top on standard output)\n"
-		"      --top=N               rows of the top table (default %u)\n"
-		"\n"
-		"OTLP export (runs until SIGTERM unless -d is given; flags win over OTEL_EXPORTER_OTLP_*):\n"
-		"      --endpoint=URL        collector: host:port, http://host:port or https://host:port\n"
-		"                            (default port 4317 for gRPC, 4318 for HTTP; HTTP posts to\n"
-		"                            /v1development/profiles)\n"
-		"      --protocol=P          grpc (default) or http/protobuf\n"
-		"      --headers=K=V[,K=V]   request headers / gRPC metadata (values %%-encoded)\n"
-		"      --insecure            plain text when the endpoint has no scheme (default: TLS)\n"
-		"      --ca-file=PEM         CA certificates to verify the collector with\n"
-		"      --client-cert=PEM, --client-key=PEM   client certificate and key (mutual TLS)\n"
-		"      --compression=C       gzip (default) or none\n"
-		"      --timeout=TIME        per-request timeout (default 10s)\n"
-		"      --export-interval=TIME  send a profile every TIME, +-10%% jitter (default 10s)\n"
-		"      --max-message-size=N  bytes per request, split by process beyond (default 16MiB)\n"
-		"      --queue-size=N        requests waiting to be sent; the oldest is dropped beyond (default %u)\n"
-		"      --queue-bytes=N       bytes waiting to be sent (default 64MiB; at least --max-message-size)\n"
-		"\n"
-		"Limits:\n"
-		"      --ringbuf-size=SIZE   BPF ring buffer, a power of two from 64KiB to 1GiB; a plain number\n"
-		"                            counts KiB (default %uKiB)\n"
-		"      --stack-copy=BYTES    user stack copied per sample for DWARF unwinding (16KiB default,\n"
-		"                            64KiB at most; 0: frame pointers only)\n"
-		"      --symbol-cache=BYTES  binaries, debug info and JIT perf maps kept for symbolization; the\n"
-		"                            least recently used are dropped beyond, and a file whose sections\n"
-		"                            would inflate past it is not inflated (default 128MiB, >= 1MiB)\n"
-		"      --max-stacks=N        distinct stacks kept per interval; more are dropped and counted\n"
-		"                            (default %u)\n"
-		"      --max-samples=N       samples kept per interval; more are dropped and counted\n"
-		"                            (default %u)\n"
-		"\n"
-		"Self-monitoring:\n"
-		"      --metrics-address=HOST:PORT  serve otelprofd's own counters in the Prometheus format on\n"
-		"                            http://HOST:PORT/metrics and readiness on /ready (keep it on loopback)\n"
-		"      --stats-interval=TIME  log a one-line summary of the counters this often (default 1m;\n"
-		"                            0 = never)\n"
-		"\n"
-		"Other:\n"
-		"      --config=FILE         read settings from FILE: one 'key = value' per line, keys are the\n"
-		"                            long option names; flags win over OTEL_* variables, which win over\n"
-		"                            the file\n"
-		"      --check-config        check the configuration (--config, or " OTELPROFD_DEFAULT_CONFIG ")\n"
-		"                            and exit: 0 when valid, 2 with the first error's line\n"
-		"  -v, --verbose             log more (debug messages, counters)\n"
-		"  -q, --quiet               log only errors\n"
-		"  -h, --help                show this help and exit\n"
-		"  -V, --version             show the version and exit\n"
-		"\n"
-		"Needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE (memlock on older kernels) and read\n"
-		"access to other processes' /proc entries (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH).\n"
-		"Exit status: 0 on success, 1 on a runtime failure, 2 on a usage or setup error.\n",
-		OPTIONS_MAX_FREQUENCY, OPTIONS_DEFAULT_FREQUENCY, OPTIONS_AD_HOC_FREQUENCY, OPTIONS_DEFAULT_TOP,
-		EXPORT_DEFAULT_QUEUE_SIZE, OPTIONS_DEFAULT_RINGBUF_KIB, OPTIONS_DEFAULT_MAX_STACKS,
-		OPTIONS_DEFAULT_MAX_SAMPLES);
-}
 
 static bool process_exists(pid_t pid)
 {
@@ -296,8 +162,8 @@ static int format_from_output(struct options *opts, FILE *err)
 	return 0;
 }
 
-static int number_option(const char *name, const char *arg, unsigned long long min,
-			 unsigned long long max, unsigned long long *value, FILE *err)
+int options_number_value(const char *name, const char *arg, unsigned long long min, unsigned long long max,
+			 unsigned long long *value, FILE *err)
 {
 	int r = parse_uint(arg, min, max, value);
 
@@ -308,22 +174,6 @@ static int number_option(const char *name, const char *arg, unsigned long long m
 	return r;
 }
 
-static const char *plain_getenv(const char *name)
-{
-	return getenv(name);
-}
-
-static int size_option(const char *name, const char *arg, size_t min, size_t *value, FILE *err)
-{
-	if (parse_size(arg, value) || *value < min) {
-		fprintf(err, "otelprofd: --%s: '%s' is not a size of at least %zu (examples: 4096, 512KiB, 16MiB)\n",
-			name, arg, min);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* A probability in (0, 1], written with digits and one decimal point ("0.05", "1"). */
 static int probability_option(const char *name, const char *arg, double *value, FILE *err)
 {
 	char *end;
@@ -335,84 +185,6 @@ static int probability_option(const char *name, const char *arg, double *value, 
 		return -EINVAL;
 	}
 	return 0;
-}
-
-static int duration_option(const char *name, const char *arg, uint64_t min_ns, uint64_t max_ns, uint64_t *ns,
-			   FILE *err)
-{
-	if (parse_duration(arg, ns) || *ns < min_ns || *ns > max_ns) {
-		fprintf(err, "otelprofd: --%s: '%s' is not a duration from %llums to %llus (examples: 10s, 500ms)\n",
-			name, arg, (unsigned long long)(min_ns / 1000000), (unsigned long long)(max_ns / 1000000000));
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* The export flags; false when c is not one of them. *bad tells a usage error. */
-static bool export_option(struct export_config *e, int c, const char *arg, FILE *err, bool *bad)
-{
-	unsigned long long v;
-
-	switch (c) {
-	case OPT_ENDPOINT:
-		e->endpoint = arg;
-		break;
-	case OPT_PROTOCOL:
-		if (!strcmp(arg, "grpc"))
-			e->protocol = EXPORT_PROTOCOL_GRPC;
-		else if (!strcmp(arg, "http/protobuf") || !strcmp(arg, "http"))
-			e->protocol = EXPORT_PROTOCOL_HTTP;
-		else {
-			fprintf(err, "otelprofd: --protocol: '%s' is not supported (grpc or http/protobuf)\n", arg);
-			*bad = true;
-		}
-		break;
-	case OPT_HEADERS:
-		e->headers_text = arg;
-		break;
-	case OPT_INSECURE:
-		e->insecure = EXPORT_YES;
-		break;
-	case OPT_CA_FILE:
-		e->ca_file = arg;
-		break;
-	case OPT_CLIENT_CERT:
-		e->client_cert = arg;
-		break;
-	case OPT_CLIENT_KEY:
-		e->client_key = arg;
-		break;
-	case OPT_COMPRESSION:
-		if (!strcmp(arg, "gzip"))
-			e->compression = EXPORT_COMPRESSION_GZIP;
-		else if (!strcmp(arg, "none"))
-			e->compression = EXPORT_COMPRESSION_NONE;
-		else {
-			fprintf(err, "otelprofd: --compression: '%s' is not supported (gzip or none)\n", arg);
-			*bad = true;
-		}
-		break;
-	case OPT_TIMEOUT:
-		/* At most an hour, as OTEL_EXPORTER_OTLP_TIMEOUT: deadlines are now + timeout. */
-		*bad = duration_option("timeout", arg, 1000000, 3600000000000ULL, &e->timeout_ns, err);
-		break;
-	case OPT_EXPORT_INTERVAL:
-		*bad = duration_option("export-interval", arg, 100000000, 3600000000000ULL, &e->interval_ns, err);
-		break;
-	case OPT_MAX_MESSAGE_SIZE:
-		*bad = size_option("max-message-size", arg, 4096, &e->max_message_size, err);
-		break;
-	case OPT_QUEUE_SIZE:
-		*bad = number_option("queue-size", arg, 1, 100000, &v, err);
-		e->queue_size = (size_t)v;
-		break;
-	case OPT_QUEUE_BYTES:
-		*bad = size_option("queue-bytes", arg, 4096, &e->queue_bytes, err);
-		break;
-	default:
-		return false;
-	}
-	return true;
 }
 
 static void options_init(struct options *opts)
@@ -451,11 +223,11 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		fprintf(err, "otelprofd: --%s: control characters are not allowed in the value\n", option_name(c));
 		return -EINVAL;
 	}
-	if (export_option(&opts->export, c, arg, err, &bad))
+	if (export_flags_apply(&opts->export, c, arg, err, &bad))
 		return bad ? -EINVAL : 0;
 	switch (c) {
 	case 'F':
-		if (number_option("frequency", arg, 1, OPTIONS_MAX_FREQUENCY, &v, err))
+		if (options_number_value("frequency", arg, 1, OPTIONS_MAX_FREQUENCY, &v, err))
 			return -EINVAL;
 		opts->frequency = (unsigned)v;
 		break;
@@ -521,7 +293,7 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 			return -EINVAL;
 		break;
 	case OPT_TOP:
-		if (number_option("top", arg, 1, 100000, &v, err))
+		if (options_number_value("top", arg, 1, 100000, &v, err))
 			return -EINVAL;
 		opts->top = (unsigned)v;
 		break;
@@ -559,12 +331,12 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		break;
 	}
 	case OPT_MAX_STACKS:
-		if (number_option("max-stacks", arg, 1, 1 << 24, &v, err))
+		if (options_number_value("max-stacks", arg, 1, 1 << 24, &v, err))
 			return -EINVAL;
 		opts->max_stacks = v;
 		break;
 	case OPT_MAX_SAMPLES:
-		if (number_option("max-samples", arg, 1, 1ULL << 32, &v, err))
+		if (options_number_value("max-samples", arg, 1, 1ULL << 32, &v, err))
 			return -EINVAL;
 		opts->max_samples = v;
 		break;
@@ -583,7 +355,7 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 			return -EINVAL;
 		break;
 	case OPT_OFF_CPU_MAX_INFLIGHT:
-		if (number_option("off-cpu-max-inflight", arg, 1, 1 << 22, &v, err))
+		if (options_number_value("off-cpu-max-inflight", arg, 1, 1 << 22, &v, err))
 			return -EINVAL;
 		opts->off_cpu_max_inflight = (unsigned)v;
 		break;
@@ -617,37 +389,6 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		return -ENOENT;
 	}
 	return 0;
-}
-
-/* The OTEL_EXPORTER_OTLP_* variable of an export setting, so a file entry yields to it. */
-static bool environment_sets(int c)
-{
-	static const struct {
-		int option;
-		const char *name;
-	} vars[] = {
-		{ OPT_ENDPOINT, "ENDPOINT" }, { OPT_PROTOCOL, "PROTOCOL" }, { OPT_HEADERS, "HEADERS" },
-		{ OPT_INSECURE, "INSECURE" }, { OPT_CA_FILE, "CERTIFICATE" },
-		{ OPT_CLIENT_CERT, "CLIENT_CERTIFICATE" }, { OPT_CLIENT_KEY, "CLIENT_KEY" },
-		{ OPT_COMPRESSION, "COMPRESSION" }, { OPT_TIMEOUT, "TIMEOUT" },
-	};
-	char name[96];
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *prefixes[] = { "OTEL_EXPORTER_OTLP_PROFILES_", "OTEL_EXPORTER_OTLP_" };
-
-		if (vars[i].option != c)
-			continue;
-		for (size_t j = 0; j < 2; j++) {
-			const char *v;
-
-			snprintf(name, sizeof(name), "%s%s", prefixes[j], vars[i].name);
-			v = getenv(name);
-			if (v && *v)
-				return true;
-		}
-	}
-	return false;
 }
 
 static const struct option *find_long_option(const char *name)
@@ -746,7 +487,7 @@ static int apply_config_file(struct options *opts, const char *path, const bool 
 		r = check_entry(opts->config, e, &o, &value, &skip, err);
 		if (r)
 			return r;
-		if (skip || set[o->val] || environment_sets(o->val))
+		if (skip || set[o->val] || export_flags_environment_sets(o->val))
 			continue;
 		r = apply_option(opts, o->val, value, err);
 		if (r)
@@ -787,43 +528,6 @@ static void report_pair(FILE *err, const struct options *opts, const unsigned *l
 	fputc('\n', err);
 }
 
-/* otel_env_apply()'s errors about options the file may have set, to locate them at its lines. */
-static const struct {
-	const char *prefix;
-	int options[2];
-} export_errors[] = {
-	{ "otelprofd: endpoint: ", { OPT_ENDPOINT, OPT_ENDPOINT } },
-	{ "otelprofd: headers: ", { OPT_HEADERS, OPT_HEADERS } },
-	{ "otelprofd: a client certificate needs its key", { OPT_CLIENT_CERT, OPT_CLIENT_KEY } },
-};
-
-/* otel_env_apply() with its error at the file's line when it is about an option from the file. */
-static int apply_export_env(struct options *opts, const unsigned *line, FILE *err)
-{
-	char *msg = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&msg, &len);
-	unsigned at = 0;
-	int r;
-
-	if (!mem)
-		return -ENOMEM;
-	r = otel_env_apply(&opts->export, plain_getenv, mem);
-	fclose(mem);
-	for (size_t i = 0; r && msg && i < sizeof(export_errors) / sizeof(export_errors[0]); i++) {
-		unsigned a = line[export_errors[i].options[0]], b = line[export_errors[i].options[1]];
-
-		if (!strncmp(msg, export_errors[i].prefix, strlen(export_errors[i].prefix)))
-			at = a ? a : b;
-	}
-	if (msg && at)
-		fprintf(err, "otelprofd: %s:%u: %s", opts->config->name, at, msg + strlen("otelprofd: "));
-	else if (msg)
-		fputs(msg, err);
-	free(msg);
-	return r;
-}
-
 enum options_result options_parse(struct options *opts, int argc, char **argv, FILE *out, FILE *err)
 {
 	bool set[OPT_LAST] = { false }; /* options given as flags: the file does not override them */
@@ -838,7 +542,7 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 	while ((c = getopt_long(argc, argv, ":F:d:p:o:vqhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			print_usage(out);
+			options_print_help(out);
 			return OPTIONS_EXIT;
 		case 'V':
 			fprintf(out, "otelprofd %s\n", OTELPROFD_VERSION);
@@ -887,7 +591,7 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 	}
 	if (format_from_output(opts, err))
 		goto usage;
-	if (apply_export_env(opts, line, err))
+	if (export_flags_apply_environment(opts, line, err))
 		goto usage;
 	if (opts->export.enabled && opts->format_set && !opts->output) {
 		if (opts->export.endpoint) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon/config/: what the daemon is told to do. Flags and the configuration file (options,
- * config_file); the OTEL_* variables are read by export/otel_env. May include export/ (struct options
- * embeds the exporter's configuration) and the top-level helpers. Included by main.c and ops/ only.
+ * export_flags, options_help, config_file); the OTEL_* variables are read by export/otel_env. May
+ * include export/ (struct options embeds the exporter's configuration) and the top-level helpers.
+ * Included by main.c and ops/ only.
  */
 /*
  * Command-line options. options_parse() fills a struct options from argv; options_free() releases

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The exporter's configuration: flags (options.c) fill struct export_config first, then
+ * The exporter's configuration: flags (config/export_flags.c) fill struct export_config first, then
  * otel_env_apply() fills what they left unset from the OpenTelemetry variables
  * (OTEL_EXPORTER_OTLP_*, with the OTEL_EXPORTER_OTLP_PROFILES_* form winning over the generic one,
  * OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME), then the defaults, and resolves the endpoint.

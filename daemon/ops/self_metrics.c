@@ -205,6 +205,16 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  p->sampled),
 		C("processes_evicted_total", "process table entries dropped because it was full", NULL, p->evicted),
 		C("samples_without_process_total", "samples whose process could not be described", NULL, p->no_process),
+		C("process_exec_unrecorded_total", "programs a sample showed exec'd before their exec record was read "
+		  "(never as the program before), by outcome: the record came after (the sample was taken during the "
+		  "execve), or it was lost and /proc described the program, or the process was gone (name and cgroup "
+		  "only)", "outcome=\"record_late\"", p->exec_record_late),
+		C("process_exec_unrecorded_total", NULL, "outcome=\"described\"",
+		  p->exec_unrecorded - p->exec_record_late - p->exec_unrecorded_unknown),
+		C("process_exec_unrecorded_total", NULL, "outcome=\"unknown\"", p->exec_unrecorded_unknown),
+		C("process_forks_uninherited_total", "forks not given their parent's description (the parent's entry "
+		  "is of another program, or unknown): read from /proc at the child's first sample", NULL,
+		  p->fork_uninherited),
 		C("proc_read_failures_total", "reads of /proc/PID that failed", NULL, p->proc_read_failed),
 		C("cgroup_by_id_total", "cgroups found by a record's cgroup id (/proc gone or the process moved), "
 		  "by outcome", "outcome=\"resolved\"", p->cgroup_resolved),
@@ -255,7 +265,10 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_frames_total", "frames unwound, by method", "method=\"cfi\"", y->unwind_frames_cfi),
 		C("unwind_frames_total", NULL, "method=\"frame_pointer\"", y->unwind_frames_fp),
 		C("unwind_window_bytes_total", "user stack bytes copied by the BPF program", NULL, m->unwind.window_bytes),
-		C("unwind_seconds_total", "CPU time spent unwinding", NULL, m->unwind.ns / 1e9),
+		C("unwind_window_stack_tops_total", "windows ended at the top of the thread's stack, by how it was "
+		  "known", "how=\"unreadable_page\"", m->bpf[OTELPROF_CNT_STACK_TOP_LEARNED]),
+		C("unwind_window_stack_tops_total", NULL, "how=\"remembered\"", m->bpf[OTELPROF_CNT_STACK_TOP_USED]),
+		C("unwind_seconds_total", "CPU time spent unwinding (estimated: one unwind in 16 is timed)", NULL, m->unwind.ns / 1e9),
 	};
 	struct series traces[] = {
 		G("trace_processes", "processes with an OTEP 4719 process context", NULL, m->trace_processes),

@@ -172,6 +172,10 @@ void self_report_log_counters(const struct self_sources *src)
 			  " fork, %" PRIu64 " exit, %" PRIu64 " lost (ring buffer full)",
 			  process_table_count(src->processes), pc->added, pc->evicted, pc->no_process, pc->proc_read_failed,
 			  pc->execs, pc->forks, pc->exits, (uint64_t)bc[OTELPROF_CNT_PROC_EVENTS_LOST]);
+		log_debug("exec records missed: %" PRIu64 " programs found exec'd by their samples (%" PRIu64 " of them "
+			  "taken during the execve: the record came after; %" PRIu64 " gone before /proc said what they "
+			  "run: described by name and cgroup only), %" PRIu64 " forks not given their parent's description",
+			  pc->exec_unrecorded, pc->exec_record_late, pc->exec_unrecorded_unknown, pc->fork_uninherited);
 		log_debug("cgroups: %" PRIu64 " found by the records' cgroup id, %" PRIu64 " ids named no cgroup any more; "
 			  "%" PRIu64 " exec'd programs' mappings not read again (list full)",
 			  pc->cgroup_resolved, pc->cgroup_unresolved, rc->settle_dropped);

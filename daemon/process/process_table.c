@@ -20,6 +20,11 @@
 struct entry {
 	struct process_info info;
 	bool superseded;                /* the process exec'd: a newer instance is current */
+	bool from_sample;               /* made by process_table_exec_unrecorded(), no exec record yet */
+	bool undescribed;               /* and /proc did not describe it yet (counted while so) */
+	uint64_t read_at;               /* created by a fork with nothing inherited (1), or from a sample
+					   taken maybe during the execve (2): /proc is read at this sample
+					   (0: not) */
 	struct entry *next;             /* hash chain */
 	struct entry *older, *newer;    /* recency list: oldest first */
 };
@@ -332,51 +337,109 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
-		       const char *filename, uint64_t cgroup_id)
+/* A new instance of (pid, start_ns) for the program it exec'd, in the same cgroup, described by
+ * nothing yet; NULL on allocation failure. */
+static struct entry *exec_instance(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
+				   uint32_t exec_id)
 {
 	struct entry *e, *old = find(t, pid, start_ns);
 	struct cgroup_info inherited = { 0 };
 	uint64_t inherited_id = 0;
 
-	t->counters.execs++;
 	if (old) {
 		/* Copied now: adding the new entry may evict the old one. */
 		inherited = old->info.cgroup;
 		inherited_id = old->info.cgroup_id;
 		/* Samples of the old program may wait in the aggregate for their profile: they keep the
 		 * old instance (swept with the exited ones, or at once when it has none); the new program
-		 * is a new instance in the same cgroup. */
+		 * is a new instance in the same cgroup. What the old one (inherited at fork) said about
+		 * itself no longer holds. */
 		old->superseded = true;
 		old->info.exited = true;
 	}
 	e = add(t, pid, start_ns, comm);
 	if (!e)
-		return -ENOMEM;
+		return NULL;
 	e->info.cgroup = inherited;
 	e->info.cgroup_id = inherited_id;
-	touch(t, e);
+	e->info.exec_id = exec_id;
+	return e;
+}
+
+/* Read an exec'd program's description from /proc. false: gone already (the cgroup inherited at
+ * fork, or the record's, and the file it exec'd if known). */
+static bool describe_exec(struct process_table *t, struct entry *e, const char *comm, const char *filename,
+			  uint64_t cgroup_id)
+{
+	bool read = !read_proc(t, &e->info);
+
 	snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
-	/* A new program: what the old one (inherited at fork) said about itself no longer holds. */
-	e->info.samples = 0;
-	free(e->info.exe_path);
-	free(e->info.command_line);
-	free(e->info.service_name);
-	e->info.exe_path = e->info.command_line = e->info.service_name = NULL;
-	e->info.from_proc = false;
-	if (read_proc(t, &e->info)) {
-		t->counters.proc_read_failed++; /* gone already: the cgroup inherited at fork, or the record's */
-		resolve_cgroup(t, &e->info, cgroup_id);
-	} else {
+	touch(t, e);
+	if (read) {
 		e->info.cgroup_id = cgroup_id;
+	} else {
+		t->counters.proc_read_failed++;
+		resolve_cgroup(t, &e->info, cgroup_id);
 	}
 	if (!e->info.exe_path && filename && filename[0])
 		e->info.exe_path = strdup(filename);
+	return read;
+}
+
+/* An instance made from a sample got its description, or its exec record. */
+static void described(struct process_table *t, struct entry *e)
+{
+	if (e->undescribed)
+		t->counters.exec_unrecorded_unknown--;
+	e->undescribed = false;
+}
+
+int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
+		       const char *filename, uint64_t cgroup_id, uint32_t exec_id)
+{
+	struct entry *e = find(t, pid, start_ns);
+
+	t->counters.execs++;
+	if (e && e->from_sample && e->info.exec_id == exec_id) {
+		/* A sample taken during this execve (after the kernel counted the exec, before the
+		 * record was sent) made the instance first: the same program, the same instance. */
+		t->counters.exec_record_late++;
+		e->from_sample = false;
+		e->read_at = 0;
+		described(t, e);
+	} else if (!(e = exec_instance(t, pid, start_ns, comm, exec_id))) {
+		return -ENOMEM;
+	}
+	describe_exec(t, e, comm, filename, cgroup_id);
+	return 0;
+}
+
+int process_table_exec_unrecorded(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
+				  uint64_t cgroup_id, uint32_t exec_id, bool maybe_in_execve)
+{
+	struct entry *e = exec_instance(t, pid, start_ns, comm, exec_id);
+
+	if (!e)
+		return -ENOMEM;
+	t->counters.exec_unrecorded++;
+	e->from_sample = true;
+	/* Undescribed until /proc says (never described as the old program): counted while so. */
+	e->undescribed = true;
+	t->counters.exec_unrecorded_unknown++;
+	if (maybe_in_execve) {
+		/* /proc would not show the new environment yet: read at the next sample, unless the
+		 * exec record comes first. */
+		snprintf(e->info.comm, sizeof(e->info.comm), "%s", comm);
+		resolve_cgroup(t, &e->info, cgroup_id);
+		e->read_at = 2;
+	} else if (describe_exec(t, e, comm, NULL, cgroup_id)) {
+		described(t, e);
+	}
 	return 0;
 }
 
 int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns, uint32_t parent_pid,
-		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id)
+		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id, uint32_t exec_id)
 {
 	struct entry *parent, *e;
 
@@ -386,15 +449,22 @@ int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns,
 	e = add(t, pid, start_ns, comm);
 	if (!e)
 		return -ENOMEM;
-	/* A forked child runs its parent's program in its parent's cgroup with its environment. */
+	e->info.exec_id = exec_id;
+	/* A forked child runs its parent's program in its parent's cgroup with its environment: when
+	 * the parent's entry describes that program (its exec count is the child's). */
 	parent = find(t, parent_pid, parent_start_ns);
 	if (parent) {
+		e->info.cgroup = parent->info.cgroup; /* an exec does not change it */
+		e->info.cgroup_id = parent->info.cgroup_id;
+	}
+	if (parent && parent->info.exec_id == exec_id) {
 		e->info.exe_path = dup_or_null(parent->info.exe_path);
 		e->info.command_line = dup_or_null(parent->info.command_line);
 		e->info.service_name = dup_or_null(parent->info.service_name);
-		e->info.cgroup = parent->info.cgroup;
-		e->info.cgroup_id = parent->info.cgroup_id;
 		e->info.from_proc = parent->info.from_proc;
+	} else {
+		e->read_at = 1;
+		t->counters.fork_uninherited++;
 	}
 	/* Started in another cgroup than its parent's (clone3 CLONE_INTO_CGROUP), or no parent known. */
 	resolve_cgroup(t, &e->info, cgroup_id);
@@ -411,7 +481,7 @@ void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns
 }
 
 const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
-						const char *comm, uint64_t cgroup_id)
+						const char *comm, uint64_t cgroup_id, uint32_t exec_id)
 {
 	struct entry *e = find(t, pid, start_ns);
 
@@ -419,6 +489,17 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 		touch(t, e);
 		if (!e->info.samples++)
 			t->counters.sampled++;
+		if (e->read_at == e->info.samples) {
+			/* Forked with nothing inherited, or made by a sample maybe in the execve: once,
+			 * at its next sample. Gone: its name and cgroup only. */
+			e->read_at = 0;
+			if (read_proc(t, &e->info)) {
+				t->counters.proc_read_failed++;
+			} else {
+				e->info.cgroup_id = cgroup_id;
+				described(t, e);
+			}
+		}
 		/* Moved to another cgroup since it was described (cached: no walk per sample). */
 		resolve_cgroup(t, &e->info, cgroup_id);
 		return &e->info;
@@ -426,6 +507,7 @@ const struct process_info *process_table_sample(struct process_table *t, uint32_
 	e = add(t, pid, start_ns, comm);
 	if (!e)
 		return NULL;
+	e->info.exec_id = exec_id;
 	if (read_proc(t, &e->info)) {
 		/* Started and ended between two reads of the ring buffer, and its records were lost. */
 		t->counters.proc_read_failed++;

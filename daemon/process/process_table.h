@@ -7,10 +7,18 @@
 /*
  * The processes otelprofd has seen, keyed by (pid, start time) so that a reused pid never mixes two
  * processes, and each program a process exec'd by an instance number, so that samples taken
- * before an exec keep the old program's executable and attributes. An entry is filled from /proc when the process is first seen (exec record, or first
- * sample of a process that existed before otelprofd started), inherited from the parent at fork, and
- * kept after the process exits until process_table_sweep() runs after its last samples were built:
- * a process that lived 100 ms is still described.
+ * before an exec keep the old program's executable and attributes. An entry is filled from /proc
+ * when the process is first seen (exec record, or first sample of a process that existed before
+ * otelprofd started), inherited from the parent at fork, and kept after the process exits until
+ * process_table_sweep() runs after its last samples were built: a process that lived 100 ms is
+ * still described.
+ *
+ * Each entry keeps the kernel's exec count of its program (exec_id, in every record). A record lost
+ * to a full ring buffer must never leave a sample described as another program: a fork inherits
+ * only from a parent entry of the same exec count (else the child's first sample reads /proc), and a
+ * sample whose exec count differs from its entry's ran a program whose exec record was lost: the
+ * caller makes it a new instance with process_table_exec_unrecorded(), which reads /proc or, when
+ * the process is gone, describes it by its name and cgroup only (counted), never by the old program.
  *
  * Bounded: when full, the least recently seen entry is evicted (counted). The table owns every
  * entry and string; a struct process_info pointer stays valid until the next call that adds,
@@ -41,6 +49,7 @@ struct process_info {
 				  OTEL_RESOURCE_ATTRIBUTES), or NULL */
 	struct cgroup_info cgroup;
 	uint64_t cgroup_id;    /* cgroup v2 id that cgroup was read or resolved for (0: unknown) */
+	uint32_t exec_id;      /* the process's exec count for this program (the records' exec_id) */
 	uint64_t samples;      /* samples seen since it was first seen or exec'd */
 	bool from_proc;        /* exe, cgroup and environment were read from /proc (else inherited or unknown) */
 	bool exited;           /* its exit record arrived, or it exec'd (a newer instance took over):
@@ -69,6 +78,14 @@ struct process_table_counters {
 	uint64_t cgroup_resolved;  /* cgroups found by the record's cgroup id (/proc gone, or the
 				      process moved since it was read) */
 	uint64_t cgroup_unresolved; /* ids that named no cgroup any more: the inherited cgroup dropped */
+	uint64_t exec_unrecorded;  /* programs a sample showed exec'd before their exec record was read
+				      (lost, or the sample was taken during the execve): new instances */
+	uint64_t exec_record_late; /* of those, whose exec record came after all: the same instance */
+	uint64_t exec_unrecorded_unknown; /* of those, the ones not described yet (no record, /proc not
+				      read yet or gone): by name and cgroup only */
+	uint64_t fork_uninherited; /* forks not given their parent's description: the parent entry is
+				      of another program (its exec record lost) or unknown; the child's
+				      first sample reads /proc */
 };
 
 /* The instance of samples whose process was found in no record and no longer in /proc: never
@@ -83,20 +100,30 @@ void process_table_free(struct process_table *t);
 /*
  * Record kinds, in the order the BPF programs send them. 0 or -ENOMEM. cgroup_id is the record's
  * (0: unknown): when it is not the cgroup the entry inherited and /proc cannot say (the process
- * is gone), the cgroup is found by its id.
+ * is gone), the cgroup is found by its id. exec_id is the record's.
  */
 int process_table_exec(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
-		       const char *filename, uint64_t cgroup_id);
+		       const char *filename, uint64_t cgroup_id, uint32_t exec_id);
 int process_table_fork(struct process_table *t, uint32_t pid, uint64_t start_ns, uint32_t parent_pid,
-		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id);
+		       uint64_t parent_start_ns, const char *comm, uint64_t cgroup_id, uint32_t exec_id);
+/*
+ * A sample of (pid, start_ns) carries exec_id, not its current entry's: a new instance, as
+ * process_table_exec() without a file name (counted in exec_unrecorded). An exec record of the same
+ * exec_id that follows (the sample was taken during the execve) completes that instance instead of
+ * making another. maybe_in_execve (the sample hit kernel code): /proc is read at the instance's next
+ * sample unless its record comes first (before the execve ends it shows no environment). 0 or -ENOMEM.
+ */
+int process_table_exec_unrecorded(struct process_table *t, uint32_t pid, uint64_t start_ns, const char *comm,
+				  uint64_t cgroup_id, uint32_t exec_id, bool maybe_in_execve);
 void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns);
 
 /*
- * The entry of a sampled process, created (and read from /proc) on first sight. NULL when the process
- * is in no record and no longer in /proc (counted in no_process), or on allocation failure.
+ * The entry of a sampled process, created (and read from /proc) on first sight, with the sample's
+ * exec_id. NULL when the process is in no record and no longer in /proc (counted in no_process), or
+ * on allocation failure. The caller checks exec_id against process_table_find() first.
  */
 const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
-						const char *comm, uint64_t cgroup_id);
+						const char *comm, uint64_t cgroup_id, uint32_t exec_id);
 /* The current entry (the program the process runs now), or NULL. */
 const struct process_info *process_table_find(const struct process_table *t, uint32_t pid, uint64_t start_ns);
 /* The entry of one instance (current or not yet swept), or NULL. */

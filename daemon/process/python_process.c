@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "process/elf_sections.h"
 #include "python_code.h"
 
 enum { SYM_RUNTIME, SYM_VERSION, SYM_CODE_TYPE, SYM_EVAL, NSYMS };
@@ -30,9 +31,10 @@ static bool interpreter_name(const char *path)
 static int read_symbols(int fd, GElf_Sym syms[NSYMS], bool found[NSYMS], uint64_t *first_load)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
 	GElf_Ehdr eh;
-	size_t nph;
+	size_t nph, n;
 	int r = -ENOENT;
 
 	*first_load = UINT64_MAX;
@@ -45,17 +47,8 @@ static int read_symbols(int fd, GElf_Sym syms[NSYMS], bool found[NSYMS], uint64_
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < *first_load)
 			*first_load = ph.p_vaddr;
 	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		if (!data || n > PYTHON_PROCESS_MAX_SYMBOLS)
-			break;
+	/* A file has one .dynsym: the first table of the type. */
+	if (elf_sections_next_table(elf, NULL, SHT_DYNSYM, PYTHON_PROCESS_MAX_SYMBOLS, &sh, &data, &n) && data) {
 		for (size_t i = 1; i < n; i++) {
 			GElf_Sym sym;
 			const char *name;
@@ -70,7 +63,6 @@ static int read_symbols(int fd, GElf_Sym syms[NSYMS], bool found[NSYMS], uint64_
 				}
 			}
 		}
-		break;
 	}
 	if (found[SYM_RUNTIME] && *first_load != UINT64_MAX)
 		r = 0;

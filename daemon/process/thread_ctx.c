@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "process/thread_ctx.h"
 
+#include "process/elf_sections.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -42,19 +44,12 @@ static int read_words(uint32_t pid, uint64_t address, uint64_t *words, size_t n)
 /* The variable's .dynsym entry (index and symbol), if this file defines it as TLS. */
 static bool find_symbol(Elf *elf, size_t *index, GElf_Sym *sym)
 {
-	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t n;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		if (!data || n > THREAD_CTX_MAX_ENTRIES)
-			return false;
+	/* A file has one .dynsym: the first table of the type. */
+	if (elf_sections_next_table(elf, NULL, SHT_DYNSYM, THREAD_CTX_MAX_ENTRIES, &sh, &data, &n) && data) {
 		for (size_t i = 1; i < n; i++) {
 			const char *name;
 
@@ -67,7 +62,6 @@ static bool find_symbol(Elf *elf, size_t *index, GElf_Sym *sym)
 				return true;
 			}
 		}
-		return false;
 	}
 	return false;
 }
@@ -117,19 +111,14 @@ static int library_tls(Elf *elf, uint32_t pid, uint64_t bias, size_t symindex, c
 	Elf_Scn *scn = NULL;
 	uint64_t module = 0, offset = sym->st_value;
 	bool have_module = false;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t n;
 	int r = -ENOTSUP;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		if (!data || n > THREAD_CTX_MAX_ENTRIES)
-			continue;
+	while ((scn = elf_sections_next_table(elf, scn, SHT_RELA, THREAD_CTX_MAX_ENTRIES, &sh, &data, &n))) {
+		if (!data)
+			continue; /* unreadable or too large: another section may still hold the relocations */
 		for (size_t i = 0; i < n; i++) {
 			uint64_t words[2];
 			GElf_Rela rela;

@@ -83,43 +83,64 @@ void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_u
 	rp->monotonic_to_unix_ns = monotonic_to_unix_ns;
 }
 
+/*
+ * A new program, a new instance: the old program's mappings stay (retired) for its samples already
+ * taken. Read the new one's now (the executable and the loader are mapped), which comes before its
+ * samples in the ring buffer, so a process that lives for a moment keeps at least those; a sample
+ * outside them reads the mappings again. filename NULL: no exec record, a sample showed the exec;
+ * its record may still follow (the sample was taken during the execve), and then completes that
+ * instance: its mappings are read anew.
+ */
+static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, const char *comm, const char *filename,
+		    uint64_t cgroup_id, uint32_t exec_id, bool maybe_in_execve)
+{
+	const struct process_info *pi = process_table_find(rp->processes, pid, start_ns);
+	uint64_t before = pi ? pi->instance : 0;
+
+	if (filename)
+		process_table_exec(rp->processes, pid, start_ns, comm, filename, cgroup_id, exec_id);
+	else
+		process_table_exec_unrecorded(rp->processes, pid, start_ns, comm, cgroup_id, exec_id, maybe_in_execve);
+	pi = process_table_find(rp->processes, pid, start_ns);
+	if (pi && pi->instance == before) {
+		/* The record of a program its sample (taken during the execve) made an instance of: the
+		 * mappings read then were the execve's half-built ones (and what identifies the program
+		 * for a later read may have changed since): read them anew. */
+		symbolizer_forget_instance(rp->sym, (pid_t)pid, pi->instance);
+	} else {
+		symbolizer_retire_process(rp->sym, (pid_t)pid);
+		if (rp->traces)
+			trace_table_retire(rp->traces, pid);
+		if (rp->pythons)
+			python_table_retire(rp->pythons, pid);
+	}
+	if (!pi)
+		return;
+	symbolizer_prepare_instance(rp->sym, (pid_t)pid, pi->instance, start_ns);
+	if (rp->nsettling < MAX_SETTLING)
+		rp->settling[rp->nsettling++] = (struct settling){
+			.pid = pid, .start_ns = start_ns, .instance = pi->instance, .exec_ns = clock_ns(CLOCK_MONOTONIC),
+		};
+	else
+		rp->counters.settle_dropped++;
+}
+
 static void on_process_event(struct record_path *rp, const struct otelprof_proc_event *e)
 {
 	char comm[OTELPROF_COMM_LEN + 1], filename[OTELPROF_PATH_LEN + 1];
-	const struct process_info *pi;
 
 	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, e->comm);
 	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
 	switch (e->hdr.kind) {
 	case OTELPROF_RECORD_EXEC:
-		/* A new program, a new instance: the old program's mappings stay (retired) for its samples
-		 * already taken. Read the new one's now (the executable and the loader are mapped), which
-		 * comes before its samples in the ring buffer, so a process that lives for a moment keeps
-		 * at least those; a sample outside them reads the mappings again. */
-		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
-		if (rp->traces)
-			trace_table_retire(rp->traces, e->pid);
-		if (rp->pythons)
-			python_table_retire(rp->pythons, e->pid);
-		process_table_exec(rp->processes, e->pid, e->start_ns, comm, filename, e->cgroup_id);
-		pi = process_table_find(rp->processes, e->pid, e->start_ns);
-		if (!pi)
-			break;
-		symbolizer_prepare_instance(rp->sym, (pid_t)e->pid, pi->instance, e->start_ns);
-		if (rp->nsettling < MAX_SETTLING)
-			rp->settling[rp->nsettling++] = (struct settling){
-				.pid = e->pid, .start_ns = e->start_ns, .instance = pi->instance,
-				.exec_ns = clock_ns(CLOCK_MONOTONIC),
-			};
-		else
-			rp->counters.settle_dropped++;
+		on_exec(rp, e->pid, e->start_ns, comm, filename, e->cgroup_id, e->exec_id, false);
 		break;
 	case OTELPROF_RECORD_FORK:
 		/* What the symbolizer holds for this pid belongs to an older process (its exit record
 		 * may have been lost). */
 		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
 		process_table_fork(rp->processes, e->pid, e->start_ns, e->parent_pid, e->parent_start_ns, comm,
-				   e->cgroup_id);
+				   e->cgroup_id, e->exec_id);
 		break;
 	case OTELPROF_RECORD_EXIT:
 		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
@@ -130,6 +151,24 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 		process_table_exit(rp->processes, e->pid, e->start_ns);
 		break;
 	}
+}
+
+/*
+ * The process table's entry of a sample's process. A sample whose exec count is not its entry's ran
+ * a program whose exec record was lost (ring buffer full): it becomes a new instance, read from
+ * /proc now, so that it is never described as the program its entry was (its parent's, inherited at
+ * fork). One comparison per sample; /proc is read once per such program.
+ */
+static const struct process_info *sample_process(struct record_path *rp, const struct otelprof_sample *s)
+{
+	const struct process_info *pi = process_table_find(rp->processes, s->pid, s->process_start_ns);
+	char comm[OTELPROF_COMM_LEN + 1];
+
+	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, s->process_comm);
+	if (pi && pi->exec_id != s->exec_id)
+		on_exec(rp, s->pid, s->process_start_ns, comm, NULL, s->cgroup_id, s->exec_id,
+			s->flags & OTELPROF_SAMPLE_KERNEL_MODE);
+	return process_table_sample(rp->processes, s->pid, s->process_start_ns, comm, s->cgroup_id, s->exec_id);
 }
 
 /*
@@ -154,10 +193,11 @@ static size_t sample_link(struct record_path *rp, const struct otelprof_sample *
 	if (!rp->traces || !pi)
 		return 0;
 	now = clock_ns(CLOCK_MONOTONIC); /* one clock read per sample, for both calls */
-	/* From a process's second sample: a storm of processes sampled once each (200 new a second)
-	 * then costs no /proc/PID/maps read here, and the daemon keeps up describing them. */
-	if (pi->samples >= 2)
-		trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, s->map_count, false, now);
+	/* From a process's first sample: that sample wakes the daemon at once, so a context published
+	 * at start links the spans that follow within milliseconds. Waiting for the second sample left
+	 * up to a drain period (200 ms) of them unlinked. A storm of new processes costs at most the
+	 * checks' budget (64 a second, trace_table.h), not a maps read per process. */
+	trace_table_check(rp->traces, s->pid, s->process_start_ns, pi->instance, s->map_count, false, now);
 	if (!(s->flags & OTELPROF_SAMPLE_TRACE_CTX) || s->hdr.size < sizeof(*s) + sizeof(*tc))
 		return 0;
 	tc = (const void *)((const uint8_t *)s + s->hdr.size - sizeof(*tc));
@@ -206,7 +246,7 @@ static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 		off_cpu_end(rp->off_cpu, data, rp->monotonic_to_unix_ns);
 		return;
 	}
-	pi = process_table_sample(rp->processes, s->pid, s->process_start_ns, s->process_comm, s->cgroup_id);
+	pi = sample_process(rp, s);
 	instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
@@ -237,8 +277,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		}
 		/* Read the mappings and metadata while the process is alive: it may exit before the output
 		 * is written. */
-		pi = s->pid ? process_table_sample(rp->processes, s->pid, s->process_start_ns, s->process_comm,
-							    s->cgroup_id) : NULL;
+		pi = s->pid ? sample_process(rp, s) : NULL;
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);

@@ -9,7 +9,8 @@
  * process table (which reads its mappings and metadata while it lives), has the symbolizer ready
  * that instance, gets its user stack unwound (unwind_sample.h), has the files behind its frames
  * opened at the process's first sample, and is added to the aggregate; exec, fork and exit records
- * keep the process table and the symbolizer's instances in step. record_path_handle() is the
+ * keep the process table and the symbolizer's instances in step, and so does a sample whose exec
+ * count is not its process entry's (its exec record was lost, or is still to come). record_path_handle() is the
  * sampler's callback; the loop calls record_path_settle() to read again the mappings of programs
  * just exec'd.
  *

@@ -22,6 +22,10 @@
 
 #define UNWIND_SAMPLE_HISTOGRAM 256
 
+/* One unwind in this many is timed: reading a thread's CPU clock is a system call, which cost more
+ * than the unwind itself at 300,000 off-CPU records a second in a virtual machine. */
+#define UNWIND_SAMPLE_TIMED_EVERY 16
+
 struct unwind_sample_counters {
 	uint64_t windows;         /* samples that carried a stack window */
 	uint64_t unwound;         /* samples whose user stack came from the unwinder */
@@ -32,9 +36,10 @@ struct unwind_sample_counters {
 				     frames and went further (a deep program built with frame pointers) */
 	uint64_t malformed;       /* windows whose sizes did not fit the record: frame-pointer stack kept */
 	uint64_t window_bytes;    /* stack bytes received */
-	uint64_t ns;              /* CPU time spent unwinding (CLOCK_THREAD_CPUTIME_ID) */
-	uint64_t us_histogram[UNWIND_SAMPLE_HISTOGRAM]; /* samples by whole microseconds spent; the last
-							   bucket takes everything slower */
+	uint64_t ns;              /* CPU time spent unwinding (CLOCK_THREAD_CPUTIME_ID), estimated from
+				     one unwind in UNWIND_SAMPLE_TIMED_EVERY */
+	uint64_t us_histogram[UNWIND_SAMPLE_HISTOGRAM]; /* timed unwinds by whole microseconds spent; the
+							   last bucket takes everything slower */
 };
 
 /* The median (or another quantile, 0-1) of the time per unwound sample in microseconds, from the

@@ -5,7 +5,8 @@ each defines, long and short, are the same lists, both ways."""
 import os
 import re
 import subprocess
-import sys
+
+from lists_agree import lists_agree
 
 root = os.environ["SOURCE_ROOT"]
 help_text = subprocess.run([os.environ["OTELPROFD"], "--help"], capture_output=True, text=True).stdout
@@ -25,11 +26,5 @@ for i, line in enumerate(lines[:-1]):
     if line.startswith(".TP") and re.match(r"^\.BR? +-", lines[i + 1]):
         in_man.update(re.findall(FLAG, re.sub(r"\\f[A-Z]|=[^ ,\"]*", " ", lines[i + 1])))
 print(f"--help defines {len(in_help)} flags, the man page {len(in_man)}")
-problems = [f"{f} is in --help, not in the man page" for f in sorted(in_help - in_man)]
-problems += [f"{f} is in the man page, not in --help" for f in sorted(in_man - in_help)]
-if len(in_help) < 40:
-    problems.append(f"only {len(in_help)} flags read from --help: {sorted(in_help)}")
-if problems:
-    print("FAIL:", "; ".join(problems))
-    sys.exit(1)
-print("PASS")
+lists_agree("--help", in_help, "the man page", in_man, 40,
+            f"only {len(in_help)} flags read from --help: {sorted(in_help)}")

@@ -4,7 +4,8 @@
 code (daemon/ops/self_metrics.c, daemon/ops/metrics_server.c) against the page's, both ways."""
 import os
 import re
-import sys
+
+from lists_agree import lists_agree
 
 root = os.environ["SOURCE_ROOT"]
 ops = os.path.join(root, "daemon", "ops")
@@ -16,11 +17,5 @@ for f in ("self_metrics.c", "metrics_server.c"):
 page = open(os.path.join(root, "docs", "self-monitoring.md")).read()
 documented = set(re.findall(r"`((?:otelprofd|process)_[a-z0-9_]+)[`{]", page))
 print(f"{len(code)} metrics in the code, {len(documented)} in docs/self-monitoring.md")
-problems = [f"{n} is not in docs/self-monitoring.md" for n in sorted(code - documented)]
-problems += [f"{n} is in docs/self-monitoring.md, not in the code" for n in sorted(documented - code)]
-if len(code) < 50:
-    problems.append(f"only {len(code)} metrics read from the code: did self_metrics.c change its form?")
-if problems:
-    print("FAIL:", "; ".join(problems))
-    sys.exit(1)
-print("PASS")
+lists_agree("the code", code, "docs/self-monitoring.md", documented, 50,
+            f"only {len(code)} metrics read from the code: did self_metrics.c change its form?")

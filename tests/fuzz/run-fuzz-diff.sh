@@ -21,13 +21,5 @@ prof = (bytes([0x0a, 4, 0x08, 1, 0x10, 2]) + s(b"") + s(b"samples") + s(b"count"
 open(f"{d}/pprof", "wb").write(b"\x00" + prof)
 open(f"{d}/pprof.gz", "wb").write(b"\x02" + gzip.compress(prof))
 PY
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}:quarantine_size_mb=64
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-if "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 -max_len=65536 \
-    -artifact_prefix="$work/" "$@" "$work/corpus"; then
-  rm -rf "$work"
-else
-  rc=$?
-  echo "fuzz-diff failed ($rc): the crashing input is in $work" >&2
-  exit "$rc"
-fi
+. "$(dirname "$0")/fuzz-common.sh"
+fuzz_run fuzz-diff "$work" "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=1024 -max_len=65536 "$@"

@@ -26,10 +26,9 @@ cp "$programs/spin-bomb" "$programs/spin-noise" "$corpus/"
 for p in gohot-stripped gohot-pie; do
   if [ -f "$programs/$p" ]; then cp "$programs/$p" "$corpus/$p"; fi
 done
-# ASan's quarantine of freed memory (256 MiB by default) is held to 64 MiB so that the RSS limit
-# measures the target: a 40 s run peaks at ~185 MiB then, well under 512 MiB, while one inflated
-# bomb section alone (1008 MiB, over -malloc_limit_mb, which follows the RSS limit) fails the run.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}:quarantine_size_mb=64
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# With ASan's quarantine held to 64 MiB (fuzz-common.sh) a 40 s run peaks at ~185 MiB, well under
+# 512 MiB, while one inflated bomb section alone (1008 MiB, over -malloc_limit_mb, which follows
+# the RSS limit) fails the run.
+. "$(dirname "$0")/fuzz-common.sh"
 exec "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=512 -timeout=10 -max_len=1048576 \
   -artifact_prefix="$work/" "$@" "$corpus"

@@ -38,15 +38,15 @@ static void test_sample_reads_proc(void **state)
 	assert_true(n > 0);
 	exe[n] = 0;
 	setenv("OTEL_SERVICE_NAME", "unit-svc", 1);
-	pi = process_table_sample(t, (uint32_t)getpid(), self_start(), "me", 0);
+	pi = process_table_sample(t, (uint32_t)getpid(), self_start(), "me", 0, 0);
 	assert_non_null(pi);
 	assert_string_equal(pi->exe_path, exe);
 	/* /proc/PID/environ is the environment at exec: setenv() after it is not seen. */
 	assert_non_null(pi->command_line);
 	assert_int_equal(pi->samples, 1);
-	assert_int_equal(process_table_sample(t, (uint32_t)getpid(), self_start(), "me", 0)->samples, 2);
+	assert_int_equal(process_table_sample(t, (uint32_t)getpid(), self_start(), "me", 0, 0)->samples, 2);
 	/* The same pid with another start time is another process, and that one is gone. */
-	assert_null(process_table_sample(t, (uint32_t)getpid(), self_start() + 5000000000ULL, "me", 0));
+	assert_null(process_table_sample(t, (uint32_t)getpid(), self_start() + 5000000000ULL, "me", 0, 0));
 	assert_int_equal(process_table_counters(t)->no_process, 1);
 	assert_int_equal(process_table_count(t), 1);
 	process_table_free(t);
@@ -59,16 +59,16 @@ static void test_pid_reuse_fork_exec_exit(void **state)
 
 	(void)state;
 	/* Made-up pids far above pid_max: /proc has nothing, records are all there is. */
-	assert_int_equal(process_table_exec(t, 900000001, 100, "parent", "/usr/bin/parent", 0), 0);
-	assert_int_equal(process_table_fork(t, 900000002, 200, 900000001, 100, "child", 0), 0);
+	assert_int_equal(process_table_exec(t, 900000001, 100, "parent", "/usr/bin/parent", 0, 0), 0);
+	assert_int_equal(process_table_fork(t, 900000002, 200, 900000001, 100, "child", 0, 0), 0);
 	a = process_table_find(t, 900000002, 200);
 	assert_non_null(a);
 	assert_string_equal(a->exe_path, "/usr/bin/parent"); /* inherited at fork */
-	assert_int_equal(process_table_exec(t, 900000002, 200, "child", "/usr/bin/child", 0), 0);
+	assert_int_equal(process_table_exec(t, 900000002, 200, "child", "/usr/bin/child", 0, 0), 0);
 	assert_string_equal(process_table_find(t, 900000002, 200)->exe_path, "/usr/bin/child");
 	process_table_exit(t, 900000002, 200);
 	/* The pid is reused by a new process: a second entry, the first one untouched. */
-	assert_int_equal(process_table_exec(t, 900000002, 300, "other", "/usr/bin/other", 0), 0);
+	assert_int_equal(process_table_exec(t, 900000002, 300, "other", "/usr/bin/other", 0, 0), 0);
 	a = process_table_find(t, 900000002, 200);
 	b = process_table_find(t, 900000002, 300);
 	assert_non_null(a);
@@ -121,12 +121,12 @@ static void test_exec_keeps_old_instance(void **state)
 	uint64_t before, after;
 
 	(void)state;
-	assert_int_equal(process_table_exec(t, 900000400, 100, "shell", "/bin/sh", 0), 0);
+	assert_int_equal(process_table_exec(t, 900000400, 100, "shell", "/bin/sh", 0, 0), 0);
 	pi = process_table_find(t, 900000400, 100);
 	assert_non_null(pi);
 	before = pi->instance;
 	assert_true(before != 0);
-	assert_int_equal(process_table_exec(t, 900000400, 100, "worker", "/usr/bin/worker", 0), 0);
+	assert_int_equal(process_table_exec(t, 900000400, 100, "worker", "/usr/bin/worker", 0, 0), 0);
 	pi = process_table_find(t, 900000400, 100);
 	after = pi->instance;
 	assert_true(after != before);
@@ -138,9 +138,9 @@ static void test_exec_keeps_old_instance(void **state)
 	assert_string_equal(pi->comm, "shell");
 	assert_true(pi->exited);
 	/* A reused pid is another key and another instance. */
-	assert_int_equal(process_table_fork(t, 900000401, 300, 900000400, 100, "child", 0), 0);
+	assert_int_equal(process_table_fork(t, 900000401, 300, 900000400, 100, "child", 0, 0), 0);
 	process_table_exit(t, 900000401, 300);
-	assert_int_equal(process_table_exec(t, 900000401, 400, "reuser", "/usr/bin/reuser", 0), 0);
+	assert_int_equal(process_table_exec(t, 900000401, 400, "reuser", "/usr/bin/reuser", 0, 0), 0);
 	assert_true(process_table_find(t, 900000401, 400)->instance != process_table_find(t, 900000401, 300)->instance);
 	assert_string_equal(process_table_find(t, 900000401, 300)->exe_path, "/usr/bin/worker");
 	assert_string_equal(process_table_find(t, 900000401, 400)->exe_path, "/usr/bin/reuser");
@@ -164,10 +164,10 @@ static void test_sweep_unsampled(void **state)
 	unsigned forgotten = 0;
 
 	(void)state;
-	process_table_exec(t, 900000500, 1, "a", "/bin/a", 0);
+	process_table_exec(t, 900000500, 1, "a", "/bin/a", 0, 0);
 	process_table_exit(t, 900000500, 1);
 	/* This process, sampled, then marked exited (as after its exit record). */
-	assert_non_null(process_table_sample(t, (uint32_t)getpid(), start, "me", 0));
+	assert_non_null(process_table_sample(t, (uint32_t)getpid(), start, "me", 0, 0));
 	process_table_exit(t, (uint32_t)getpid(), start);
 	process_table_sweep_unsampled(t, count_forget, &forgotten);
 	assert_int_equal(forgotten, 1);
@@ -188,11 +188,11 @@ static void test_bound_evicts_least_recent(void **state)
 
 	(void)state;
 	for (uint32_t i = 0; i < 4; i++)
-		process_table_exec(t, 900000100 + i, 1, "p", "/bin/p", 0);
+		process_table_exec(t, 900000100 + i, 1, "p", "/bin/p", 0, 0);
 	/* Exec the oldest again: its old program's entry is now the least recent and goes first, then
 	 * the second oldest. */
-	process_table_exec(t, 900000100, 1, "p", "/bin/p", 0);
-	process_table_exec(t, 900000200, 1, "q", "/bin/q", 0);
+	process_table_exec(t, 900000100, 1, "p", "/bin/p", 0, 0);
+	process_table_exec(t, 900000200, 1, "q", "/bin/q", 0, 0);
 	assert_int_equal(process_table_count(t), 4);
 	assert_int_equal(process_table_counters(t)->evicted, 2);
 	assert_int_equal(evicted, 2);
@@ -273,19 +273,19 @@ static void test_cgroup_by_id(void **state)
 
 	t = process_table_new(&(struct process_table_config){ .proc_root = proc, .cgroup_root = cg });
 	assert_non_null(t);
-	assert_int_equal(process_table_exec(t, 900000600, 0, "containerd-shim", "/usr/bin/containerd-shim", runtime_id), 0);
+	assert_int_equal(process_table_exec(t, 900000600, 0, "containerd-shim", "/usr/bin/containerd-shim", runtime_id, 0), 0);
 	pi = process_table_find(t, 900000600, 0);
 	assert_true(pi->from_proc);
 	assert_string_equal(pi->cgroup.systemd_unit, "containerd.service");
 	assert_int_equal(pi->cgroup_id, runtime_id);
 
 	/* Forked in the runtime's cgroup: inherited, nothing to resolve. */
-	assert_int_equal(process_table_fork(t, 900000601, 5, 900000600, 0, "runc:[2:INIT]", runtime_id), 0);
+	assert_int_equal(process_table_fork(t, 900000601, 5, 900000600, 0, "runc:[2:INIT]", runtime_id, 0), 0);
 	pi = process_table_find(t, 900000601, 5);
 	assert_string_equal(pi->cgroup.systemd_unit, "containerd.service");
 	assert_string_equal(pi->cgroup.container_id, "");
 	/* Exec'd in the container's cgroup, /proc already gone: resolved by id. */
-	assert_int_equal(process_table_exec(t, 900000601, 5, "app", "/app", container_id), 0);
+	assert_int_equal(process_table_exec(t, 900000601, 5, "app", "/app", container_id, 0), 0);
 	pi = process_table_find(t, 900000601, 5);
 	assert_false(pi->from_proc);
 	assert_string_equal(pi->cgroup.container_id, CTR);
@@ -295,13 +295,13 @@ static void test_cgroup_by_id(void **state)
 	assert_int_equal(process_table_counters(t)->cgroup_resolved, 1);
 
 	/* A sample in another cgroup than the one described (it moved): resolved again. */
-	assert_non_null(process_table_sample(t, 900000601, 5, "app", runtime_id));
+	assert_non_null(process_table_sample(t, 900000601, 5, "app", runtime_id, 0));
 	assert_string_equal(process_table_find(t, 900000601, 5)->cgroup.systemd_unit, "containerd.service");
 	assert_string_equal(process_table_find(t, 900000601, 5)->cgroup.container_id, "");
 
 	/* An id that names no cgroup (removed since): the runtime's cgroup is not kept. */
-	assert_int_equal(process_table_fork(t, 900000602, 6, 900000600, 0, "runc:[2:INIT]", runtime_id), 0);
-	assert_int_equal(process_table_exec(t, 900000602, 6, "app", "/app", 0xffffffffff00ULL), 0);
+	assert_int_equal(process_table_fork(t, 900000602, 6, 900000600, 0, "runc:[2:INIT]", runtime_id, 0), 0);
+	assert_int_equal(process_table_exec(t, 900000602, 6, "app", "/app", 0xffffffffff00ULL, 0), 0);
 	pi = process_table_find(t, 900000602, 6);
 	assert_string_equal(pi->cgroup.systemd_unit, "");
 	assert_string_equal(pi->cgroup.container_id, "");
@@ -311,7 +311,7 @@ static void test_cgroup_by_id(void **state)
 		struct stat st;
 
 		assert_int_equal(stat(cg, &st), 0);
-		assert_int_equal(process_table_fork(t, 900000603, 7, 900000600, 0, "sh", st.st_ino), 0);
+		assert_int_equal(process_table_fork(t, 900000603, 7, 900000600, 0, "sh", st.st_ino, 0), 0);
 		assert_string_equal(process_table_find(t, 900000603, 7)->cgroup.systemd_unit, "containerd.service");
 		assert_int_equal(process_table_counters(t)->cgroup_unresolved, 1);
 	}

@@ -7,29 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../options-line.h"
 #include "config/options.h"
 #include "parse_units.h"
-
-/* Parse "otelprofd LINE" (split at spaces); the first error line in msg. */
-static enum options_result parse(struct options *o, const char *line, char *msg, size_t size)
-{
-	char buf[512], *argv[32], *text = NULL;
-	size_t len = 0;
-	int argc = 0;
-	FILE *devnull = fopen("/dev/null", "w"), *err = open_memstream(&text, &len);
-	enum options_result r;
-
-	snprintf(buf, sizeof(buf), "otelprofd %s", line);
-	for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-	r = options_parse(o, argc, argv, devnull, err);
-	fclose(devnull);
-	fclose(err);
-	snprintf(msg, size, "%.*s", (int)strcspn(text, "\n"), text);
-	free(text);
-	return r;
-}
 
 /* Every flag that is a size takes a unit. */
 static void test_every_size_flag_takes_units(void **state)
@@ -38,15 +18,15 @@ static void test_every_size_flag_takes_units(void **state)
 	char msg[512];
 
 	(void)state;
-	assert_int_equal(parse(&o, "--ringbuf-size 4MiB --max-message-size 1MiB --queue-bytes 32MiB "
-				   "--stack-copy 8KiB --symbol-cache 64MiB", msg, sizeof(msg)), OPTIONS_OK);
+	assert_int_equal(parse_message(&o, "--ringbuf-size 4MiB --max-message-size 1MiB --queue-bytes 32MiB "
+					   "--stack-copy 8KiB --symbol-cache 64MiB", msg, sizeof(msg)), OPTIONS_OK);
 	assert_int_equal(o.ringbuf_kib, 4096);
 	assert_int_equal(o.export.max_message_size, 1u << 20);
 	assert_int_equal(o.export.queue_bytes, 32u << 20);
 	assert_int_equal(o.stack_copy, 8192);
 	assert_int_equal(o.symbol_cache, 64u << 20);
 	options_free(&o);
-	assert_int_equal(parse(&o, "--ringbuf-size 1G", msg, sizeof(msg)), OPTIONS_OK);
+	assert_int_equal(parse_message(&o, "--ringbuf-size 1G", msg, sizeof(msg)), OPTIONS_OK);
 	assert_int_equal(o.ringbuf_kib, 1u << 20);
 	options_free(&o);
 }
@@ -58,10 +38,10 @@ static void test_ringbuf_plain_kib(void **state)
 	char msg[512];
 
 	(void)state;
-	assert_int_equal(parse(&o, "--ringbuf-size 4096", msg, sizeof(msg)), OPTIONS_OK);
+	assert_int_equal(parse_message(&o, "--ringbuf-size 4096", msg, sizeof(msg)), OPTIONS_OK);
 	assert_int_equal(o.ringbuf_kib, 4096);
 	options_free(&o);
-	assert_int_equal(parse(&o, "--ringbuf-size 64KiB", msg, sizeof(msg)), OPTIONS_OK);
+	assert_int_equal(parse_message(&o, "--ringbuf-size 64KiB", msg, sizeof(msg)), OPTIONS_OK);
 	assert_int_equal(o.ringbuf_kib, 64);
 	options_free(&o);
 }
@@ -77,7 +57,7 @@ static void test_ringbuf_refused(void **state)
 		char line[64];
 
 		snprintf(line, sizeof(line), "--ringbuf-size %s", bad[i]);
-		assert_int_not_equal(parse(&o, line, msg, sizeof(msg)), OPTIONS_OK);
+		assert_int_not_equal(parse_message(&o, line, msg, sizeof(msg)), OPTIONS_OK);
 		assert_non_null(strstr(msg, "--ringbuf-size: '"));
 		assert_non_null(strstr(msg, "is not a power of two from 64KiB to 1GiB"));
 	}

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "output/otlp_encode.h"
 #include "profile/profile.h"
+#include "../sample-record.h"
 
 static uint8_t *bytes(size_t n)
 {
@@ -244,12 +245,7 @@ static int group_setup(void **state)
 
 	(void)state;
 	log_set_level(LOG_LEVEL_ERROR);
-	memset(&s, 0, sizeof(s));
-	s.hdr.kind = OTELPROF_RECORD_SAMPLE;
-	s.hdr.size = sizeof(s);
-	s.pid = s.tid = (uint32_t)getpid();
-	strcpy(s.comm, "test");
-	strcpy(s.process_comm, "test");
+	s = sample_record((uint32_t)getpid(), (uint32_t)getpid(), 0, "test", "test");
 	s.user_depth = 1;
 	s.user_ips[0] = (uint64_t)(uintptr_t)&hot_fn;
 	for (uint64_t t = 1; t <= 5; t++)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Exporter configuration: OTEL_* variables, their defaults, endpoint resolution, and the export
- * flags of options.c winning over the variables.
+ * flags (config/export_flags.c) winning over the variables.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../options-line.h"
 #include "config/options.h"
 #include "export/otel_env.h"
 #include "output/otlp_encode.h"
@@ -316,14 +317,7 @@ static void test_headers(void **state)
 
 static enum options_result parse(struct options *o, const char *line)
 {
-	char buf[512], *argv[32];
-	int argc = 0;
-
-	snprintf(buf, sizeof(buf), "otelprofd %s", line);
-	for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-	return options_parse(o, argc, argv, devnull(), devnull());
+	return parse_line(o, line, devnull());
 }
 
 static void test_flags_win(void **state)

@@ -19,6 +19,7 @@
 #include "otlp_check.h"
 #include "output/otlp_encode.h"
 #include "profile/profile.h"
+#include "../sample-record.h"
 
 void leaf_fn(void);
 void mid_fn(void);
@@ -42,24 +43,11 @@ struct fixture {
 static struct otelprof_sample sample(uint32_t pid, uint32_t tid, uint32_t cpu, bool with_kernel)
 {
 	struct otelprof_sample s;
+	char comm[OTELPROF_COMM_LEN];
 
-	memset(&s, 0, sizeof(s));
-	s.hdr.kind = OTELPROF_RECORD_SAMPLE;
-	s.hdr.size = sizeof(s);
-	s.pid = pid;
-	s.tid = tid;
-	s.cpu = cpu;
-	snprintf(s.comm, sizeof(s.comm), "worker-%u", tid);
-	strcpy(s.process_comm, "app");
-	s.user_depth = 3;
-	s.user_ips[0] = (uint64_t)(uintptr_t)&leaf_fn;
-	s.user_ips[1] = (uint64_t)(uintptr_t)&mid_fn + 4;
-	s.user_ips[2] = (uint64_t)(uintptr_t)&root_fn + 4;
-	if (with_kernel) {
-		s.kernel_depth = 1;
-		s.kernel_ips[0] = 0xffffffff81000110ULL;
-		s.user_ips[0] += 1;
-	}
+	snprintf(comm, sizeof(comm), "worker-%u", tid);
+	s = sample_record(pid, tid, cpu, comm, "app");
+	sample_set_stack(&s, leaf_fn, mid_fn, root_fn, with_kernel);
 	return s;
 }
 
@@ -75,7 +63,7 @@ static struct fixture *make_fixture(unsigned nprocs, unsigned threads_per_proc)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct agg_limits limits = { 100000, 1 << 24, 1000000 };
-	static const char ksyms[] = "ffffffff81000000 T _stext\nffffffff81000100 T do_kernel_work\n";
+	static const char ksyms[] = SAMPLE_KALLSYMS;
 	uint64_t t = 1000;
 
 	f->agg = aggregate_new(&limits);
@@ -110,7 +98,7 @@ static void free_fixture(struct fixture *f)
 static int group_setup(void **state)
 {
 	int fd = mkstemp(kallsyms_path);
-	static const char ksyms[] = "ffffffff81000000 T _stext\nffffffff81000100 T do_kernel_work\n";
+	static const char ksyms[] = SAMPLE_KALLSYMS;
 
 	(void)state;
 	if (fd < 0 || write(fd, ksyms, sizeof(ksyms) - 1) != sizeof(ksyms) - 1)

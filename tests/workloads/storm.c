@@ -6,6 +6,8 @@
  * storm_burn() before it exits, so a profile can check that every sample is attributed to the
  * process that took it. With REUSE_EVERY, every REUSE_EVERY-th child is given the pid of the child
  * reaped last (through /proc/sys/kernel/ns_last_pid; needs root), so pids are reused within the run.
+ * With STORM_ALL set, all RATE * SECONDS children are started however long a loaded machine takes
+ * (at most 30 times SECONDS): a test then sees the same storm on a busy machine, only slower.
  * Prints the number of children started, then the number that got a reaped child's pid, then one
  * "N PID" line per child.
  */
@@ -48,7 +50,7 @@ static void reuse_pid(pid_t pid)
 
 int main(int argc, char **argv)
 {
-	uint64_t rate, seconds, burn, start, next, period, started = 0, reuse_every = 0, reused = 0;
+	uint64_t rate, seconds, burn, start, next, period, started = 0, reuse_every = 0, reused = 0, want, until;
 	static pid_t pids[1 << 16];
 	char self[4096];
 	ssize_t n;
@@ -84,7 +86,11 @@ int main(int argc, char **argv)
 	self[n] = 0;
 	period = 1000000000ULL / rate;
 	start = next = burn_now_ns();
-	while (burn_now_ns() < start + seconds * 1000000000ULL && started < sizeof(pids) / sizeof(pids[0])) {
+	want = getenv("STORM_ALL") ? rate * seconds : sizeof(pids) / sizeof(pids[0]);
+	until = start + (getenv("STORM_ALL") ? 30 : 1) * seconds * 1000000000ULL;
+	if (want > sizeof(pids) / sizeof(pids[0]))
+		want = sizeof(pids) / sizeof(pids[0]);
+	while (burn_now_ns() < until && started < want) {
 		pid_t reuse = reuse_every && started % reuse_every == reuse_every - 1 ? last_reaped : 0, pid;
 
 		if (reuse)
