@@ -46,7 +46,9 @@ def thread_of(labels, pid):
 
 def profile(python, seconds, fmt):
     path = os.path.join(out, f"{os.path.basename(python)}.{fmt}")
-    work = subprocess.Popen([python, WORKLOAD, str(seconds + 2)])
+    # The workload outlives the daemon's start however long it takes (a loaded machine, a sanitizer
+    # build), and is stopped once the profile is written.
+    work = subprocess.Popen([python, WORKLOAD, str(seconds + 30)])
     try:
         time.sleep(0.7)
         p = bpftest.run([bpftest.otelprofd(), "--pid", str(work.pid), "-F", "199", "-d", f"{seconds}s", "-o", path])
@@ -54,6 +56,7 @@ def profile(python, seconds, fmt):
         if walk and f"Python frame walk: {walk}" not in p.stderr:
             bpftest.fail(f"otelprofd did not say it loads the {walk} walk")
     finally:
+        work.kill()
         work.wait(timeout=30)
     return path, work.pid
 
