@@ -301,13 +301,6 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
-	if (log_get_level() >= LOG_LEVEL_DEBUG) {
-		struct bpf_program *prog;
-
-		/* The verifier's statistics (its time, instructions, states) in the debug log. */
-		bpf_object__for_each_program(prog, s->skel->obj)
-			bpf_program__set_log_level(prog, 4);
-	}
 	r = profile_bpf__load(s->skel);
 	if (r) {
 		profile_bpf__destroy(s->skel);
