@@ -133,6 +133,22 @@ static void log_off_cpu(const struct self_sources *src)
 		 oc->below_threshold, oc->unfinished, oc->lost_ends);
 }
 
+/* Where the Python frames of samples went (-v): found by the BPF walk, put in stacks, or lost. */
+static void log_python(const struct self_metrics *m, const uint64_t *bc)
+{
+	const struct python_table_counters *pt = &m->python_processes;
+	const struct python_sample_counters *ps = &m->python;
+
+	log_debug("python: %" PRIu64 " processes found, %" PRIu64 " unsupported, %" PRIu64 " checked; bpf: %" PRIu64
+		  " samples with Python frames, %" PRIu64 " without a thread state, %" PRIu64 " walks stopped by "
+		  "unreadable memory, %" PRIu64 " truncated, %" PRIu64 " without the walk program; user space: %" PRIu64
+		  " samples, %" PRIu64 " frames put in, %" PRIu64 " left out (code object unreadable), %" PRIu64
+		  " without an interpreter frame", pt->found, pt->unsupported, pt->checks,
+		  bc[OTELPROF_CNT_PYTHON_STACKS], bc[OTELPROF_CNT_PYTHON_NO_THREAD], bc[OTELPROF_CNT_PYTHON_READ_ERROR],
+		  bc[OTELPROF_CNT_PYTHON_TRUNCATED], bc[OTELPROF_CNT_PYTHON_NO_WALKER], ps->samples, ps->frames,
+		  ps->frames_bad, ps->unmatched);
+}
+
 void self_report_log_counters(const struct self_sources *src)
 {
 	const struct symbolizer_stats *ss = symbolizer_stats(src->sym);
@@ -187,6 +203,8 @@ void self_report_log_counters(const struct self_sources *src)
 				 plural(pc->no_process, "sample", "samples"));
 	}
 	unwind_sample_log(&rc->unwind, ss);
+	if (m.python_processes.checks)
+		log_python(&m, bc);
 	if (src->off_cpu)
 		log_off_cpu(src);
 }
