@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "process/elf_sections.h"
+#include "process/elf_dynsym.h"
 #include "python_code.h"
 
 enum { SYM_RUNTIME, SYM_VERSION, SYM_CODE_TYPE, SYM_EVAL, NSYMS };
@@ -31,10 +31,9 @@ static bool interpreter_name(const char *path)
 static int read_symbols(int fd, GElf_Sym syms[NSYMS], bool found[NSYMS], uint64_t *first_load)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	Elf_Data *data;
-	GElf_Shdr sh;
+	struct elf_dynsym_want want[NSYMS];
 	GElf_Ehdr eh;
-	size_t nph, n;
+	size_t nph;
 	int r = -ENOENT;
 
 	*first_load = UINT64_MAX;
@@ -47,22 +46,13 @@ static int read_symbols(int fd, GElf_Sym syms[NSYMS], bool found[NSYMS], uint64_
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < *first_load)
 			*first_load = ph.p_vaddr;
 	}
-	/* A file has one .dynsym: the first table of the type. */
-	if (elf_sections_next_table(elf, NULL, SHT_DYNSYM, PYTHON_PROCESS_MAX_SYMBOLS, &sh, &data, &n) && data) {
-		for (size_t i = 1; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			for (unsigned k = 0; name && k < NSYMS; k++) {
-				if (!found[k] && !strcmp(name, symbol_names[k])) {
-					syms[k] = sym;
-					found[k] = true;
-				}
-			}
-		}
+	for (unsigned k = 0; k < NSYMS; k++)
+		want[k] = (struct elf_dynsym_want){ .name = symbol_names[k] };
+	elf_dynsym_lookup(elf, want, NSYMS, PYTHON_PROCESS_MAX_SYMBOLS);
+	for (unsigned k = 0; k < NSYMS; k++) {
+		found[k] = want[k].found;
+		if (found[k])
+			syms[k] = want[k].sym;
 	}
 	if (found[SYM_RUNTIME] && *first_load != UINT64_MAX)
 		r = 0;

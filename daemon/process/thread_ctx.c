@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "process/thread_ctx.h"
 
+#include "process/elf_dynsym.h"
 #include "process/elf_sections.h"
 
 #include <errno.h>
@@ -41,29 +42,21 @@ static int read_words(uint32_t pid, uint64_t address, uint64_t *words, size_t n)
 	return (size_t)got == n * 8 ? 0 : -EFAULT;
 }
 
+static bool is_tls(const GElf_Sym *sym)
+{
+	return GELF_ST_TYPE(sym->st_info) == STT_TLS;
+}
+
 /* The variable's .dynsym entry (index and symbol), if this file defines it as TLS. */
 static bool find_symbol(Elf *elf, size_t *index, GElf_Sym *sym)
 {
-	Elf_Data *data;
-	GElf_Shdr sh;
-	size_t n;
+	struct elf_dynsym_want want = { .name = THREAD_CTX_SYMBOL, .accept = is_tls };
 
-	/* A file has one .dynsym: the first table of the type. */
-	if (elf_sections_next_table(elf, NULL, SHT_DYNSYM, THREAD_CTX_MAX_ENTRIES, &sh, &data, &n) && data) {
-		for (size_t i = 1; i < n; i++) {
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, sym) || GELF_ST_TYPE(sym->st_info) != STT_TLS ||
-			    sym->st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym->st_name);
-			if (name && !strcmp(name, THREAD_CTX_SYMBOL)) {
-				*index = i;
-				return true;
-			}
-		}
-	}
-	return false;
+	if (!elf_dynsym_lookup(elf, &want, 1, THREAD_CTX_MAX_ENTRIES))
+		return false;
+	*index = want.index;
+	*sym = want.sym;
+	return true;
 }
 
 /* The PT_TLS segment, and the lowest PT_LOAD address (the load bias is start minus its page). */

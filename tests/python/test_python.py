@@ -14,6 +14,7 @@ spin_thread on "spinner". Asserted on the pprof output:
   chain check too.
 The pyenv interpreters 3.12 and 3.13, when the machine has them, get the same chain check.
 """
+import glob
 import os
 import re
 import subprocess
@@ -44,14 +45,33 @@ def thread_of(labels, pid):
     return "main" if labels.get("tid") == pid else None
 
 
+python_said = {}
+
+
+def warm(python):
+    """Read the interpreter's files once. On our VMs a file's first read comes from a lazily fetched
+    disk (0.7 s for the first touch of a region of libpython); otelprofd reads the interpreter's
+    section headers at the process's first sample, and the samples taken meanwhile have native frames
+    only. The test checks the frames, not the disk: docs/python.md says what a cold disk costs."""
+    libs = glob.glob(os.path.join(os.path.dirname(os.path.realpath(python)), "..", "lib", "libpython*.so*"))
+    for f in [python, *libs]:
+        with open(f, "rb") as fh:
+            while fh.read(1 << 20):
+                pass
+
+
 def profile(python, seconds, fmt):
     path = os.path.join(out, f"{os.path.basename(python)}.{fmt}")
+    warm(python)
     # The workload outlives the daemon's start however long it takes (a loaded machine, a sanitizer
     # build), and is stopped once the profile is written.
     work = subprocess.Popen([python, WORKLOAD, str(seconds + 30)])
     try:
         time.sleep(0.7)
-        p = bpftest.run([bpftest.otelprofd(), "--pid", str(work.pid), "-F", "199", "-d", f"{seconds}s", "-o", path])
+        p = bpftest.run([bpftest.otelprofd(), "--pid", str(work.pid), "-F", "199", "-d", f"{seconds}s", "-o", path,
+                         "-v"])
+        # Where the Python frames went (BPF walks, frames put in or left out): said on a failure.
+        python_said[path] = [line for line in p.stderr.splitlines() if "debug: python:" in line]
         walk = os.environ.get("OTELPROFD_PYTHON_WALK")
         if walk and f"Python frame walk: {walk}" not in p.stderr:
             bpftest.fail(f"otelprofd did not say it loads the {walk} walk")
@@ -87,6 +107,7 @@ def check_chains(python, path, pid):
             lines.setdefault(leaf[0], []).append((leaf[1], leaf[2], count))
     print(f"{python}: {good} of {total} samples show their thread's Python chain; by thread {per_thread}")
     if total < 50 or good < 0.95 * total:
+        print("\n".join(python_said.get(path, [])))
         bpftest.fail(f"{python}: {good} of {total} samples show their thread's Python chain")
     if set(per_thread) != set(CHAINS):
         bpftest.fail(f"{python}: Python frames only on threads {sorted(per_thread)}")
