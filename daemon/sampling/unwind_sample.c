@@ -100,6 +100,12 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, u
 		break;
 	}
 	counters->unwound++;
+	if (!n && w->ip) {
+		/* Nothing unwound (the process's mappings are gone, say), and no frame-pointer walk ran
+		 * (the window held the whole stack): the leaf is still known exactly. */
+		ips[0] = w->ip;
+		n = 1;
+	}
 	memcpy(out->user_ips, ips, n * sizeof(ips[0]));
 	out->user_depth = (uint16_t)n;
 	return out;
