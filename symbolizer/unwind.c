@@ -34,7 +34,12 @@ static int window_read(const struct unwind_window *w, uint64_t address, unsigned
 		return UNWIND_END_BAD_READ;
 	if (address - w->sp > w->size || w->size - (address - w->sp) < size)
 		return w->complete ? UNWIND_END_BAD_READ : UNWIND_END_TRUNCATED;
-	memcpy(&v, w->data + (address - w->sp), size); /* little endian: the low bytes */
+	/* A fixed size is one load; memcpy's size as a variable is a call, which was a sixth of the
+	 * daemon's CPU at 300,000 off-CPU records a second. */
+	if (size == 8)
+		memcpy(&v, w->data + (address - w->sp), 8);
+	else
+		memcpy(&v, w->data + (address - w->sp), size); /* little endian: the low bytes */
 	*value = v;
 	return 0;
 }

@@ -12,6 +12,7 @@ Run as root on an otherwise quiet machine."""
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -100,6 +101,10 @@ def main():
     ap.add_argument("--before", metavar="OTELPROFD",
                     help="another build, run at probability 1 too (a before/after comparison)")
     args = ap.parse_args()
+    # Say what is missing before the first round, not after minutes of them.
+    missing = [tool for tool in ("perf", "bpftool", "/usr/sbin/offcputime") if not shutil.which(tool)]
+    if missing:
+        raise SystemExit(f"run.py: missing {', '.join(missing)} (apt-get install linux-perf bpftool libbpf-tools)")
     subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
     configs = {"alone": None, **profilers(args.otelprofd)}
     if args.before:

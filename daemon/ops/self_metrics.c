@@ -268,7 +268,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_window_stack_tops_total", "windows ended at the top of the thread's stack, by how it was "
 		  "known", "how=\"unreadable_page\"", m->bpf[OTELPROF_CNT_STACK_TOP_LEARNED]),
 		C("unwind_window_stack_tops_total", NULL, "how=\"remembered\"", m->bpf[OTELPROF_CNT_STACK_TOP_USED]),
-		C("unwind_seconds_total", "CPU time spent unwinding (estimated: one unwind in 16 is timed)", NULL, m->unwind.ns / 1e9),
+		C("unwind_seconds_total", "Time spent unwinding (estimated: one unwind in 16 is timed)", NULL, m->unwind.ns / 1e9),
 	};
 	struct series traces[] = {
 		G("trace_processes", "processes with an OTEP 4719 process context", NULL, m->trace_processes),

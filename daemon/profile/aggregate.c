@@ -362,8 +362,8 @@ int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *s, 
 	if (r)
 		return r;
 	e = agg->last_entry;
-	/* Values grow with timestamps: capacity is the same. */
-	values = realloc(e->values, e->capacity * sizeof(*values));
+	/* Values grow with timestamps, when they did (a realloc per wait was a call per record). */
+	values = e->values_capacity == e->capacity ? e->values : realloc(e->values, e->capacity * sizeof(*values));
 	if (!values) {
 		/* Undo the timestamp so both arrays keep one length. */
 		e->ntimestamps--;
@@ -374,6 +374,7 @@ int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *s, 
 		return -ENOMEM;
 	}
 	e->values = values;
+	e->values_capacity = e->capacity;
 	e->values[e->ntimestamps - 1] = value;
 	e->value_sum += value;
 	return 0;

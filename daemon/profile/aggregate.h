@@ -40,6 +40,7 @@ struct agg_entry {
 				       0 for none */
 	uint64_t *values;           /* aggregate_add_value(): a value per timestamp (off-CPU ns, already
 				       scaled by the sampling); NULL for counted samples */
+	size_t values_capacity;     /* of values: grown to capacity when timestamps grew */
 	uint64_t value_sum;         /* sum of values */
 };
 

@@ -61,13 +61,13 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, u
 	}
 	counters->window_bytes += w->size;
 	timed = counters->windows % UNWIND_SAMPLE_TIMED_EVERY == 1;
-	start = timed ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
+	start = timed ? clock_ns(CLOCK_MONOTONIC) : 0;
 	n = symbolizer_unwind_instance(sym, pid, instance, &(struct sym_unwind_input){
 		.ip = w->ip, .sp = w->sp, .bp = w->bp, .stack = w + 1, .stack_size = w->size,
 		.stack_complete = w->size < w->requested,
 	}, ips, OTELPROF_MAX_STACK_DEPTH, &result);
 	if (timed) {
-		start = clock_ns(CLOCK_THREAD_CPUTIME_ID) - start;
+		start = clock_ns(CLOCK_MONOTONIC) - start;
 		counters->ns += start * UNWIND_SAMPLE_TIMED_EVERY;
 		counters->us_histogram[start / 1000 < UNWIND_SAMPLE_HISTOGRAM ? start / 1000
 									       : UNWIND_SAMPLE_HISTOGRAM - 1]++;
@@ -131,7 +131,7 @@ void unwind_sample_log(const struct unwind_sample_counters *u, const struct symb
 		return;
 	/* Statistics for whoever tunes the unwinder, not for every run (-v). */
 	log_debug("Unwound %" PRIu64 " of %" PRIu64 " user stacks with DWARF CFI (%" PRIu64 " truncated by the stack "
-		 "window, %" PRIu64 " kept frame pointers, %" PRIu64 " whose frame pointers went further), CPU per "
+		 "window, %" PRIu64 " kept frame pointers, %" PRIu64 " whose frame pointers went further), time per "
 		 "sample: median under %u us, 90%% under %u us, mean %.1f us", u->unwound, u->windows, u->truncated,
 		 u->kept_fp, u->fp_longer, unwind_sample_quantile_us(u, 0.5),
 		 unwind_sample_quantile_us(u, 0.9), u->ns / 1e3 / u->windows);

@@ -22,8 +22,10 @@
 
 #define UNWIND_SAMPLE_HISTOGRAM 256
 
-/* One unwind in this many is timed: reading a thread's CPU clock is a system call, which cost more
- * than the unwind itself at 300,000 off-CPU records a second in a virtual machine. */
+/* One unwind in this many is timed, by the monotonic clock (the vDSO: no system call). The thread's
+ * CPU clock is a system call, and reading it twice cost a third of the daemon's CPU at 300,000
+ * off-CPU records a second in a virtual machine, more than the unwinds it timed. An unwind takes
+ * microseconds: the thread is seldom preempted in one, so its wall time is its CPU time. */
 #define UNWIND_SAMPLE_TIMED_EVERY 16
 
 struct unwind_sample_counters {
@@ -36,8 +38,8 @@ struct unwind_sample_counters {
 				     frames and went further (a deep program built with frame pointers) */
 	uint64_t malformed;       /* windows whose sizes did not fit the record: frame-pointer stack kept */
 	uint64_t window_bytes;    /* stack bytes received */
-	uint64_t ns;              /* CPU time spent unwinding (CLOCK_THREAD_CPUTIME_ID), estimated from
-				     one unwind in UNWIND_SAMPLE_TIMED_EVERY */
+	uint64_t ns;              /* time spent unwinding (CLOCK_MONOTONIC), estimated from one unwind
+				     in UNWIND_SAMPLE_TIMED_EVERY */
 	uint64_t us_histogram[UNWIND_SAMPLE_HISTOGRAM]; /* timed unwinds by whole microseconds spent; the
 							   last bucket takes everything slower */
 };
