@@ -254,9 +254,24 @@ static char *service_name_of_environ(const char *env, size_t len)
  * Read the process's executable, cgroup, environment and (when asked) command line from /proc, after
  * checking that pid still names the process that started at start_ns. 0, -ESRCH or -errno.
  */
+/* A string field replaced by what was read (when it was). */
+static void replace(char **field, char *value)
+{
+	free(*field);
+	*field = value;
+}
+
+/*
+ * The process's description from /proc, into pi only once the pid is seen to name the same process
+ * after every read: a process that exits while it is read may have its pid reused at once (the
+ * storm test's driver does it on purpose), and the reads would then mix in the new process's files,
+ * its parent's environment among them, as happened before pi was written last.
+ */
 static int read_proc(struct process_table *t, struct process_info *pi)
 {
-	char path[PATH_MAX + 32], exe[PATH_MAX], *buf;
+	char path[PATH_MAX + 32], exe[PATH_MAX], *buf, *exe_path = NULL, *service = NULL, *command_line = NULL;
+	bool have_exe = false, have_cgroup = false, have_env = false, have_command_line = false;
+	struct cgroup_info cgroup = { 0 };
 	uint64_t start;
 	size_t len;
 	ssize_t n;
@@ -272,19 +287,20 @@ static int read_proc(struct process_table *t, struct process_info *pi)
 	n = readlink(path, exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = 0;
-		free(pi->exe_path);
-		pi->exe_path = strdup(exe);
+		exe_path = strdup(exe);
+		have_exe = true;
 	}
 	snprintf(path, sizeof(path), "%s/%u/cgroup", t->proc_root, pi->pid);
 	if (!read_file(path, 16384, &buf, &len)) {
-		cgroup_parse(buf, &pi->cgroup);
+		cgroup_parse(buf, &cgroup);
 		free(buf);
+		have_cgroup = true;
 	}
 	snprintf(path, sizeof(path), "%s/%u/environ", t->proc_root, pi->pid);
 	if (!read_file(path, ENVIRON_MAX, &buf, &len)) {
-		free(pi->service_name);
-		pi->service_name = service_name_of_environ(buf, len);
+		service = service_name_of_environ(buf, len);
 		free(buf);
+		have_env = true;
 	}
 	if (t->config.command_line) {
 		snprintf(path, sizeof(path), "%s/%u/cmdline", t->proc_root, pi->pid);
@@ -295,15 +311,27 @@ static int read_proc(struct process_table *t, struct process_info *pi)
 				if (!buf[i])
 					buf[i] = ' ';
 			buf[len] = 0;
-			free(pi->command_line);
-			pi->command_line = len ? buf : NULL;
+			command_line = len ? buf : NULL;
 			if (!len)
 				free(buf);
+			have_command_line = true;
 		}
 	}
 	/* Read again: a pid reused during the reads would have mixed two processes. */
-	if (process_start_ns(t->proc_root, pi->pid, &start) || !process_same_start(pi->start_ns, start))
+	if (process_start_ns(t->proc_root, pi->pid, &start) || !process_same_start(pi->start_ns, start)) {
+		free(exe_path);
+		free(service);
+		free(command_line);
 		return -ESRCH;
+	}
+	if (have_exe)
+		replace(&pi->exe_path, exe_path);
+	if (have_cgroup)
+		pi->cgroup = cgroup;
+	if (have_env)
+		replace(&pi->service_name, service);
+	if (have_command_line)
+		replace(&pi->command_line, command_line);
 	pi->from_proc = true;
 	return 0;
 }
