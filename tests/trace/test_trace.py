@@ -41,8 +41,10 @@ def check_variant(name, app_args, pprof_path=None):
         "--export-interval", "1s", "-d", "6s"])
     pprof = None
     if pprof_path:
-        pprof = subprocess.Popen([bpftest.otelprofd(), "--pid", str(app.pid), "-F", "499", "-d", "6s",
-                                  "-o", pprof_path], stderr=subprocess.DEVNULL)
+        # Its log (-v: the symbolizer's and the process table's counters) is printed on a failure.
+        pprof_log = open(os.path.join(out, f"{name}.pprof.log"), "w")
+        pprof = subprocess.Popen([bpftest.otelprofd(), "--pid", str(app.pid), "-F", "499", "-d", "6s", "-v",
+                                  "-o", pprof_path], stderr=pprof_log)
     try:
         daemon.watch(5.5)
         metrics = daemon.metrics()
@@ -134,5 +136,6 @@ for l, v in labelled:
 # The format is what this checks (the OTLP run above holds the 99%): the second daemon starts later
 # and its first looks fall elsewhere around the publication.
 if total < 10 or right < 0.95 * total:
+    print("".join(line for line in open(os.path.join(out, "lib.pprof.log")) if "libbpf" not in line)[-4000:])
     bpftest.fail(f"pprof: {right} of {total} samples of worker-1 span_fn_2 carry its labels")
 print("ok")
