@@ -44,28 +44,35 @@ static bool dynsym_of(Elf *elf, size_t max_entries, Elf_Scn **scn, GElf_Shdr *sh
 	return *scn && *data;
 }
 
-size_t elf_dynsym_lookup_scan(Elf *elf, struct elf_dynsym_want *want, size_t n, size_t max_entries)
+/* The entry-by-entry scan of a .dynsym already found (want cleared). */
+static size_t scan(Elf *elf, const GElf_Shdr *sh, Elf_Data *data, size_t count, struct elf_dynsym_want *want,
+		   size_t n)
 {
-	Elf_Data *data;
-	GElf_Shdr sh;
-	Elf_Scn *scn;
-	size_t count, found = 0;
+	size_t found = 0;
 
-	clear(want, n);
-	if (!dynsym_of(elf, max_entries, &scn, &sh, &data, &count))
-		return 0;
 	for (size_t i = 1; i < count && found < n; i++) {
 		GElf_Sym sym;
 		const char *name;
 
 		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
 			continue;
-		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		for (size_t k = 0; name && k < n; k++)
 			if (!strcmp(name, want[k].name) && wanted(&want[k], &sym, i))
 				found++;
 	}
 	return found;
+}
+
+size_t elf_dynsym_lookup_scan(Elf *elf, struct elf_dynsym_want *want, size_t n, size_t max_entries)
+{
+	Elf_Data *data;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	size_t count;
+
+	clear(want, n);
+	return dynsym_of(elf, max_entries, &scn, &sh, &data, &count) ? scan(elf, &sh, data, count, want, n) : 0;
 }
 
 /* The .gnu.hash section of the .dynsym at index dynsym_index, or NULL. */
@@ -135,12 +142,15 @@ size_t elf_dynsym_lookup(Elf *elf, struct elf_dynsym_want *want, size_t n, size_
 		return 0;
 	hash = gnu_hash_of(elf, elf_ndxscn(scn));
 	if (!hash || !hash->d_buf || hash->d_size < sizeof(struct gnu_hash_header))
-		return elf_dynsym_lookup_scan(elf, want, n, max_entries);
+		return scan(elf, &sh, symbols, count, want, n);
 	for (size_t k = 0; k < n; k++) {
 		int r = hash_find(elf, &sh, symbols, count, hash->d_buf, hash->d_size, &want[k]);
 
-		if (r < 0)
-			return elf_dynsym_lookup_scan(elf, want, n, max_entries);
+		if (r < 0) {
+			/* The table does not hold together: the scan answers for every name. */
+			clear(want, n);
+			return scan(elf, &sh, symbols, count, want, n);
+		}
 		found += (size_t)r;
 	}
 	return found;

@@ -250,10 +250,6 @@ static char *service_name_of_environ(const char *env, size_t len)
 	return NULL;
 }
 
-/*
- * Read the process's executable, cgroup, environment and (when asked) command line from /proc, after
- * checking that pid still names the process that started at start_ns. 0, -ESRCH or -errno.
- */
 /* A string field replaced by what was read (when it was). */
 static void replace(char **field, char *value)
 {
@@ -262,10 +258,12 @@ static void replace(char **field, char *value)
 }
 
 /*
- * The process's description from /proc, into pi only once the pid is seen to name the same process
- * after every read: a process that exits while it is read may have its pid reused at once (the
- * storm test's driver does it on purpose), and the reads would then mix in the new process's files,
- * its parent's environment among them, as happened before pi was written last.
+ * Read the process's executable, cgroup, environment and (when asked) command line from /proc, after
+ * checking that pid still names the process that started at start_ns. 0, -ESRCH or -errno. pi is
+ * written only once the pid is seen to name the same process after every read: a process that exits
+ * while it is read may have its pid reused at once (the storm test's driver does it on purpose), and
+ * the reads would then mix in the new process's files, its parent's environment among them, as
+ * happened before pi was written last.
  */
 static int read_proc(struct process_table *t, struct process_info *pi)
 {
