@@ -126,8 +126,17 @@ def perf_map_of(pid):
 
 
 def shell(script, user=True):
-    """A shell (as nobody unless user is False) that runs script with $$ its pid, says ready, then sleeps."""
-    return Program(["sh", "-c", script + "; echo ready; exec sleep 120"], wrap=AS_NOBODY if user else None)
+    """A shell (as nobody unless user is False) that runs script with $$ its pid, says ready, then sleeps.
+    Returned once the shell is sleep: asked while it still ran sh, the symbolizer would see the exec
+    as another program and retire the process (it did in one CI run)."""
+    prog = Program(["sh", "-c", script + "; echo ready; exec sleep 120"], wrap=AS_NOBODY if user else None)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open("/proc/%d/comm" % prog.pid) as f:
+            if f.read().strip() == "sleep":
+                break
+        time.sleep(0.01)
+    return prog
 
 
 def jit_names(tool, pid, address=0x10000010):
@@ -146,14 +155,14 @@ def test_perf_map_trust(tmp):
         own = shell("echo '10000000 100 own_jit_code' > /tmp/perf-$$.map")
         progs.append(own)
         got = jit_names(tool, own.pid)
-        check(got == ["own_jit_code"], "perf map: a user's own map is read (got %s)" % got)
+        check(got == ["own_jit_code"], "perf map: a user's own map is read (got %s, %s)" % (got, tool.stats()))
 
         # nobody links its map to a root-only file; a hard link (fs.protected_hardlinks off) made
         # for it; a map nobody planted for a root process; a FIFO nobody never writes.
         link = shell("ln -s %s /tmp/perf-$$.map" % secret)
         hard = shell(":")
         os.link(secret, perf_map_of(hard.pid))
-        planted = Program(["sh", "-c", "echo ready; exec sleep 120"])
+        planted = shell(":", user=False)
         subprocess.run(AS_NOBODY + ["sh", "-c", "echo '10000000 100 FORGED' > %s" % perf_map_of(planted.pid)],
                        check=True)
         fifo = shell("mkfifo /tmp/perf-$$.map")
@@ -185,7 +194,7 @@ def vm_hwm_kib(pid):
 
 
 def test_perf_map_bounds(tmp):
-    progs = [Program(["sh", "-c", "echo ready; exec sleep 120"]) for _ in range(3)]
+    progs = [shell(":", user=False) for _ in range(3)]
     try:
         # Three maps of 239 MiB (sparse: the size alone refuses them, nothing is read).
         tool = Tool()
