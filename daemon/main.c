@@ -379,9 +379,13 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	if (d.metrics)
+	if (d.metrics) {
+		/* The first snapshot before the port is announced (/metrics answers 503 until then). */
+		src = self_sources_of(&d);
+		self_report_update(&d.report, &src, d.start_monotonic_ns);
 		log_info("Metrics on port %d (%s): /metrics, and readiness on /ready", metrics_server_port(d.metrics),
 			 opts.metrics_address);
+	}
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;
 	record_path_set_time_offset(d.records, d.monotonic_to_unix_ns);
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;

@@ -81,6 +81,16 @@ static void write_metrics(struct metrics_server *s, FILE *f)
 			s->dropped[i]);
 }
 
+static bool published(struct metrics_server *s)
+{
+	bool yes;
+
+	pthread_mutex_lock(&s->lock);
+	yes = s->text != NULL;
+	pthread_mutex_unlock(&s->lock);
+	return yes;
+}
+
 /* Prepare the answer to the request in c->req (complete, NUL-terminated). */
 static int conn_answer(struct metrics_server *s, struct connection *c)
 {
@@ -98,6 +108,11 @@ static int conn_answer(struct metrics_server *s, struct connection *c)
 	if (!path[0]) {
 		status = 405, status_text = "Method Not Allowed";
 		fputs("GET only\n", f);
+	} else if (!strcmp(path, "/metrics") && !published(s)) {
+		/* Served half (the server's own counters alone), a scrape would look like every series
+		 * vanished. */
+		status = 503, status_text = "Service Unavailable";
+		fputs("starting: no metrics yet\n", f);
 	} else if (!strcmp(path, "/metrics")) {
 		type = "text/plain; version=0.0.4";
 		write_metrics(s, f);
