@@ -117,8 +117,9 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
 
 /*
  * Replace p's mappings with what /proc/PID/maps says now, when the pid still runs what it ran at the
- * first read (and did not change during this one). -ESRCH when it is gone; -ESTALE when it runs
- * another process or program now (p is retired, its mappings kept).
+ * first read (and did not change during this one). -ESRCH when it is gone, or a zombie (whose maps
+ * are empty: the old ones stay); -ESTALE when it runs another process or program now (p is retired,
+ * its mappings kept).
  */
 static int read_maps(struct sym_process *p, struct symbolizer_stats *stats)
 {
@@ -140,6 +141,13 @@ static int read_maps(struct sym_process *p, struct symbolizer_stats *stats)
 	if (read_identity(p->pid, &after) || !same_identity(&before, &after)) {
 		/* It exec'd or exited during the read: what was read may be the next program's. */
 		maps_free(maps, n);
+		return -ESRCH;
+	}
+	if (!n && p->nmaps) {
+		/* A zombie (exited, not yet reaped) lists no mappings: its samples waiting for their
+		 * profile keep the ones read while it ran. */
+		maps_free(maps, n);
+		stats->process_gone++;
 		return -ESRCH;
 	}
 	maps_free(p->maps, p->nmaps);

@@ -10,6 +10,7 @@ import http.server
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -150,6 +151,24 @@ def test_pie_nopie_dlopen():
               and frame["path"].endswith("libplug.so"), "%s: dlopen'ed plug_run at @PLUG (got %s)" % (name, lines))
         prog.close()
         tool.ask("forget %d" % prog.pid)
+    tool.close()
+
+
+def test_zombie():
+    # Exited, not yet reaped: /proc/PID/maps is empty. A lookup that misses (and so reads the maps
+    # again) must not leave the process with no mappings: its samples wait for their profile.
+    tool = Tool()
+    binary = os.path.join(PROGRAMS, "inl-pie")
+    prog = Program([binary, os.path.join(PROGRAMS, "libplug.so")])
+    check_chain(tool, prog, "zombie, running", binary)
+    os.kill(prog.pid, signal.SIGKILL)
+    deadline = time.time() + 10
+    while time.time() < deadline and open("/proc/%d/stat" % prog.pid).read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+    for _ in range(6):  # past the quick re-reads
+        tool.frame("user %d %x" % (prog.pid, 0x10))
+    check_chain(tool, prog, "zombie, exited", binary)
+    prog.close()
     tool.close()
 
 
@@ -804,6 +823,7 @@ def main():
         return 77
     with tempfile.TemporaryDirectory(prefix="otelprof-sym-") as tmp:
         test_pie_nopie_dlopen()
+        test_zombie()
         test_cxx()
         test_rust()
         test_deep_inline()

@@ -86,21 +86,29 @@ def check_samples(name, pid, summaries):
             good = sum(s["count"] for s in samples if s.get("trace_id") == trace and s.get("span_id") == span_id and
                        s["attributes"].get("http.route") == f"/span/{span}" and
                        s["attributes"].get("worker.kind") == f"w{worker}")
-            print(f"{name}: worker-{worker} span_fn_{span}: {good}/{total} linked right")
+            unlinked = sum(s["count"] for s in samples if "span_id" not in s)
+            print(f"{name}: worker-{worker} span_fn_{span}: {good}/{total} linked right, {unlinked} not linked")
             for s in samples:
                 if s.get("span_id") != span_id:
                     print("   wrong:", s)
-            # One sample of slack: on a loaded machine the first span can start as the context is found.
-            if total < 20 or good < 0.99 * total - 1:
-                bpftest.fail(f"{name}: worker-{worker} span_fn_{span}: {good} of {total} samples carry its span")
+            # Samples taken before the thread's context was first resolved carry no span: a few on a
+            # loaded machine (3 in one run with the two cores busy besides). Another span: 1% at most.
+            if total < 20 or unlinked > 5 or total - good - unlinked > 0.01 * total:
+                bpftest.fail(f"{name}: worker-{worker} span_fn_{span}: {good} of {total} samples carry its span, "
+                             f"{unlinked} none")
         detached = by.get((f"worker-{worker}", "detached_fn"), [])
         linked = sum(s["count"] for s in detached if "trace_id" in s)
         if not detached or linked:
             bpftest.fail(f"{name}: worker-{worker}: {linked} detached samples linked (of {len(detached)} entries)")
     for fn, want in (("hostile_oversized_fn", {}), ("hostile_badkey_fn", {"http.route": "/bad"})):
-        for s in by.get(("hostile", fn), []):
+        samples = by.get(("hostile", fn), [])
+        # Not linked, a sample has no attributes to check: at most 5, as for the spans above.
+        unlinked = sum(s["count"] for s in samples if "span_id" not in s)
+        if unlinked > 5:
+            bpftest.fail(f"{name}: {fn}: {unlinked} samples not linked")
+        for s in samples:
             extra = {k: v for k, v in s["attributes"].items() if k in ("http.route", "worker.kind")}
-            if extra != want:
+            if "span_id" in s and extra != want:
                 bpftest.fail(f"{name}: {fn}: attributes {extra}, want {want}")
     if any("trace_id" in s for s in by.get(("hostile", "hostile_unmapped_fn"), [])):
         bpftest.fail(f"{name}: a sample whose record is unmapped is linked")
@@ -129,13 +137,15 @@ labelled = [(l, v) for l, leaf, v in pprofdecode.samples(pprof_path, frames=True
 right = sum(v for l, v in labelled if (l.get("trace_id"), l.get("span_id")) == expected(1, 2) and
             l.get("http.route") == "/span/2")
 total = sum(v for _, v in labelled)
-print(f"pprof: worker-1 span_fn_2: {right}/{total} labelled right")
+wrong = sum(v for l, v in labelled if "trace_id" in l and (l.get("trace_id"), l.get("span_id")) != expected(1, 2))
+print(f"pprof: worker-1 span_fn_2: {right}/{total} labelled right, {wrong} labelled wrong")
 for l, v in labelled:
     if (l.get("trace_id"), l.get("span_id")) != expected(1, 2):
-        print("   pprof unlabelled:", l, v)
+        print("   pprof not labelled right:", l, v)
 # The format is what this checks (the OTLP run above holds the 99%): the second daemon starts later
-# and its first looks fall elsewhere around the publication.
-if total < 10 or right < 0.95 * total:
+# and its samples before its first look at the threads carry no span (57 of 61 right in one loaded
+# ASan run); none may carry a wrong one.
+if total < 10 or wrong or right < 0.85 * total:
     print("".join(line for line in open(os.path.join(out, "lib.pprof.log")) if "libbpf" not in line)[-4000:])
-    bpftest.fail(f"pprof: {right} of {total} samples of worker-1 span_fn_2 carry its labels")
+    bpftest.fail(f"pprof: {right} of {total} samples of worker-1 span_fn_2 carry its labels, {wrong} another span's")
 print("ok")
