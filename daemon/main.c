@@ -197,7 +197,10 @@ static int run_loop(struct daemon *d)
 	service_notify_ready("Sampling");
 	for (;;) {
 		struct epoll_event events[4];
-		int n = epoll_wait(fds.epfd, events, 4, record_path_settling(d->records) ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS);
+		/* Records left by a consume that hit its budget: look at the other fds, then go on. */
+		int wait_ms = sampler_pending(d->sampler) ? 0 :
+			      record_path_settling(d->records) ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS;
+		int n = epoll_wait(fds.epfd, events, 4, wait_ms);
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 		record_path_settle(d->records, now);
@@ -210,7 +213,7 @@ static int run_loop(struct daemon *d)
 			goto out;
 		}
 		/* Samples do not wake us (see sampler_fd()): drain them on this period. */
-		if (now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL) {
+		if (sampler_pending(d->sampler) || now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL) {
 			last_drain_ns = now;
 			r = sampler_consume(d->sampler);
 			if (r < 0 && r != -EINTR) {

@@ -163,10 +163,12 @@ void self_report_log_counters(const struct self_sources *src)
 	log_info("%s", line);
 	sampler_counters(src->sampler, bc);
 	log_debug("bpf: %" PRIu64 " perf events, %" PRIu64 " other processes, %" PRIu64 " idle, "
-		  "%" PRIu64 " kernel / %" PRIu64 " user stack errors, %" PRIu64 " children followed",
+		  "%" PRIu64 " kernel / %" PRIu64 " user stack errors, %" PRIu64 " children followed; "
+		  "%" PRIu64 " ring buffer reads stopped at %d records",
 		  (uint64_t)bc[OTELPROF_CNT_SAMPLES], (uint64_t)bc[OTELPROF_CNT_FILTERED], (uint64_t)bc[OTELPROF_CNT_IDLE],
 		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
-		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED]);
+		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED], sampler_budget_stops(src->sampler),
+		  SAMPLER_CONSUME_BUDGET);
 	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
 		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,

@@ -43,6 +43,9 @@ struct sampler {
 	sampler_record_fn fn;
 	void *ctx;
 	struct sampler_load_stats load;
+	unsigned consumed;     /* records handed over by the sampler_consume() in progress */
+	bool pending;          /* the last one stopped at SAMPLER_CONSUME_BUDGET */
+	uint64_t budget_stops; /* how many did */
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -161,7 +164,9 @@ static int handle_record(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 
 	s->fn(s->ctx, data, size);
-	return 0;
+	/* Negative: libbpf keeps this record consumed and returns (the only way to stop it early
+	 * before libbpf 1.3's ring_buffer__consume_n()). */
+	return ++s->consumed >= SAMPLER_CONSUME_BUDGET ? -ECANCELED : 0;
 }
 
 static void explain_load_failure(int err)
@@ -468,7 +473,26 @@ int sampler_fd(const struct sampler *s)
 
 int sampler_consume(struct sampler *s)
 {
-	return ring_buffer__consume(s->rb);
+	int r;
+
+	s->consumed = 0;
+	r = ring_buffer__consume(s->rb);
+	s->pending = r == -ECANCELED;
+	if (s->pending) {
+		s->budget_stops++;
+		return (int)s->consumed;
+	}
+	return r;
+}
+
+bool sampler_pending(const struct sampler *s)
+{
+	return s->pending;
+}
+
+uint64_t sampler_budget_stops(const struct sampler *s)
+{
+	return s->budget_stops;
 }
 
 /* Write pid's entry of trace_procs, or delete it when neither part is set. */

@@ -54,8 +54,17 @@ void sampler_close(struct sampler *s);
 
 /* fd to wait on (epoll) for records. */
 int sampler_fd(const struct sampler *s);
-/* Hand every pending record to the callback. Records consumed, or -errno. */
+/*
+ * Hand the pending records to the callback, at most SAMPLER_CONSUME_BUDGET of them: producers that
+ * outpace the callback (a storm, a slow build) would otherwise keep one call going for ever, and
+ * with it signals, exports and the end of the run. Records consumed, or -errno.
+ */
+#define SAMPLER_CONSUME_BUDGET 4096
 int sampler_consume(struct sampler *s);
+/* The last sampler_consume() stopped at its budget with records left: call it again soon. */
+bool sampler_pending(const struct sampler *s);
+/* Calls of sampler_consume() that stopped at the budget. */
+uint64_t sampler_budget_stops(const struct sampler *s);
 /* Sum of the BPF-side per-CPU counters, indexed by enum otelprof_counter. 0 or -errno. */
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX]);
 /* Tell the BPF program where pid's threads keep their thread context (entry NULL: they do not).
