@@ -147,6 +147,7 @@ static int read_maps(struct sym_process *p, struct symbolizer_stats *stats)
 		/* A zombie (exited, not yet reaped) lists no mappings: its samples waiting for their
 		 * profile keep the ones read while it ran. */
 		maps_free(maps, n);
+		p->refreshed_ns = symbolizer__now_ns(); /* read again after the usual pause, not at once */
 		stats->process_gone++;
 		return -ESRCH;
 	}
