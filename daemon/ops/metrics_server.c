@@ -66,29 +66,26 @@ static void conn_close(struct metrics_server *s, struct connection *c, int reaso
 	c->out = NULL;
 }
 
-/* The body of /metrics: the published text and the server's own counters. */
-static void write_metrics(struct metrics_server *s, FILE *f)
+/* The body of /metrics: the published text and the server's own counters. false, with nothing
+ * written, before the first text: served half, a scrape would look like every series vanished. */
+static bool write_metrics(struct metrics_server *s, FILE *f)
 {
+	bool published;
+
 	pthread_mutex_lock(&s->lock);
-	if (s->text)
+	published = s->text != NULL;
+	if (published)
 		fwrite(s->text, 1, s->len, f);
 	pthread_mutex_unlock(&s->lock);
+	if (!published)
+		return false;
 	fprintf(f, "# HELP otelprofd_metrics_connections_dropped_total connections to this server closed "
 		   "unanswered, by reason (%d open at most)\n"
 		   "# TYPE otelprofd_metrics_connections_dropped_total counter\n", MAX_CONNECTIONS);
 	for (int i = 0; i < DROP_MAX; i++)
 		fprintf(f, "otelprofd_metrics_connections_dropped_total{reason=\"%s\"} %" PRIu64 "\n", drop_names[i],
 			s->dropped[i]);
-}
-
-static bool published(struct metrics_server *s)
-{
-	bool yes;
-
-	pthread_mutex_lock(&s->lock);
-	yes = s->text != NULL;
-	pthread_mutex_unlock(&s->lock);
-	return yes;
+	return true;
 }
 
 /* Prepare the answer to the request in c->req (complete, NUL-terminated). */
@@ -108,14 +105,13 @@ static int conn_answer(struct metrics_server *s, struct connection *c)
 	if (!path[0]) {
 		status = 405, status_text = "Method Not Allowed";
 		fputs("GET only\n", f);
-	} else if (!strcmp(path, "/metrics") && !published(s)) {
-		/* Served half (the server's own counters alone), a scrape would look like every series
-		 * vanished. */
-		status = 503, status_text = "Service Unavailable";
-		fputs("starting: no metrics yet\n", f);
 	} else if (!strcmp(path, "/metrics")) {
-		type = "text/plain; version=0.0.4";
-		write_metrics(s, f);
+		if (write_metrics(s, f)) {
+			type = "text/plain; version=0.0.4";
+		} else {
+			status = 503, status_text = "Service Unavailable";
+			fputs("starting: no metrics yet\n", f);
+		}
 	} else if (!strcmp(path, "/ready") || !strcmp(path, "/healthz")) {
 		pthread_mutex_lock(&s->lock);
 		if (!s->ready)

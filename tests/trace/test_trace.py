@@ -22,6 +22,9 @@ bpftest.require_bpf()
 out = bpftest.tmpdir()
 collector = otlptest.Collector(os.path.join(out, "collector"))
 FN = re.compile(r"^(span_fn_\d|detached_fn|warmup_fn|hostile_\w+_fn)$")
+# Samples of one function taken with no span, allowed: taken before the thread's context was first
+# resolved, a few on a loaded machine (3 in one run with the two cores busy besides).
+MAX_UNLINKED = 5
 
 
 def expected(worker, span):
@@ -91,9 +94,8 @@ def check_samples(name, pid, summaries):
             for s in samples:
                 if s.get("span_id") != span_id:
                     print("   wrong:", s)
-            # Samples taken before the thread's context was first resolved carry no span: a few on a
-            # loaded machine (3 in one run with the two cores busy besides). Another span: 1% at most.
-            if total < 20 or unlinked > 5 or total - good - unlinked > 0.01 * total:
+            # No span: MAX_UNLINKED at most. Another span: 1% at most.
+            if total < 20 or unlinked > MAX_UNLINKED or total - good - unlinked > 0.01 * total:
                 bpftest.fail(f"{name}: worker-{worker} span_fn_{span}: {good} of {total} samples carry its span, "
                              f"{unlinked} none")
         detached = by.get((f"worker-{worker}", "detached_fn"), [])
@@ -102,9 +104,9 @@ def check_samples(name, pid, summaries):
             bpftest.fail(f"{name}: worker-{worker}: {linked} detached samples linked (of {len(detached)} entries)")
     for fn, want in (("hostile_oversized_fn", {}), ("hostile_badkey_fn", {"http.route": "/bad"})):
         samples = by.get(("hostile", fn), [])
-        # Not linked, a sample has no attributes to check: at most 5, as for the spans above.
+        # Not linked, a sample has no attributes to check: MAX_UNLINKED at most, as for the spans above.
         unlinked = sum(s["count"] for s in samples if "span_id" not in s)
-        if unlinked > 5:
+        if unlinked > MAX_UNLINKED:
             bpftest.fail(f"{name}: {fn}: {unlinked} samples not linked")
         for s in samples:
             extra = {k: v for k, v in s["attributes"].items() if k in ("http.route", "worker.kind")}
