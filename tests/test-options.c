@@ -72,6 +72,35 @@ static void test_ad_hoc_frequency(void **state)
 	options_free(&o);
 }
 
+/* --pid takes every switch of its processes unless a probability is asked for; a host keeps 5%. */
+static void test_ad_hoc_off_cpu_probability(void **state)
+{
+	static const struct {
+		const char *args;
+		double probability;
+	} cases[] = {
+		{ "--off-cpu -d 5s", OPTIONS_DEFAULT_OFF_CPU_PROBABILITY }, { "--off-cpu -p 1", 1.0 },
+		{ "--off-cpu -p 1 --off-cpu-probability 0.2", 0.2 }, { "--off-cpu -d 0", OPTIONS_DEFAULT_OFF_CPU_PROBABILITY },
+	};
+	const char *path = write_config("off-cpu-probability = 0.5\n");
+	struct options o;
+	char line[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(parse(&o, cases[i].args), OPTIONS_OK);
+		if (o.off_cpu_probability != cases[i].probability)
+			fail_msg("'%s': probability %g, expected %g", cases[i].args, o.off_cpu_probability,
+				 cases[i].probability);
+		options_free(&o);
+	}
+	/* A probability from the configuration file is one asked for. */
+	snprintf(line, sizeof(line), "--config %s --off-cpu -p 1", path);
+	assert_int_equal(parse(&o, line), OPTIONS_OK);
+	assert_true(o.off_cpu_probability == 0.5);
+	options_free(&o);
+}
+
 static void test_flags(void **state)
 {
 	struct options o;
@@ -392,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_ad_hoc_frequency),
+		cmocka_unit_test(test_ad_hoc_off_cpu_probability),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_good_addresses),
 		cmocka_unit_test(test_secrets_not_shown),

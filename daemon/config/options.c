@@ -614,6 +614,10 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 	/* An ad hoc look (one process, or under a minute) needs more samples than a host watched for hours. */
 	if (!set['F'] && !line['F'] && (opts->npids || (opts->duration_ns && opts->duration_ns < OPTIONS_AD_HOC_NS)))
 		opts->frequency = OPTIONS_AD_HOC_FREQUENCY;
+	/* Named processes' switches are few and cheap to take all, and a 5% sample of a few seconds of
+	 * one thread is too noisy to read; a host watched as a service keeps its sampled default. */
+	if (!set[OPT_OFF_CPU_PROBABILITY] && !line[OPT_OFF_CPU_PROBABILITY] && opts->npids)
+		opts->off_cpu_probability = 1.0;
 	if (opts->check_config) {
 		fprintf(out, "otelprofd: %s: configuration is valid\n", config_path);
 		options_free(opts);

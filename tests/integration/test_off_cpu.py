@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """otelprofd --off-cpu over the waits workload (tests/workloads/waits.c), with every switch-out
-sampled (--off-cpu-probability 1) and the real sched_switch program:
+sampled (a --pid run's default; --off-cpu-probability 1 where no --pid is given) and the real
+sched_switch program:
 
 - the off-CPU time of wait_sleep, wait_pipe and wait_mutex within 10% of what the workload timed
   itself around each call;
@@ -36,7 +37,8 @@ def profile(args, name, duration, extra=()):
     Returns (workload stdout, otelprofd stderr, folded path, off-CPU folded path)."""
     folded = os.path.join(out, name + ".folded")
     w = subprocess.Popen([workload] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    cmd = [bpftest.otelprofd(), "--pid", str(w.pid), "--off-cpu", "--off-cpu-probability", "1",
+    # No --off-cpu-probability: a --pid run takes every switch by default (the 10% checks need it).
+    cmd = [bpftest.otelprofd(), "--pid", str(w.pid), "--off-cpu",
            "--duration", duration, "-o", folded] + list(extra)
     print("$", " ".join(cmd), flush=True)
     d = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
