@@ -33,7 +33,7 @@ import os, sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     for info in z.infolist():
         # golang.org/toolchain@v0.0.1-goX.linux-amd64/<path>: the release tree under one prefix
-        head, _, version_and_path = info.filename.partition("@")
+        _, _, version_and_path = info.filename.partition("@")
         name = version_and_path.partition("/")[2]
         if not name or name.startswith("/") or ".." in name.split("/"):
             continue
@@ -45,7 +45,9 @@ with zipfile.ZipFile(sys.argv[1]) as z:
         with z.open(info) as src, open(path, "wb") as dst:
             dst.write(src.read())
         mode = (info.external_attr >> 16) & 0o777
-        os.chmod(path, mode or 0o644)
+        if not mode:  # older zips carry no modes: the commands are executable
+            mode = 0o755 if name.startswith(("bin/", "pkg/tool/")) else 0o644
+        os.chmod(path, mode)
 PY
 rm -rf "$dir"
 mv "$tmp/out" "$dir"
