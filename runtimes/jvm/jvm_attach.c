@@ -103,16 +103,19 @@ static bool is_socket(const char *path)
 	return !stat(path, &st) && S_ISSOCK(st.st_mode);
 }
 
-/* Create the trigger file where the JVM looks: its working directory, else its /tmp. Its path in
- * trigger (to remove it after). */
+/* Create the trigger file in the JVM's /tmp, one of the two places it looks. Not its working
+ * directory, the other: a process chooses that one, and could make the daemon create files in a
+ * directory of the host that root owns. Its path in trigger (to remove it after), or "" when one
+ * was there already (jcmd's, left for it). */
 static int create_trigger(pid_t pid, pid_t nspid, char *trigger, size_t size)
 {
-	const char *const dirs[] = { "cwd", "root/tmp" };
-	int fd = -1;
+	int fd;
 
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && fd < 0; i++) {
-		snprintf(trigger, size, "/proc/%d/%s/.attach_pid%d", pid, dirs[i], nspid);
-		fd = open(trigger, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	snprintf(trigger, size, "/proc/%d/root/tmp/.attach_pid%d", pid, nspid);
+	fd = open(trigger, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		trigger[0] = 0;
+		return 0;
 	}
 	if (fd < 0)
 		return -errno;
@@ -132,7 +135,8 @@ static int start_listener(pid_t pid, pid_t nspid, const char *sock, long long de
 		return r;
 	if (kill(pid, SIGQUIT)) {
 		r = -errno;
-		unlink(trigger);
+		if (trigger[0])
+			unlink(trigger);
 		return r;
 	}
 	r = -ETIMEDOUT;
@@ -143,7 +147,8 @@ static int start_listener(pid_t pid, pid_t nspid, const char *sock, long long de
 		}
 		poll(NULL, 0, SOCKET_POLL_MS);
 	}
-	unlink(trigger);
+	if (trigger[0])
+		unlink(trigger);
 	return r;
 }
 

@@ -2,10 +2,9 @@
 /*
  * HotSpot's attach protocol, to make a running JVM write its perf map (/tmp/perf-NSPID.map, what
  * `jcmd PID Compiler.perfmap` asks for; JDK 17 and later) without a restart or a flag: the
- * technique of jattach and async-profiler. Everything goes through /proc/PID/root and /proc/PID/cwd,
+ * technique of jattach and async-profiler. Everything goes through /proc/PID/root,
  * so the files are the ones the JVM sees in its own mount namespace:
- *   1. when its socket /tmp/.java_pidNSPID is missing: create .attach_pidNSPID in its working
- *      directory (or its /tmp), send SIGQUIT (only when the JVM handles SIGQUIT: a process that
+ *   1. when its socket /tmp/.java_pidNSPID is missing: create /tmp/.attach_pidNSPID, send SIGQUIT (only when the JVM handles SIGQUIT: a process that
  *      does not would die of it), wait for the socket;
  *   2. connect, send "1\0jcmd\0Compiler.perfmap\0\0\0", read the reply ("0" first: done).
  * HotSpot accepts a peer of its own user or root; the files are made by the caller's user.
