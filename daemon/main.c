@@ -81,7 +81,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 	return (struct self_sources){
 		.opts = d->opts, .sampler = d->sampler, .agg = d->agg, .sym = d->sym, .processes = d->processes,
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
-		.traces = d->traces,
+		.traces = d->traces, .jvm = d->jvm,
 		.off_cpu = d->off_cpu,
 	};
 }
