@@ -23,6 +23,7 @@
 #include "config/options.h"
 #include "diff/diff.h"
 #include "export/export_loop.h"
+#include "jvm_attacher.h"
 #include "log.h"
 #include "ops/loop_fds.h"
 #include "ops/metrics_server.h"
@@ -48,6 +49,8 @@
 
 /* Bytes of interned stacks per interval. */
 #define MAX_STACK_BYTES (32u << 20)
+/* A JVM is asked for its perf map again at most this often while it is sampled. */
+#define JVM_PERF_MAP_REFRESH_MS 30000
 
 struct daemon {
 	const struct options *opts;
@@ -66,6 +69,7 @@ struct daemon {
 	struct self_report report;         /* self-metrics, readiness and the periodic summary */
 	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
 	struct trace_table *traces;        /* process and thread contexts, or NULL (--no-trace-context) */
+	struct jvm_attacher *jvm;          /* asks sampled JVMs for perf maps, or NULL (--no-jvm-attach) */
 	struct aggregate *off_agg;         /* --off-cpu: the interval's waits, or NULL */
 	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
 	struct status_line *status;        /* on a terminal, during the run: its progress, or NULL */
@@ -77,12 +81,27 @@ static struct self_sources self_sources_of(const struct daemon *d)
 	return (struct self_sources){
 		.opts = d->opts, .sampler = d->sampler, .agg = d->agg, .sym = d->sym, .processes = d->processes,
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
-		.traces = d->traces,
+		.traces = d->traces, .jvm = d->jvm,
 		.off_cpu = d->off_cpu,
 	};
 }
 
 /* Said once, when the symbolizer first finds kallsyms hidden (at start, or after a reload). */
+/* What the JVM room did (-v). */
+static void log_jvm_counters(struct jvm_attacher *jvm)
+{
+	struct jvm_attacher_counters c;
+
+	if (!jvm)
+		return;
+	jvm_attacher_counters(jvm, &c);
+	if (c.jvms)
+		log_debug("jvm: %" PRIu64 " HotSpot processes, %" PRIu64 " perf maps written when asked, %" PRIu64
+			  " attaches failed, %" PRIu64 " skipped (no SIGQUIT handler yet), %" PRIu64
+			  " requests dropped (queue full), %" PRIu64 " processes forgotten (table full)",
+			  c.jvms, c.perf_maps, c.failed, c.not_attachable, c.queue_full, c.table_full);
+}
+
 static void warn_kallsyms_hidden(struct daemon *d)
 {
 	if (d->kallsyms_hidden_logged || !symbolizer_stats(d->sym)->kallsyms_hidden)
@@ -332,6 +351,7 @@ int main(int argc, char **argv)
 		.python_publish = sampler_publish_python, .python_publish_ctx = &d.sampler,
 	});
 	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records || (!opts.no_trace_context && !d.traces) ||
+
 	    (opts.off_cpu && !d.off_cpu)) {
 		log_error("Out of memory");
 		goto out;
@@ -361,8 +381,9 @@ int main(int argc, char **argv)
 	}
 	/* Capabilities are per thread and a thread inherits its creator's: drop them before the first
 	 * thread starts (the exporter's sender, gRPC's own threads, the Kubernetes watcher, the metrics
-	 * server, the debuginfod worker), so none of them keeps CAP_BPF or CAP_PERFMON. What those threads
-	 * read (CA and key files, debug files) needs at most CAP_DAC_READ_SEARCH, which is kept. */
+	 * server, the debuginfod worker, the JVM attach thread), so none of them keeps CAP_BPF or
+	 * CAP_PERFMON. What those threads read (CA and key files, debug files, /proc/PID/maps) needs at
+	 * most CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE, which are kept. */
 	keep_bpf = privileges_bpf_needs_cap_here();
 	if (keep_bpf)
 		log_info("Keeping CAP_BPF: this kernel (before 5.19, kernel.unprivileged_bpf_disabled set) refuses "
@@ -374,6 +395,10 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	/* After the drop, as the other threads: it signals and connects to JVMs of the daemon's user. */
+	if (!opts.no_jvm_attach && !(d.jvm = jvm_attacher_new(JVM_PERF_MAP_REFRESH_MS)))
+		log_warn("Failed to start the JVM attach thread: JVMs are not asked for perf maps");
+	record_path_set_jvm(d.records, d.jvm);
 	start_kubernetes(&d);
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
@@ -418,6 +443,7 @@ int main(int argc, char **argv)
 	}
 	src = self_sources_of(&d);
 	self_report_log_counters(&src);
+	log_jvm_counters(d.jvm);
 	if (d.k8s)
 		k8s_log_counters(d.k8s);
 	if (write_output(&opts, p))
@@ -432,6 +458,7 @@ out:
 	profile_free(p);
 	sampler_close(d.sampler);
 	record_path_free(d.records);
+	jvm_attacher_free(d.jvm);
 	trace_table_free(d.traces);
 	off_cpu_free(d.off_cpu);
 	aggregate_free(d.off_agg);

@@ -10,7 +10,7 @@ packages=(
   protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
   libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev
   python3 python3-yaml systemd man-db chromium
-  libcmocka-dev rustc golang-go
+  libcmocka-dev rustc golang-go openjdk-17-jdk-headless curl
   openssl socat ca-certificates util-linux xz-utils binutils elfutils
   debhelper dpkg-dev fakeroot lintian git
 )

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "cfi.h"
+#include "go_unwind.h"
 #include "elf_cost.h"
 #include "debuginfo_fetch.h"
 #include "symbolizer.h"
@@ -106,6 +107,9 @@ bool elf_module_is_go(const struct elf_module *m);
 const char *elf_module_go_build_id(const struct elf_module *m);
 /* vaddr is in a function where Go's traceback ends (runtime.goexit, mstart, rt0_go...). */
 bool elf_module_go_top_frame(const struct elf_module *m, uint64_t vaddr);
+/* The Go traceback's rule of vaddr (runtimes/go/go_unwind.h): how to step to its caller from the SP
+ * delta of its function, or that the walk ends there; GO_UNWIND_NONE outside Go text. */
+enum go_unwind_kind elf_module_go_rule(const struct elf_module *m, uint64_t vaddr, struct cfi_rule *rule);
 /* DWARF was found (in the file or a separate debug file). */
 bool elf_module_has_dwarf(const struct elf_module *m);
 /* The separate debug file was found through .gnu_debuglink inside the process's root, a place its

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "go_unwind.h"
 #include "gopclntab.h"
 
 /* The Go linker's note: name "Go", type 4 (cmd/link ELF_NOTE_GOBUILDID_TAG), the id as text. */
@@ -34,6 +35,7 @@ static void find_sections(Elf *elf, const uint8_t *image, size_t size, struct go
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	bool go_module = false;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return;
@@ -56,7 +58,12 @@ static void find_sections(Elf *elf, const uint8_t *image, size_t size, struct go
 			g->pclntab = bytes;
 			g->pclntab_size = shdr.sh_size;
 			g->pclntab_vaddr = shdr.sh_addr;
-		} else if (!strcmp(name, ".noptrdata")) {
+		} else if (!strcmp(name, ".go.module")) {
+			/* Go 1.26+ gives runtime.firstmoduledata a section of its own. */
+			g->noptrdata = bytes;
+			g->noptrdata_size = shdr.sh_size;
+			go_module = true;
+		} else if (!strcmp(name, ".noptrdata") && !go_module) {
 			g->noptrdata = bytes;
 			g->noptrdata_size = shdr.sh_size;
 		} else if (!strcmp(name, ".note.go.buildid")) {
@@ -154,6 +161,11 @@ const char *elf_module_go_build_id(const struct elf_module *m)
 bool elf_module_go_top_frame(const struct elf_module *m, uint64_t vaddr)
 {
 	return m->go && gopclntab_top_frame(m->go, vaddr);
+}
+
+enum go_unwind_kind elf_module_go_rule(const struct elf_module *m, uint64_t vaddr, struct cfi_rule *rule)
+{
+	return m->go && gopclntab_covers(m->go, vaddr) ? go_unwind_rule(m->go, vaddr, rule) : GO_UNWIND_NONE;
 }
 
 /* Go text answered from the pclntab; false when vaddr is outside it (cgo's C code, or no table). */

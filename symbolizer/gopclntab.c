@@ -19,6 +19,9 @@
 #define FUNCDATA_INL_TREE 3
 /* _func.flag bit (Go 1.17+): the traceback stops at this function, a complete stack. */
 #define FUNC_FLAG_TOP_FRAME 1
+/* _func.flag bit (Go 1.17+): the function writes SP (a stack switch: systemstack, mcall, morestack,
+ * asmcgocall, gogo): its SP delta says nothing about where its caller's frame is. */
+#define FUNC_FLAG_SPWRITE 2
 /* A pc-value varint encodes a uint32: five bytes at most. */
 #define VARINT_MAX_BYTES 5
 /* Inline tree indices accepted (a function's tree has far fewer entries). */
@@ -26,6 +29,9 @@
 /* Words of runtime.moduledata up to gofunc: Go 1.20 added covctrs and ecovctrs before it. */
 #define MODULEDATA_GOFUNC_GO118 38
 #define MODULEDATA_GOFUNC_GO120 40
+/* Word of runtime.moduledata holding text (Go 1.18+): the base of entry offsets, which Go 1.26's
+ * external linker leaves as 0 in the table's header. */
+#define MODULEDATA_TEXT 22
 
 struct gopclntab {
 	enum gopclntab_version version;
@@ -51,7 +57,7 @@ struct gopclntab {
 struct go_func {
 	uint64_t entry, end;
 	size_t at;               /* offset of its _func in table */
-	uint32_t nameoff, pcfile, pcln, npcdata, cu;
+	uint32_t nameoff, pcsp, pcfile, pcln, npcdata, cu;
 	uint8_t flag, nfuncdata;
 };
 
@@ -196,6 +202,7 @@ static bool find_func(const struct gopclntab *t, uint64_t pc, struct go_func *f)
 					   : rd32(r) != functab_field(t, 2 * lo))
 		return false;
 	f->nameoff = rd32(r + t->off_name);
+	f->pcsp = rd32(r + t->off_name + 12);
 	f->pcfile = rd32(r + t->off_name + 16);
 	f->pcln = rd32(r + t->off_name + 20);
 	f->npcdata = rd32(r + t->off_name + 24);
@@ -314,23 +321,68 @@ unsigned gopclntab_lookup(const struct gopclntab *t, uint64_t pc, struct gopclnt
 	return n;
 }
 
-bool gopclntab_top_frame(const struct gopclntab *t, uint64_t pc)
+static bool func_is_top(const struct gopclntab *t, const struct go_func *f)
 {
 	static const char *const tops[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go" };
-	struct go_func f;
 	const char *name;
 
-	if (!find_func(t, pc, &f))
-		return false;
-	if (f.flag & FUNC_FLAG_TOP_FRAME)
+	if (f->flag & FUNC_FLAG_TOP_FRAME)
 		return true;
 	/* Go 1.16 has no flag (the byte is padding, 0): the functions Go 1.17 marks. */
-	if (t->version != GOPCLNTAB_GO116 || !(name = string_at(t, t->funcnametab, f.nameoff)))
+	if (t->version != GOPCLNTAB_GO116 || !(name = string_at(t, t->funcnametab, f->nameoff)))
 		return false;
 	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
 		if (!strcmp(name, tops[i]))
 			return true;
 	return false;
+}
+
+bool gopclntab_top_frame(const struct gopclntab *t, uint64_t pc)
+{
+	struct go_func f;
+
+	return find_func(t, pc, &f) && func_is_top(t, &f);
+}
+
+/* Functions whose frames the SP delta cannot step over, by name: the stack switches of Go 1.16 (no
+ * flags yet) and the signal trampolines, which run on the signal stack and return to the kernel,
+ * the interrupted context being in a ucontext on that stack and its frames on another. */
+static bool switches_stack(const struct gopclntab *t, const struct go_func *f)
+{
+	static const char *const names[] = {
+		"runtime.sigtramp", "runtime.cgoSigtramp", "runtime.sigreturn", "runtime.sigreturn__sigaction",
+		"runtime.morestack", "runtime.systemstack", "runtime.mcall", "runtime.asmcgocall", "runtime.gogo",
+	};
+	const char *name = string_at(t, t->funcnametab, f->nameoff);
+
+	if (!name)
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+bool gopclntab_frame_info(const struct gopclntab *t, uint64_t pc, struct gopclntab_frame_info *info)
+{
+	struct go_func f;
+
+	memset(info, 0, sizeof(*info));
+	if (!find_func(t, pc, &f))
+		return false;
+	info->entry = f.entry;
+	if (func_is_top(t, &f)) {
+		info->kind = GOPCLNTAB_FRAME_TOP;
+	} else if ((t->version != GOPCLNTAB_GO116 && (f.flag & FUNC_FLAG_SPWRITE)) || switches_stack(t, &f)) {
+		info->kind = GOPCLNTAB_FRAME_SWITCH;
+	} else {
+		info->kind = GOPCLNTAB_FRAME_CALL;
+		/* A negative delta or one past the table's own bound is garbage: no rule. */
+		if (!pcvalue(t, f.pcsp, &f, pc, &info->sp_delta) || info->sp_delta < 0 ||
+		    info->sp_delta > GOPCLNTAB_MAX_FRAME)
+			return false;
+	}
+	return true;
 }
 
 bool gopclntab_covers(const struct gopclntab *t, uint64_t pc)
@@ -340,10 +392,11 @@ bool gopclntab_covers(const struct gopclntab *t, uint64_t pc)
 
 /*
  * runtime.firstmoduledata in .noptrdata: the record that points to the table and its sub-tables
- * (checked word by word), whose gofunc is the base of Go 1.18+ funcdata offsets. Not found in an
- * unrelocated PIE (its pointers are zero in the file): then no inline trees.
+ * (checked word by word), whose gofunc is the base of Go 1.18+ funcdata offsets and whose text is
+ * the base of entry offsets when the header has none. Not found in an unrelocated PIE (its
+ * pointers are zero in the file): then no inline trees.
  */
-static void find_gofunc(struct gopclntab *t, const struct gopclntab_input *in)
+static void find_moduledata(struct gopclntab *t, const struct gopclntab_input *in, uint64_t *text)
 {
 	size_t w = t->ptrsize, gofunc = t->version == GOPCLNTAB_GO118 ? MODULEDATA_GOFUNC_GO118
 								    : MODULEDATA_GOFUNC_GO120;
@@ -360,8 +413,17 @@ static void find_gofunc(struct gopclntab *t, const struct gopclntab_input *in)
 			continue;
 		t->gofunc = rdptr(md + gofunc * w, t->ptrsize);
 		t->has_gofunc = segment_at(t, t->gofunc, 1) != NULL;
+		*text = rdptr(md + MODULEDATA_TEXT * w, t->ptrsize);
 		return;
 	}
+}
+
+/* addr lies in the .text section (any nonzero address when its bounds are unknown). */
+static bool in_text(const struct gopclntab_input *in, uint64_t addr)
+{
+	if (!in->text_size)
+		return addr != 0;
+	return addr >= in->text_vaddr && addr - in->text_vaddr < in->text_size;
 }
 
 /* The header: version, sizes and the sub-tables' offsets, each inside the table. */
@@ -427,11 +489,18 @@ struct gopclntab *gopclntab_open(const struct gopclntab_input *in)
 	if (r)
 		goto fail;
 	r = -EINVAL;
+	t->nsegments = in->nsegments < GOPCLNTAB_MAX_SEGMENTS ? in->nsegments : GOPCLNTAB_MAX_SEGMENTS;
+	if (t->nsegments)
+		memcpy(t->segments, in->segments, t->nsegments * sizeof(*t->segments));
 	if (t->version != GOPCLNTAB_GO116) {
+		uint64_t text = 0;
+
+		find_moduledata(t, in, &text);
 		t->text_start = rdptr(in->table + 8 + 2 * t->ptrsize, t->ptrsize);
-		/* An unrelocated PIE holds 0 there: the .text section is the base, as debug/gosym takes it. */
-		if (in->text_size && (t->text_start < in->text_vaddr || t->text_start - in->text_vaddr >= in->text_size))
-			t->text_start = in->text_vaddr;
+		/* 0 there: Go 1.26's external linker (cgo) leaves it to runtime.firstmoduledata.text; an
+		 * unrelocated PIE has neither, and the .text section is the base, as debug/gosym takes it. */
+		if (!in_text(in, t->text_start))
+			t->text_start = in_text(in, text) ? text : in->text_vaddr;
 	}
 	if (!t->nfunc || t->nfunc > (t->size - t->pclntab) / t->field / 2 ||
 	    (2 * t->nfunc + 1) * t->field > t->size - t->pclntab)
@@ -448,11 +517,6 @@ struct gopclntab *gopclntab_open(const struct gopclntab_input *in)
 	t->max_pc = prev;
 	if (t->min_pc >= t->max_pc)
 		goto fail;
-	t->nsegments = in->nsegments < GOPCLNTAB_MAX_SEGMENTS ? in->nsegments : GOPCLNTAB_MAX_SEGMENTS;
-	if (t->nsegments)
-		memcpy(t->segments, in->segments, t->nsegments * sizeof(*t->segments));
-	if (t->version != GOPCLNTAB_GO116)
-		find_gofunc(t, in);
 	return t;
 
 fail:

@@ -41,7 +41,9 @@ struct gopclntab_input {
 	uint64_t table_vaddr;        /* its address (what runtime.firstmoduledata points to) */
 	uint64_t text_vaddr, text_size; /* the .text section: the PCs' base when the header's textStart
 					   is not inside it (unrelocated PIE); 0 when unknown */
-	const uint8_t *noptrdata;    /* .noptrdata, where the linker puts runtime.firstmoduledata, whose
+	const uint8_t *noptrdata;    /* .noptrdata (Go 1.26+: .go.module), where the linker puts
+					runtime.firstmoduledata, whose text is the base of entry offsets when
+					the header has none (Go 1.26's external linking), and whose
 					gofunc is the base of Go 1.18+ funcdata offsets; NULL: none */
 	size_t noptrdata_size;
 	const struct gopclntab_segment *segments; /* to read inline trees by address; copied */
@@ -61,6 +63,28 @@ struct gopclntab;
 struct gopclntab *gopclntab_open(const struct gopclntab_input *in);
 void gopclntab_free(struct gopclntab *t);
 
+/* Largest SP delta taken from a pcsp table (Go's biggest frames are far smaller). */
+#define GOPCLNTAB_MAX_FRAME (1 << 24)
+
+enum gopclntab_frame_kind {
+	GOPCLNTAB_FRAME_CALL = 0, /* an ordinary function: sp_delta steps to its caller */
+	GOPCLNTAB_FRAME_TOP,      /* where Go's traceback ends (runtime.goexit, mstart, rt0_go) */
+	GOPCLNTAB_FRAME_SWITCH,   /* a stack switch (flag SPWRITE: systemstack, mcall, morestack,
+				     asmcgocall, gogo) or a signal trampoline (sigtramp): the caller's
+				     frames are on another stack */
+};
+
+/* How to step from a pc of Go text to its caller, from the function's pcsp table and flags. */
+struct gopclntab_frame_info {
+	enum gopclntab_frame_kind kind;
+	int32_t sp_delta; /* GOPCLNTAB_FRAME_CALL: bytes the function has pushed below its entry's sp
+			     at pc (the return address not counted): the return address is at
+			     sp + sp_delta, the caller's sp just above it */
+	uint64_t entry;   /* the function's first pc */
+};
+
+/* The stepping of pc into *info; false when no function covers pc or its pcsp table is malformed. */
+bool gopclntab_frame_info(const struct gopclntab *t, uint64_t pc, struct gopclntab_frame_info *info);
 /* pc lies in the table's functions (the text it describes). */
 bool gopclntab_covers(const struct gopclntab *t, uint64_t pc);
 /*

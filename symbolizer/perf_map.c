@@ -10,6 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "jvm_names.h"
+
 /* Longest line looked at: "START SIZE " and a name of PERF_MAP_MAX_NAME; the rest is skipped. */
 #define LINE_MAX_BYTES (PERF_MAP_MAX_NAME + 64)
 
@@ -70,6 +72,7 @@ static bool parse_line(char *line, uint64_t *start, uint64_t *size, char **name)
 	*name = end + 1;
 	if (strlen(*name) > PERF_MAP_MAX_NAME)
 		(*name)[PERF_MAP_MAX_NAME] = 0;
+	jvm_names_method(*name); /* HotSpot's "long Hot.mix(long)": Hot.mix */
 	return **name != 0;
 }
 

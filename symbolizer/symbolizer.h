@@ -145,6 +145,9 @@ struct symbolizer_stats {
 				      Go 1.16): their frames come from symbols and DWARF if any */
 	uint64_t go_frames;        /* lookups answered from a Go function table */
 	uint64_t go_top_frames;    /* unwinds that ended at a Go top frame (runtime.goexit, mstart...) */
+	uint64_t go_stack_switches; /* unwinds that ended at a Go stack switch (systemstack, mcall,
+				       morestack, asmcgocall) or signal trampoline: callers on another stack */
+	uint64_t go_sp_frames;     /* frames of Go text without CFI stepped with Go's SP-delta table */
 	uint64_t debuginfod_reloaded; /* modules reopened because their debug file arrived */
 	struct python_cache_stats python; /* CPython code objects (refreshed by every call) */
 	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);

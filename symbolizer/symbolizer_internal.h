@@ -56,6 +56,14 @@ struct cached_module {
 struct rule_slot {
 	uint64_t serial, vaddr;
 	struct cfi_rule rule;
+	uint8_t source;       /* enum rule_source: where the rule came from, for the counters */
+};
+
+enum rule_source {
+	RULE_CFI = 0,   /* the module's CFI (or none: rule.found false) */
+	RULE_GO_SP,     /* a Go function's SP delta (no CFI covered it) */
+	RULE_GO_TOP,    /* a Go top frame: the walk ends, complete */
+	RULE_GO_SWITCH, /* a Go stack switch or signal trampoline: the walk ends, complete */
 };
 
 struct sym_map {

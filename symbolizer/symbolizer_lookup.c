@@ -86,15 +86,39 @@ static size_t rule_slot_of(uint64_t serial, uint64_t vaddr)
 	return (size_t)(h >> 32) & (RULE_CACHE_SLOTS - 1);
 }
 
-/* Where Go's traceback ends: the CFA is sp and the return address undefined, so the walk ends at
- * this frame as complete (UNWIND_END_ENTRY); what lies beyond is another stack or garbage. */
-static const struct cfi_rule go_top_frame_rule = {
-	.found = true,
-	.cfa = { .kind = CFI_EXPR_VALUE, .first = 0, .n = 1 },
-	.ra = { .kind = CFI_EXPR_UNDEFINED },
-	.nops = 1,
-	.ops = { { .atom = DW_OP_breg0 + CFI_REG_SP } },
-};
+/* The rule of a module's vaddr when the cache misses: where Go's traceback ends first (even with
+ * CFI: a stripped and a full build of one program show the same stacks), then the module's CFI,
+ * then, for Go text without CFI, the SP delta of Go's function table. */
+static void compile_rule(struct symbolizer *s, struct cached_module *module, uint64_t vaddr, struct rule_slot *slot)
+{
+	struct cfi_rule go;
+	enum go_unwind_kind kind = elf_module_go_rule(module->elf, vaddr, &go);
+
+	slot->source = RULE_CFI;
+	if (kind == GO_UNWIND_TOP || kind == GO_UNWIND_SWITCH) {
+		slot->rule = go;
+		slot->source = kind == GO_UNWIND_TOP ? RULE_GO_TOP : RULE_GO_SWITCH;
+		return;
+	}
+	if (elf_module_cfi_rule(module->elf, vaddr, &slot->rule)) {
+		s->stats.cfi_rule_errors++;
+		slot->rule.found = false; /* remembered as "no rule": the walker tries frame pointers */
+	}
+	if (!slot->rule.found && kind == GO_UNWIND_STEP) {
+		slot->rule = go;
+		slot->source = RULE_GO_SP;
+	}
+}
+
+static void count_rule(struct symbolizer *s, const struct rule_slot *slot)
+{
+	switch (slot->source) {
+	case RULE_GO_SP: s->stats.go_sp_frames++; break;
+	case RULE_GO_TOP: s->stats.go_top_frames++; break;
+	case RULE_GO_SWITCH: s->stats.go_stack_switches++; break;
+	default: break;
+	}
+}
 
 /* unwind_rule_fn: the rule of a runtime pc through the process's mapping and the module's CFI. */
 static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
@@ -114,20 +138,15 @@ static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 		return NULL;
 	module->last_used = ++s->tick;
 	module->generation = s->generation;
-	if (elf_module_go_top_frame(module->elf, vaddr)) {
-		s->stats.go_top_frames++;
-		return &go_top_frame_rule;
-	}
 	slot = &s->rules[rule_slot_of(module->serial, vaddr)];
 	if (slot->serial == module->serial && slot->vaddr == vaddr) {
 		s->stats.cfi_rule_cache_hits++;
+		count_rule(s, slot);
 		return &slot->rule;
 	}
 	s->stats.cfi_rule_cache_misses++;
-	if (elf_module_cfi_rule(module->elf, vaddr, &slot->rule)) {
-		s->stats.cfi_rule_errors++;
-		slot->rule.found = false; /* remembered as "no rule": the walker tries frame pointers */
-	}
+	compile_rule(s, module, vaddr, slot);
+	count_rule(s, slot);
 	slot->serial = module->serial;
 	slot->vaddr = vaddr;
 	symbolizer__module_measure(s, module);

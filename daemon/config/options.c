@@ -27,6 +27,7 @@ static const struct option long_options[] = {
 	{ "container", required_argument, NULL, OPT_CONTAINER },
 	{ "command-line", no_argument, NULL, OPT_COMMAND_LINE },
 	{ "no-trace-context", no_argument, NULL, OPT_NO_TRACE_CONTEXT },
+	{ "no-jvm-attach", no_argument, NULL, OPT_NO_JVM_ATTACH },
 	{ "kubernetes", required_argument, NULL, OPT_KUBERNETES },
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -265,6 +266,9 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		break;
 	case OPT_NO_TRACE_CONTEXT:
 		opts->no_trace_context = true;
+		break;
+	case OPT_NO_JVM_ATTACH:
+		opts->no_jvm_attach = true;
 		break;
 	case OPT_COMMAND_LINE:
 		opts->command_line = true;

@@ -83,6 +83,7 @@ struct options {
 	bool quiet;
 	struct export_config export; /* OTLP collector: flags, then OTEL_* variables (owned) */
 	bool no_trace_context;    /* --no-trace-context: no OTEP 4719/4947 reading, no links */
+	bool no_jvm_attach;       /* --no-jvm-attach: JVMs are not asked for their perf maps */
 	bool off_cpu;             /* --off-cpu: also where threads wait (sched_switch) */
 	uint64_t off_cpu_threshold_ns; /* waits shorter than this are not reported */
 	double off_cpu_probability;    /* of a switch-out taking stacks, (0, 1] */

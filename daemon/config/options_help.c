@@ -36,6 +36,8 @@ void options_print_help(FILE *out)
 		"      --command-line        add process.command_line to each process (it can hold secrets)\n"
 		"      --no-trace-context    do not read the processes' OpenTelemetry process and thread contexts\n"
 		"                            (OTEP 4719, 4947): no resource attributes from them, no links to spans\n"
+		"      --no-jvm-attach       do not ask running HotSpot JVMs for their perf maps (attach\n"
+		"                            protocol, jcmd Compiler.perfmap): their JIT frames stay unnamed\n"
 		"      --kubernetes=MODE     auto, on or off: name pods, namespaces and containers from the\n"
 		"                            Kubernetes API (in-cluster service account; default auto: on\n"
 		"                            when KUBERNETES_SERVICE_HOST is set)\n"

@@ -262,8 +262,13 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_samples_total", NULL, "result=\"malformed_window\"", m->unwind.malformed),
 		C("unwind_truncated_total", "unwound stacks cut by the copied window or the depth bound", NULL,
 		  m->unwind.truncated),
-		C("unwind_frames_total", "frames unwound, by method", "method=\"cfi\"", y->unwind_frames_cfi),
+		C("unwind_frames_total", "frames unwound, by method", "method=\"cfi\"",
+		  y->unwind_frames_cfi - y->go_sp_frames),
 		C("unwind_frames_total", NULL, "method=\"frame_pointer\"", y->unwind_frames_fp),
+		C("unwind_frames_total", NULL, "method=\"go_sp_delta\"", y->go_sp_frames),
+		C("unwind_go_ends_total", "walks ended where Go's traceback stops, by where", "at=\"top_frame\"",
+		  y->go_top_frames),
+		C("unwind_go_ends_total", NULL, "at=\"stack_switch\"", y->go_stack_switches),
 		C("unwind_window_bytes_total", "user stack bytes copied by the BPF program", NULL, m->unwind.window_bytes),
 		C("unwind_window_stack_tops_total", "windows ended at the top of the thread's stack, by how it was "
 		  "known", "how=\"unreadable_page\"", m->bpf[OTELPROF_CNT_STACK_TOP_LEARNED]),
@@ -343,13 +348,23 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("python_code_cache_evicted_total", "code objects dropped to keep the cache's bounds", NULL,
 		  pc->codes_evicted),
 	};
+	struct series jvm[] = {
+		C("jvm_processes_total", "HotSpot JVMs found among the sampled processes", NULL, m->jvm.jvms),
+		C("jvm_perf_maps_total", "perf maps asked of JVMs through the attach protocol, by result",
+		  "result=\"written\"", m->jvm.perf_maps),
+		C("jvm_perf_maps_total", NULL, "result=\"failed\"", m->jvm.failed),
+		C("jvm_perf_maps_total", NULL, "result=\"no_sigquit_handler\"", m->jvm.not_attachable),
+		C("jvm_dropped_total", "processes not checked for a JVM, by reason", "reason=\"queue_full\"",
+		  m->jvm.queue_full),
+		C("jvm_dropped_total", NULL, "reason=\"table_full\"", m->jvm.table_full),
+	};
 	static char end_labels[UNWIND_END_MAX][48];
 	static char reject_labels[TRACE_REJECT_MAX][48];
 
 	/* Every series below, each optional part on, fits with a slot to spare (test-self-metrics takes a
 	 * full s[] for a cut one): a series added past the bound fails the build, not /metrics. */
 	_Static_assert(N(all) + N(unwinding) + UNWIND_END_MAX + N(traces) + TRACE_REJECT_MAX + N(exported) + N(kube) +
-		       N(off_cpu) + N(python) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
+		       N(off_cpu) + N(python) + N(jvm) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
 	for (size_t i = 0; i < N(all) && n < max; i++)
 		s[n++] = all[i];
 	for (size_t i = 0; i < N(unwinding) && n < max; i++)
@@ -377,6 +392,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		s[n++] = off_cpu[i];
 	for (size_t i = 0; i < N(python) && n < max; i++)
 		s[n++] = python[i];
+	for (size_t i = 0; m->jvm_enabled && i < N(jvm) && n < max; i++)
+		s[n++] = jvm[i];
 	return n;
 }
 

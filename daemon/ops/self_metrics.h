@@ -19,6 +19,7 @@
 #include "records.h"
 #include "symbolizer.h"
 #include "sampling/off_cpu.h"
+#include "jvm_attacher.h"
 #include "sampling/python_sample.h"
 #include "sampling/python_walk.h"
 #include "sampling/unwind_sample.h"
@@ -54,6 +55,8 @@ struct self_metrics {
 	struct python_table_counters python_processes; /* CPython processes found (docs/python.md) */
 	struct python_sample_counters python; /* Python frames put in stacks */
 	enum python_walk_form python_bpf_walk; /* the BPF Python frame walk loaded */
+	bool jvm_enabled;                 /* JVMs are asked for perf maps (no --no-jvm-attach) */
+	struct jvm_attacher_counters jvm; /* what the JVM room did (docs/java.md) */
 };
 
 /* What the main loop keeps between ticks to judge readiness and write the periodic summary. */

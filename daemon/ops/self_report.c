@@ -55,6 +55,10 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		sampler_off_cpu_counters(src->sampler, m->off_cpu_bpf);
 		m->off_cpu = *off_cpu_counters(src->off_cpu);
 	}
+	if (src->jvm) {
+		m->jvm_enabled = true;
+		jvm_attacher_counters(src->jvm, &m->jvm);
+	}
 	self_metrics_read_process(m);
 }
 

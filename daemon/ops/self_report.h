@@ -39,6 +39,7 @@ struct self_sources {
 	struct metrics_server *metrics;  /* NULL without --metrics-address */
 	struct trace_table *traces;      /* NULL with --no-trace-context */
 	struct off_cpu *off_cpu;         /* NULL without --off-cpu */
+	struct jvm_attacher *jvm;        /* NULL with --no-jvm-attach */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

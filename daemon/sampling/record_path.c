@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "jvm_attacher.h"
 #include "process/process_table.h"
 #include "process/python_table.h"
 #include "process/trace_table.h"
@@ -15,6 +16,8 @@
 #include "symbolizer.h"
 
 #define MAX_SETTLING 1024
+/* A sampled process is shown to the JVM room at its first sample and every this many after. */
+#define JVM_SEEN_EVERY 256
 
 struct settling {
 	uint32_t pid;
@@ -26,6 +29,7 @@ struct record_path {
 	struct process_table *processes; /* borrowed */
 	struct aggregate *agg;           /* borrowed */
 	struct trace_table *traces;      /* borrowed, or NULL */
+	struct jvm_attacher *jvm;        /* borrowed, or NULL */
 	uint8_t link[AGG_LINK_MAX];      /* the link of the sample being added */
 	struct off_cpu *off_cpu;         /* borrowed, may be NULL */
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
@@ -217,6 +221,19 @@ static void python_check(struct record_path *rp, const struct otelprof_sample *s
 		symbolizer_python_attach(rp->sym, (pid_t)s->pid, pi->instance, &e->proc.layout, e->proc.code_type);
 }
 
+void record_path_set_jvm(struct record_path *rp, struct jvm_attacher *jvm)
+{
+	rp->jvm = jvm;
+}
+
+/* Tell the JVM room of a process's first sample, and of every JVM_SEEN_EVERY-th after (it asks a
+ * JVM for its perf map again at most once per refresh period: code compiled since gets named). */
+static void jvm_check(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
+{
+	if (rp->jvm && pi && (pi->samples == 1 || !(pi->samples % JVM_SEEN_EVERY)))
+		jvm_attacher_seen(rp->jvm, (pid_t)s->pid, s->process_start_ns);
+}
+
 /* The Python frames of a CPython process's sample, in its stack. */
 static const struct otelprof_sample *python_frames(struct record_path *rp, const struct otelprof_sample *s,
 						   const struct process_info *pi, const void *data, size_t size)
@@ -282,6 +299,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		if (pi)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
 		python_check(rp, s, pi);
+		jvm_check(rp, s, pi);
 		link_len = sample_link(rp, s, pi);
 		s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
 				  &rp->counters.unwind);

@@ -40,6 +40,7 @@
 #define EXEC_SETTLE_MS 10
 
 struct aggregate;
+struct jvm_attacher;
 struct off_cpu;
 struct process_table;
 struct symbolizer;
@@ -77,6 +78,10 @@ void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_u
 
 /* The sampler's callback (sampler_record_fn): ctx is the record path. */
 void record_path_handle(void *ctx, const void *data, size_t size);
+
+/* HotSpot JVMs (runtimes/jvm/jvm_attacher.h, borrowed): told of the processes sampled, to make the
+ * JVMs among them write their perf maps; NULL (the default): not asked (--no-jvm-attach). */
+void record_path_set_jvm(struct record_path *rp, struct jvm_attacher *jvm);
 
 /* Read again the mappings of the programs exec'd at least EXEC_SETTLE_MS before now (CLOCK_MONOTONIC). */
 void record_path_settle(struct record_path *rp, uint64_t now);

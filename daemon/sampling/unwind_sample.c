@@ -136,11 +136,13 @@ void unwind_sample_log(const struct unwind_sample_counters *u, const struct symb
 		 u->kept_fp, u->fp_longer, unwind_sample_quantile_us(u, 0.5),
 		 unwind_sample_quantile_us(u, 0.9), u->ns / 1e3 / u->windows);
 	log_debug("unwind: %" PRIu64 " stack bytes received (%" PRIu64 " per sample), %" PRIu64 " malformed windows; "
-		  "frames: %" PRIu64 " CFI, %" PRIu64 " frame pointer; rules: %" PRIu64 " cached, %" PRIu64
+		  "frames: %" PRIu64 " CFI, %" PRIu64 " frame pointer, %" PRIu64 " of Go text by its SP delta; Go ends: %" PRIu64
+		  " top frames, %" PRIu64 " stack switches; rules: %" PRIu64 " cached, %" PRIu64
 		  " compiled, %" PRIu64 " refused; ends: entry %" PRIu64 ", truncated %" PRIu64 ", depth %" PRIu64
 		  ", no rule %" PRIu64 ", bad read %" PRIu64 ", not growing %" PRIu64 ", bad expression %" PRIu64
 		  ", bad ip %" PRIu64, u->window_bytes, u->window_bytes / u->windows, u->malformed,
-		  ss->unwind_frames_cfi, ss->unwind_frames_fp, ss->cfi_rule_cache_hits, ss->cfi_rule_cache_misses,
+		  ss->unwind_frames_cfi - ss->go_sp_frames, ss->unwind_frames_fp, ss->go_sp_frames, ss->go_top_frames,
+		  ss->go_stack_switches, ss->cfi_rule_cache_hits, ss->cfi_rule_cache_misses,
 		  ss->cfi_rule_errors, ss->unwind_ends[UNWIND_END_ENTRY], ss->unwind_ends[UNWIND_END_TRUNCATED],
 		  ss->unwind_ends[UNWIND_END_DEPTH], ss->unwind_ends[UNWIND_END_NO_RULE],
 		  ss->unwind_ends[UNWIND_END_BAD_READ], ss->unwind_ends[UNWIND_END_NOT_GROWING],

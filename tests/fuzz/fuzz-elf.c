@@ -41,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			elf_module_symbolize(m, vaddr, &frame);
 			elf_module_symbolize(m, vaddr + 1, &frame);
 			elf_module_go_top_frame(m, vaddr);
+			elf_module_go_rule(m, vaddr, &rule);
 			elf_module_cfi_rule(m, vaddr, &rule);
 		}
 	}
@@ -50,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint64_t pc = 0x401000; pc < 0x481000; pc += 0x1f3d) {
 		elf_module_symbolize(m, pc, &frame);
 		elf_module_go_top_frame(m, pc);
+		elf_module_go_rule(m, pc, &rule);
 	}
 	elf_module_cfi_rule(m, 0x1000, &rule);
 	elf_module_cfi_rule(m, 0x401000, &rule);

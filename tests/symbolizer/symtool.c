@@ -61,9 +61,10 @@ static void print_stats(const struct symbolizer_stats *s)
 	       s->debuglink_too_big, s->modules_too_big);
 	printf("stats3\tmodules_share_refused=%" PRIu64 "\tperf_map_bytes=%" PRIu64 "\tperf_maps_refused=%" PRIu64
 	       "\tperf_maps_too_big=%" PRIu64 "\tperf_maps_evicted=%" PRIu64 "\tgo_tables=%" PRIu64
-	       "\tgo_tables_refused=%" PRIu64 "\tgo_frames=%" PRIu64 "\tgo_top_frames=%" PRIu64 "\n",
+	       "\tgo_tables_refused=%" PRIu64 "\tgo_frames=%" PRIu64 "\tgo_top_frames=%" PRIu64 "\tgo_stack_switches=%" PRIu64 "\tgo_sp_frames=%" PRIu64 "\n",
 	       s->modules_share_refused, s->perf_map_bytes, s->perf_maps_refused, s->perf_maps_too_big,
-	       s->perf_maps_evicted, s->go_tables, s->go_tables_refused, s->go_frames, s->go_top_frames);
+	       s->perf_maps_evicted, s->go_tables, s->go_tables_refused, s->go_frames, s->go_top_frames,
+	       s->go_stack_switches, s->go_sp_frames);
 }
 
 static void elf_command(const char *path, const uint64_t *vaddrs, size_t n, const char *const *dirs, size_t max_bytes)

@@ -13,7 +13,9 @@
 
 #include <cmocka.h>
 
+#include "go_unwind.h"
 #include "gopclntab.h"
+#include "unwind.h"
 
 #define TEXT 0x401000ULL
 #define TREE_VADDR 0x600000ULL  /* where the inline tree is "loaded" */
@@ -59,12 +61,14 @@ struct fixture {
 	struct buf table, tree, noptr;
 	struct gopclntab_segment segs[2];
 	struct gopclntab_input in;
+	size_t text_start_at; /* Go 1.18+: where the header's textStart is in the table */
 };
 
 /*
  * Two functions: main.outer [TEXT, TEXT + 0x40) with main.inner inlined at [0x20, 0x30) (called
  * from the instruction at 0x08), and runtime.goexit [TEXT + 0x40, TEXT + 0x50), a top frame.
- * Files: a.go on [0, 0x20), b.go after; lines 10 on [0, 0x10), 20 after.
+ * Files: a.go on [0, 0x20), b.go after; lines 10 on [0, 0x10), 20 after. main.outer's SP delta:
+ * 0 on [0, 0x04) (before its prologue), 0x18 on [0x04, 0x3c), 0 on [0x3c, 0x40) (after its epilogue).
  */
 static void build(struct fixture *fx, enum gopclntab_version v)
 {
@@ -75,9 +79,10 @@ static void build(struct fixture *fx, enum gopclntab_version v)
 	static const uint8_t pcln[] = { 22, 0x10, 20, 0x30, 0 };
 	static const uint8_t pcinl[] = { 0, 0x20, 2, 0x10, 1, 0x10, 0 };
 	static const uint8_t pczero[] = { 2, 0x10, 0 }; /* goexit: value 0 */
+	static const uint8_t pcsp[] = { 2, 0x04, 0x30, 0x38, 0x2f, 0x04, 0 };
 	struct buf *t = &fx->table;
 	size_t hdr_words = v == GOPCLNTAB_GO116 ? 7 : 8, hdr, names_at, cu_at, files_at, pc_at, ln_at;
-	size_t file_off, ln_off, inl_off, zero_off, functab, f[2];
+	size_t file_off, ln_off, inl_off, zero_off, sp_off, functab, f[2];
 	bool new = v != GOPCLNTAB_GO116;
 
 	memset(fx, 0, sizeof(*fx));
@@ -97,6 +102,7 @@ static void build(struct fixture *fx, enum gopclntab_version v)
 	ln_off = put(t, pcln, sizeof(pcln)) - pc_at;
 	inl_off = put(t, pcinl, sizeof(pcinl)) - pc_at;
 	zero_off = put(t, pczero, sizeof(pczero)) - pc_at;
+	sp_off = put(t, pcsp, sizeof(pcsp)) - pc_at;
 	align(t, 8);
 	ln_at = t->n; /* pclntab: the function table, then the records */
 	functab = t->n;
@@ -110,7 +116,8 @@ static void build(struct fixture *fx, enum gopclntab_version v)
 		f[i] = t->n;
 		new ? put32(t, outer ? 0 : 0x40) : put64(t, TEXT + (outer ? 0 : 0x40));
 		put32(t, outer ? 1 : 23);                      /* nameoff */
-		put32(t, 0), put32(t, 0), put32(t, 0);         /* args, deferreturn, pcsp */
+		put32(t, 0), put32(t, 0);                      /* args, deferreturn */
+		put32(t, (uint32_t)(outer ? sp_off : zero_off)); /* pcsp */
 		put32(t, (uint32_t)(outer ? file_off : zero_off));
 		put32(t, (uint32_t)(outer ? ln_off : zero_off));
 		put32(t, outer ? 3 : 0);                       /* npcdata */
@@ -169,6 +176,8 @@ static void build(struct fixture *fx, enum gopclntab_version v)
 	if (new) {
 		uint64_t words[41] = { TABLE_VADDR, TABLE_VADDR + names_at };
 
+		words[22] = TEXT; /* text */
+
 		words[4] = TABLE_VADDR + cu_at;
 		words[7] = TABLE_VADDR + files_at;
 		words[10] = TABLE_VADDR + pc_at;
@@ -176,6 +185,7 @@ static void build(struct fixture *fx, enum gopclntab_version v)
 		put64(&fx->noptr, 0x1234); /* not at the section's start */
 		put(&fx->noptr, words, sizeof(words));
 	}
+	fx->text_start_at = new ? hdr + 16 : 0;
 	fx->segs[0] = (struct gopclntab_segment){ .vaddr = TREE_VADDR, .data = fx->tree.b, .size = fx->tree.n };
 	fx->segs[1] = (struct gopclntab_segment){ .vaddr = GOFUNC, .data = fx->tree.b, .size = 1 };
 	fx->in = (struct gopclntab_input){
@@ -240,6 +250,82 @@ static void check_version(enum gopclntab_version v)
 	gopclntab_free(t);
 }
 
+/* unwind_rule_fn over one table: the rule the Go unwinder compiles for pc. */
+struct go_rules {
+	struct gopclntab *t;
+	struct cfi_rule rule;
+	enum go_unwind_kind kinds[4];
+	unsigned n;
+};
+
+static const struct cfi_rule *go_rule(void *ctx, uint64_t pc)
+{
+	struct go_rules *g = ctx;
+	enum go_unwind_kind kind = go_unwind_rule(g->t, pc, &g->rule);
+
+	if (g->n < 4)
+		g->kinds[g->n++] = kind;
+	return kind == GO_UNWIND_NONE ? NULL : &g->rule;
+}
+
+/* main.outer's SP delta at each pc, and a walk from inside its frame to runtime.goexit. */
+static void check_sp_delta(enum gopclntab_version v)
+{
+	struct fixture fx;
+	struct gopclntab_frame_info info;
+	struct go_rules g = { 0 };
+	struct unwind_result result;
+	uint64_t stack[4] = { 0 }, ips[8];
+	const uint64_t sp = 0x7ffd0000;
+
+	build(&fx, v);
+	assert_non_null(g.t = gopclntab_open(&fx.in));
+	assert_true(gopclntab_frame_info(g.t, TEXT, &info));
+	assert_int_equal(info.kind, GOPCLNTAB_FRAME_CALL);
+	assert_int_equal(info.sp_delta, 0);
+	assert_true(gopclntab_frame_info(g.t, TEXT + 0x10, &info));
+	assert_int_equal(info.sp_delta, 0x18);
+	assert_int_equal(info.entry, TEXT);
+	assert_true(gopclntab_frame_info(g.t, TEXT + 0x3d, &info));
+	assert_int_equal(info.sp_delta, 0);
+	assert_true(gopclntab_frame_info(g.t, TEXT + 0x44, &info));
+	assert_int_equal(info.kind, GOPCLNTAB_FRAME_TOP);
+	assert_false(gopclntab_frame_info(g.t, TEXT + 0x50, &info));
+
+	/* At outer + 0x10, 0x18 bytes pushed: the caller's bp at sp + 0x10, the return address (into
+	 * runtime.goexit) at sp + 0x18. The walk ends at goexit, complete. */
+	stack[2] = sp + 0x100;
+	stack[3] = TEXT + 0x44;
+	unwind_stack(&(struct unwind_regs){ .ip = TEXT + 0x10, .sp = sp, .bp = 1 },
+		     &(struct unwind_window){ .sp = sp, .data = (const uint8_t *)stack, .size = sizeof(stack) },
+		     go_rule, &g, ips, 8, &result);
+	assert_int_equal(result.n, 2);
+	assert_int_equal(result.end, UNWIND_END_ENTRY);
+	assert_int_equal(ips[1], TEXT + 0x44);
+	assert_int_equal(g.kinds[0], GO_UNWIND_STEP);
+	assert_int_equal(g.kinds[1], GO_UNWIND_TOP);
+	gopclntab_free(g.t);
+
+	/* Go 1.26's external linker leaves textStart 0: runtime.firstmoduledata's text is the base. */
+	if (v != GOPCLNTAB_GO116) {
+		struct gopclntab_frame fr[2];
+		bool truncated;
+
+		set64(&fx.table, fx.text_start_at, 0);
+		fx.in.text_vaddr = TEXT - 0x100; /* the section starts before Go's text (C code) */
+		fx.in.text_size = 0x200;
+		assert_non_null(g.t = gopclntab_open(&fx.in));
+		assert_int_equal(gopclntab_lookup(g.t, TEXT + 0x05, fr, 2, &truncated), 1);
+		assert_string_equal(fr[0].function, "main.outer");
+		gopclntab_free(g.t);
+	}
+}
+
+static void test_sp_delta(void **state)
+{
+	check_sp_delta(*(const enum gopclntab_version *)*state);
+}
+
 /* state: the enum gopclntab_version to build and read. */
 static void test_version(void **state)
 {
@@ -251,6 +337,7 @@ static void exercise(const struct gopclntab_input *in)
 {
 	struct gopclntab *t = gopclntab_open(in);
 	struct gopclntab_frame fr[4];
+	struct gopclntab_frame_info info;
 	bool truncated;
 
 	if (!t)
@@ -263,6 +350,7 @@ static void exercise(const struct gopclntab_input *in)
 			assert_true(strlen(fr[i].function) < in->table_size);
 		}
 		gopclntab_top_frame(t, pc);
+		gopclntab_frame_info(t, pc, &info);
 	}
 	gopclntab_free(t);
 }
@@ -327,6 +415,9 @@ int main(void)
 		cmocka_unit_test_prestate(test_version, &versions[0]),
 		cmocka_unit_test_prestate(test_version, &versions[1]),
 		cmocka_unit_test_prestate(test_version, &versions[2]),
+		cmocka_unit_test_prestate(test_sp_delta, &versions[0]),
+		cmocka_unit_test_prestate(test_sp_delta, &versions[1]),
+		cmocka_unit_test_prestate(test_sp_delta, &versions[2]),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_not_pclntab),
 	};

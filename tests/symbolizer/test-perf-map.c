@@ -45,6 +45,32 @@ static void test_parse_lookup(void **state)
 	perf_map_free(m);
 }
 
+/* HotSpot's perf map (jcmd Compiler.perfmap): methods as Class.method, its other blobs as named. */
+static void test_jvm_names(void **state)
+{
+	struct perf_map *m = parse(
+		"1000 10 long Hot.mix(long)\n"
+		"2000 10 void java.util.HashMap.resize()\n"
+		"3000 10 java.lang.Object[] java.util.Arrays.copyOf(java.lang.Object[], int)\n"
+		"4000 10 Interpreter\n"
+		"5000 10 StubRoutines (1)\n"
+		"6000 10 LazyCompile:~main /app/index.js:1\n"
+		"7000 10 void f(int)\n"
+		"8000 10 int a.b(c(d))\n");
+
+	assert_non_null(m);
+	assert_string_equal(perf_map_lookup(m, 0x1001)->name, "Hot.mix");
+	assert_string_equal(perf_map_lookup(m, 0x2001)->name, "java.util.HashMap.resize");
+	assert_string_equal(perf_map_lookup(m, 0x3001)->name, "java.util.Arrays.copyOf");
+	assert_string_equal(perf_map_lookup(m, 0x4001)->name, "Interpreter");
+	assert_string_equal(perf_map_lookup(m, 0x5001)->name, "StubRoutines (1)");
+	assert_string_equal(perf_map_lookup(m, 0x6001)->name, "LazyCompile:~main /app/index.js:1");
+	/* Not a qualified Java method: kept. */
+	assert_string_equal(perf_map_lookup(m, 0x7001)->name, "void f(int)");
+	assert_string_equal(perf_map_lookup(m, 0x8001)->name, "int a.b(c(d))");
+	perf_map_free(m);
+}
+
 static void test_empty(void **state)
 {
 	struct perf_map *m = parse("");
@@ -200,6 +226,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_lookup),
+		cmocka_unit_test(test_jvm_names),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test_setup_teardown(test_open, root_setup, root_teardown),
