@@ -17,6 +17,7 @@
 #include "process/process_table.h"
 #include "process/trace_table.h"
 #include "records.h"
+#include "ops/cpu_ceiling.h"
 #include "symbolizer.h"
 #include "sampling/off_cpu.h"
 #include "sampling/python_sample.h"
@@ -26,6 +27,9 @@
 struct self_metrics {
 	uint64_t bpf[OTELPROF_CNT_MAX];   /* BPF-side counters (enum otelprof_counter) */
 	uint64_t malformed_records;       /* ring buffer records user space could not read */
+	uint64_t samples_shed;            /* samples dropped over the CPU ceiling (--max-cpu) */
+	uint64_t ring_reads_out_of_time;  /* ring buffer reads stopped at their time budget */
+	struct cpu_ceiling ceiling;       /* --max-cpu: ceiling, level, last window's CPU */
 	struct agg_counters aggregate;
 	struct symbolizer_stats symbolizer;
 	struct process_table_counters processes;

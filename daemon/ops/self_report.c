@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/self_report.h"
 
+#include "ops/cpu_ceiling.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,10 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->bpf_verified_insns = load.verified_insns;
 	m->python_bpf_walk = (enum python_walk_form)load.python_walk;
 	m->malformed_records = record_path_counters(src->records)->malformed_records;
+	m->samples_shed = record_path_counters(src->records)->samples_shed;
+	m->ring_reads_out_of_time = sampler_time_stops(src->sampler);
+	if (src->ceiling)
+		m->ceiling = *src->ceiling;
 	m->aggregate = *aggregate_counters(src->agg);
 	m->symbolizer = *symbolizer_stats(src->sym);
 	m->processes = *process_table_counters(src->processes);

@@ -27,6 +27,8 @@ struct record_path;
 struct sampler;
 
 /* What the reports read: the daemon's parts, borrowed. */
+struct cpu_ceiling;
+
 struct self_sources {
 	const struct options *opts;      /* the export interval (readiness) and --stats-interval */
 	struct sampler *sampler;         /* the BPF-side counters */
@@ -39,6 +41,7 @@ struct self_sources {
 	struct metrics_server *metrics;  /* NULL without --metrics-address */
 	struct trace_table *traces;      /* NULL with --no-trace-context */
 	struct off_cpu *off_cpu;         /* NULL without --off-cpu */
+	const struct cpu_ceiling *ceiling; /* --max-cpu's state, or NULL */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

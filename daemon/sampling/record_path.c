@@ -33,6 +33,7 @@ struct record_path {
 	struct python_table *pythons;    /* owned, or NULL (no Python frames) */
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	struct otelprof_sample with_python; /* the same with its Python frames put in */
+	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
 	size_t nsettling;
 };
@@ -269,6 +270,10 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		rp->counters.malformed_records++;
 		return;
 	}
+	if (rp->drop_samples && (hdr->kind == OTELPROF_RECORD_SAMPLE || hdr->kind == OTELPROF_RECORD_OFF_CPU)) {
+		rp->counters.samples_shed++;
+		return;
+	}
 	switch (hdr->kind) {
 	case OTELPROF_RECORD_SAMPLE:
 		if (hdr->size < sizeof(*s)) {
@@ -326,6 +331,11 @@ void record_path_settle(struct record_path *rp, uint64_t now)
 			symbolizer_refresh_instance(rp->sym, (pid_t)e->pid, e->instance);
 	}
 	rp->nsettling = kept;
+}
+
+void record_path_set_shedding(struct record_path *rp, bool drop_samples)
+{
+	rp->drop_samples = drop_samples;
 }
 
 bool record_path_settling(const struct record_path *rp)

@@ -62,6 +62,8 @@ struct record_path_config {
 struct record_path_counters {
 	uint64_t malformed_records;      /* records too short for their kind, or of no known kind */
 	uint64_t settle_dropped;         /* execs not read again: the settling list was full */
+	uint64_t samples_shed;           /* samples and off-CPU stacks dropped as read: the daemon was
+					    over its CPU ceiling (record_path_set_shedding()) */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	struct python_sample_counters python; /* Python frames put in the samples' stacks */
 };
@@ -74,6 +76,10 @@ void record_path_free(struct record_path *rp);
 
 /* Add to a record's bpf_ktime_get_ns() to get unix time; set before the first record is read. */
 void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_unix_ns);
+
+/* Over the CPU ceiling (ops/cpu_ceiling.h): drop samples and off-CPU stacks as they are read
+ * (counted in samples_shed); process records are still followed. */
+void record_path_set_shedding(struct record_path *rp, bool drop_samples);
 
 /* The sampler's callback (sampler_record_fn): ctx is the record path. */
 void record_path_handle(void *ctx, const void *data, size_t size);
