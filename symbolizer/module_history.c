@@ -62,6 +62,11 @@ enum module_tier module_history_decide(const struct module_history_entry *e, uin
 	return MODULE_TIER_SYMBOLS;
 }
 
+bool module_history_must_fit(const struct module_history_entry *e, uint64_t now)
+{
+	return e && e->symbols_evicted_ns && now - e->symbols_evicted_ns < MODULE_HISTORY_COOLDOWN_NS;
+}
+
 static void demote(struct module_history_entry *e, enum module_tier_reason reason, uint64_t now)
 {
 	if (e->demoted == MODULE_REASON_TOO_BIG)
@@ -94,12 +99,15 @@ void module_history_measured(struct module_history_entry *e, uint64_t bytes, uin
 		demote(e, MODULE_REASON_TOO_BIG, e->touched_ns);
 }
 
-void module_history_evicted(struct module_history_entry *e, uint64_t now)
+void module_history_evicted(struct module_history_entry *e, uint64_t now, uint64_t cheap_bytes)
 {
-	if (e->tier != MODULE_TIER_FULL)
-		return; /* a symbols-tier module costs little to open again */
+	if (e->tier != MODULE_TIER_FULL) {
+		e->symbols_evicted_ns = now;
+		return;
+	}
 	e->evictions++;
-	demote(e, MODULE_REASON_THRASH, now);
+	if (e->peak_bytes >= cheap_bytes || e->open_ns >= MODULE_HISTORY_CHEAP_OPEN_NS)
+		demote(e, MODULE_REASON_THRASH, now);
 }
 
 const char *module_history_reason_name(enum module_tier_reason reason)

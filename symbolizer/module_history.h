@@ -26,6 +26,9 @@
 #define MODULE_HISTORY_COOLDOWN_NS (600ULL * 1000000000ULL)
 /* A full open that took longer than this is not repeated: the next open is at the cheaper tier. */
 #define MODULE_HISTORY_SLOW_OPEN_NS (100ULL * 1000000ULL)
+/* A full open faster than this (and small, see module_history_evicted()) may be repeated after an
+ * eviction: opening it again costs less than a turn's budget. */
+#define MODULE_HISTORY_CHEAP_OPEN_NS (20ULL * 1000000ULL)
 /* A module is admitted at the full tier only when it fits in 1/MODULE_SHARE_DIVISOR of the cache:
  * one module never needs the whole cache, so it never has to evict all the others to be served. */
 #define MODULE_SHARE_DIVISOR 2
@@ -63,6 +66,7 @@ struct module_history_entry {
 	enum module_tier_reason demoted; /* why its next opens are at the symbols tier; NONE: they are not */
 	uint64_t demoted_ns;         /* since when (THRASH and SLOW hold for MODULE_HISTORY_COOLDOWN_NS,
 					TOO_BIG for as long as the entry is remembered) */
+	uint64_t symbols_evicted_ns; /* when it last left the cache under pressure at the symbols tier */
 	bool noticed;                /* its cheaper tier has been reported (once per module) */
 };
 
@@ -78,6 +82,11 @@ struct module_history_entry *module_history_get(struct module_history *h, const 
 /* The tier a module should be opened at now, and why (e may be NULL: never seen, full tier). */
 enum module_tier module_history_decide(const struct module_history_entry *e, uint64_t now,
 				       enum module_tier_reason *reason);
+/* The module may be opened only where it fits without evicting another: it left the cache under
+ * pressure at the symbols tier too, less than MODULE_HISTORY_COOLDOWN_NS ago. So a module is opened
+ * at most twice per cooldown at the expense of others (once in full, once at the symbols tier):
+ * a working set over the cache cannot make the cache open the same files again and again. */
+bool module_history_must_fit(const struct module_history_entry *e, uint64_t now);
 /* An open finished: its tier (and why), what it cost. A full open whose DWARF or debug file was
  * refused for its size (elf_module's inflate_refused) is recorded by the caller as the symbols tier
  * with MODULE_REASON_TOO_BIG. */
@@ -86,8 +95,11 @@ void module_history_opened(struct module_history_entry *e, enum module_tier tier
 /* The module grew to bytes while cached; over cap (its share of the cache) at the full tier, it is
  * remembered as too big: its next open is at the symbols tier. */
 void module_history_measured(struct module_history_entry *e, uint64_t bytes, uint64_t cap);
-/* The module left the cache to make room (not for being idle). */
-void module_history_evicted(struct module_history_entry *e, uint64_t now);
+/* The module left the cache to make room (not for being idle). Unless its full open was cheap
+ * (under cheap_bytes at its peak and under MODULE_HISTORY_CHEAP_OPEN_NS), its next opens for
+ * MODULE_HISTORY_COOLDOWN_NS are at the symbols tier; evicted at the symbols tier, it must then fit
+ * (module_history_must_fit()). */
+void module_history_evicted(struct module_history_entry *e, uint64_t now, uint64_t cheap_bytes);
 /* The reason's words for a log line ("its debug info is over its share of --symbol-cache"...). */
 const char *module_history_reason_name(enum module_tier_reason reason);
 

@@ -156,6 +156,10 @@ struct symbolizer_stats {
 	uint64_t modules_tier_thrash;  /* ... because it left the cache under pressure soon before */
 	uint64_t modules_tier_slow;    /* ... because its last full open took over 100 ms */
 	uint64_t module_pressure_evictions; /* modules evicted to make room (not for being idle) */
+	uint64_t modules_not_admitted; /* opens refused: the module left the cache under pressure at
+				      the symbols tier too, not long before, and did not fit without
+				      evicting another (its frames keep mapping and build id; its
+				      mappings look again a second later) */
 	uint64_t module_opens_deferred; /* lookups that found their module unopened after the open
 				      deadline (symbolizer_set_open_deadline()): frames keep their
 				      mapping, unsymbolized */

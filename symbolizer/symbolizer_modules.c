@@ -111,6 +111,13 @@ void symbolizer__evict_at(struct symbolizer *s, size_t i)
 	s->stats.module_bytes = s->module_bytes;
 }
 
+/* A module under 1/8 of its share (1/16 of the cache) that opened fast may be opened in full
+ * again after an eviction: such a reopen costs less than a loop turn's budget. */
+#define MODULE_CHEAP_SHARE_DIVISOR 8
+
+/* A mapping whose module was not admitted looks again (whether it fits now) after this long. */
+#define ADMISSION_RETRY_NS (1000ULL * 1000000ULL)
+
 /* The most bytes one module may account for at the full tier: its share of the cache. */
 static size_t module_cap(const struct symbolizer *s)
 {
@@ -127,7 +134,7 @@ static void evicted_for_room(struct symbolizer *s, const struct cached_module *m
 	s->stats.module_pressure_evictions++;
 	e = module_history_get(s->history, &m->key, symbolizer__now_ns(), false);
 	if (e)
-		module_history_evicted(e, e->touched_ns);
+		module_history_evicted(e, e->touched_ns, module_cap(s) / MODULE_CHEAP_SHARE_DIVISOR);
 }
 
 /* Least recently used module other than keep, unreferenced ones first; SIZE_MAX when none. */
@@ -378,13 +385,13 @@ static void opened(struct symbolizer *s, struct cached_module *m, struct module_
  * cached as bad for a while.
  */
 static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct sym_map *map,
-					 bool *per_process_failure)
+					 bool *per_process_failure, bool *not_admitted)
 {
 	struct cached_module *m = calloc(1, sizeof(*m)), *same;
 	struct stat st;
 	int root = -1, fd;
 
-	*per_process_failure = false;
+	*per_process_failure = *not_admitted = false;
 	if (!m)
 		return NULL;
 	m->serial = ++s->next_serial;
@@ -406,6 +413,17 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		uint64_t started = symbolizer__now_ns();
 
 		m->tier = module_history_decide(e, started, &reason);
+		if (module_history_must_fit(e, started) &&
+		    elf_cost_add(symbolizer__bytes_held(s), e->bytes, 0) > s->config.max_module_bytes) {
+			/* Twice out under pressure already: not again at another module's expense. */
+			s->stats.modules_not_admitted++;
+			*not_admitted = true;
+			close(fd);
+			if (root >= 0)
+				close(root);
+			symbolizer__module_free(m);
+			return NULL;
+		}
 		m->elf = elf_module_open(fd, &(struct elf_module_options){
 			.root_fd = root, .path = map->path, .debug_dirs = s->config.debug_dirs,
 			.debuginfod = s->debuginfod, .max_bytes = module_cap(s),
@@ -454,7 +472,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map)
 {
 	struct cached_module *m;
-	bool per_process_failure;
+	bool per_process_failure, not_admitted;
 
 	if (map->tried && !map->module && map->retry_ns) {
 		if (symbolizer__now_ns() < map->retry_ns)
@@ -480,11 +498,12 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 		s->stats.module_opens_deferred++; /* opened by a lookup after the deadline is lifted */
 		return NULL;
 	} else {
-		m = open_module(s, pid, map, &per_process_failure);
+		m = open_module(s, pid, map, &per_process_failure, &not_admitted);
 	}
-	if (!m && per_process_failure) {
+	if (!m && (per_process_failure || not_admitted)) {
 		map->tried = true;
-		map->retry_ns = symbolizer__now_ns() + s->config.bad_file_retry_ns;
+		map->retry_ns = symbolizer__now_ns() +
+				(not_admitted ? ADMISSION_RETRY_NS : s->config.bad_file_retry_ns);
 		return NULL;
 	}
 	if (!m)

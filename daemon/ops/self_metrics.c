@@ -216,6 +216,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_symbols_tier_total", NULL, "reason=\"slow\"", y->modules_tier_slow),
 		C("symbolizer_module_pressure_evictions_total", "modules evicted to make room (not for being idle)", NULL,
 		  y->module_pressure_evictions),
+		C("symbolizer_modules_not_admitted_total", "opens refused: a module out twice under pressure lately "
+		  "did not fit without evicting another", NULL, y->modules_not_admitted),
 		C("symbolizer_module_opens_deferred_total", "lookups whose module was not opened: past a turn's or an "
 		  "export's open budget, or deferred over the CPU ceiling", NULL, y->module_opens_deferred),
 		C("symbolizer_module_history_dropped_total", "remembered modules forgotten for newer ones", NULL,
