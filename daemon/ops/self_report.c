@@ -170,11 +170,25 @@ void self_report_log_counters(const struct self_sources *src)
 	sampler_counters(src->sampler, bc);
 	log_debug("bpf: %" PRIu64 " perf events, %" PRIu64 " other processes, %" PRIu64 " idle, "
 		  "%" PRIu64 " kernel / %" PRIu64 " user stack errors, %" PRIu64 " children followed; "
-		  "%" PRIu64 " ring buffer reads stopped at %d records",
+		  "%" PRIu64 " ring buffer reads stopped at %d records or %d ms (%" PRIu64 " by the time)",
 		  (uint64_t)bc[OTELPROF_CNT_SAMPLES], (uint64_t)bc[OTELPROF_CNT_FILTERED], (uint64_t)bc[OTELPROF_CNT_IDLE],
 		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
 		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED], sampler_budget_stops(src->sampler),
-		  SAMPLER_CONSUME_BUDGET);
+		  SAMPLER_CONSUME_BUDGET, SAMPLER_CONSUME_BUDGET_MS, m.ring_reads_out_of_time);
+	log_debug("module cache: %" PRIu64 " opened with debug info, %" PRIu64 " with ELF symbols only (%" PRIu64
+		  " too big, %" PRIu64 " out under pressure lately, %" PRIu64 " slow to open), %" PRIu64
+		  " not admitted, %" PRIu64 " evicted to make room, %" PRIu64 " opens deferred; opens took %.1f ms "
+		  "in all, %.1f ms and %.1f MiB at most", ss->modules_full, ss->modules_symbols_tier,
+		  ss->modules_tier_too_big, ss->modules_tier_thrash, ss->modules_tier_slow, ss->modules_not_admitted,
+		  ss->module_pressure_evictions, ss->module_opens_deferred, (double)ss->module_open_ns_total / 1e6,
+		  (double)ss->module_open_ns_max / 1e6, (double)ss->module_open_bytes_max / (1 << 20));
+	if (m.ceiling.max_percent > 0)
+		log_msg(m.samples_shed ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG,
+			"CPU ceiling %.2f%% of a CPU: %" PRIu64 " %s over it, %" PRIu64 " spent before their end; "
+			"%" PRIu64 " samples dropped for it; level now %s, the last second %.2f%%", m.ceiling.max_percent,
+			m.ceiling.windows_over, plural(m.ceiling.windows_over, "second", "seconds"),
+			m.ceiling.windows_spent, m.samples_shed, cpu_shed_level_name(m.ceiling.level),
+			m.ceiling.last_percent);
 	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
 		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
