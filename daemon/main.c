@@ -53,7 +53,9 @@
  * mapping and build id, and the next interval opens them): an export never holds the loop long. */
 #define EXPORT_OPEN_BUDGET_MS 200
 /* The same for the last profile, after SIGTERM or the end of -d: the run ends within 1 s. */
-#define FINAL_OPEN_BUDGET_MS 300
+#define FINAL_OPEN_BUDGET_MS 400
+/* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
+#define FINAL_DRAIN_MS 200
 
 struct daemon {
 	const struct options *opts;
@@ -225,6 +227,26 @@ static void tick(struct daemon *d, uint64_t now)
 	status_line_update(d->status, &d->report.now, now);
 }
 
+/* The run's last records: read for FINAL_DRAIN_MS, the samples still waiting then dropped (counted)
+ * so the ring buffer empties at once; exec, fork and exit records are still read. */
+static int drain_at_exit(struct daemon *d)
+{
+	uint64_t until = clock_ns(CLOCK_MONOTONIC) + FINAL_DRAIN_MS * 1000000ULL;
+	int r;
+
+	do
+		r = consume_samples(d);
+	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	if (r < 0 || !sampler_pending(d->sampler))
+		return r < 0 ? r : 0;
+	record_path_drop_remaining(d->records);
+	until += FINAL_DRAIN_MS * 1000000ULL;
+	do
+		r = sampler_consume(d->sampler);
+	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	return r < 0 ? r : 0;
+}
+
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
@@ -298,7 +320,7 @@ static int run_loop(struct daemon *d)
 	}
 out:
 	service_notify_stopping();
-	if (consume_samples(d) < 0)
+	if (drain_at_exit(d) < 0)
 		log_warn("Failed to read the last samples");
 	off_cpu_finish(d->off_cpu, clock_ns(CLOCK_MONOTONIC), d->monotonic_to_unix_ns, sampler_off_cpu_waiting,
 		       d->sampler);

@@ -157,6 +157,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("samples_dropped_total", NULL, "reason=\"malformed\"", a->malformed + m->malformed_records),
 		C("samples_dropped_total", NULL, "reason=\"profile_table_full\"", a->dropped_at_build),
 		C("samples_dropped_total", NULL, "reason=\"cpu_ceiling\"", m->samples_shed),
+		C("samples_dropped_total", NULL, "reason=\"at_exit\"", m->samples_at_exit),
 		G("cpu_ceiling_percent", "--max-cpu: the CPU ceiling in percent of one CPU (0: none)", NULL,
 		  m->ceiling.max_percent),
 		G("cpu_window_percent", "the daemon's CPU over the last whole second, in percent of one CPU (with --max-cpu)",
@@ -436,7 +437,8 @@ uint64_t self_metrics_dropped_samples(const struct self_metrics *m)
 	const struct agg_counters *a = &m->aggregate;
 
 	return m->bpf[OTELPROF_CNT_RINGBUF_FULL] + a->dropped_entries + a->dropped_stack_bytes + a->dropped_samples +
-	       a->dropped_nomem + a->malformed + m->malformed_records + a->dropped_at_build + m->samples_shed;
+	       a->dropped_nomem + a->malformed + m->malformed_records + a->dropped_at_build + m->samples_shed +
+	       m->samples_at_exit;
 }
 
 uint64_t self_metrics_unsymbolized(const struct self_metrics *m)
@@ -451,10 +453,12 @@ void self_metrics_format_totals(const struct self_metrics *m, char *buf, size_t 
 
 	snprintf(buf, size, "%" PRIu64 " %s kept, %" PRIu64 " dropped (ring buffer full %" PRIu64
 		 ", stack table full %" PRIu64 ", sample bound %" PRIu64 ", out of memory %" PRIu64 ", malformed %" PRIu64
-		 ", profile tables full %" PRIu64 ", cpu ceiling %" PRIu64 "), %" PRIu64 " %s not symbolized",
+		 ", profile tables full %" PRIu64 ", cpu ceiling %" PRIu64 ", at exit %" PRIu64 "), %" PRIu64
+		 " %s not symbolized",
 		 a->samples, plural(a->samples, "sample", "samples"), self_metrics_dropped_samples(m),
 		 m->bpf[OTELPROF_CNT_RINGBUF_FULL], a->dropped_entries + a->dropped_stack_bytes, a->dropped_samples,
-		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, m->samples_shed, unsymbolized,
+		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, m->samples_shed, m->samples_at_exit,
+		 unsymbolized,
 		 plural(unsymbolized, "frame", "frames"));
 }
 

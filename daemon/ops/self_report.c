@@ -33,6 +33,7 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->python_bpf_walk = (enum python_walk_form)load.python_walk;
 	m->malformed_records = record_path_counters(src->records)->malformed_records;
 	m->samples_shed = record_path_counters(src->records)->samples_shed;
+	m->samples_at_exit = record_path_counters(src->records)->samples_at_exit;
 	m->ring_reads_out_of_time = sampler_time_stops(src->sampler);
 	if (src->ceiling)
 		m->ceiling = *src->ceiling;

@@ -34,6 +34,7 @@ struct record_path {
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	struct otelprof_sample with_python; /* the same with its Python frames put in */
 	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
+	bool drop_at_exit;               /* the run's last read is out of time: samples dropped as read */
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
 	size_t nsettling;
 };
@@ -270,8 +271,12 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		rp->counters.malformed_records++;
 		return;
 	}
-	if (rp->drop_samples && (hdr->kind == OTELPROF_RECORD_SAMPLE || hdr->kind == OTELPROF_RECORD_OFF_CPU)) {
-		rp->counters.samples_shed++;
+	if ((rp->drop_samples || rp->drop_at_exit) &&
+	    (hdr->kind == OTELPROF_RECORD_SAMPLE || hdr->kind == OTELPROF_RECORD_OFF_CPU)) {
+		if (rp->drop_at_exit)
+			rp->counters.samples_at_exit++;
+		else
+			rp->counters.samples_shed++;
 		return;
 	}
 	switch (hdr->kind) {
@@ -336,6 +341,11 @@ void record_path_settle(struct record_path *rp, uint64_t now)
 void record_path_set_shedding(struct record_path *rp, bool drop_samples)
 {
 	rp->drop_samples = drop_samples;
+}
+
+void record_path_drop_remaining(struct record_path *rp)
+{
+	rp->drop_at_exit = true;
 }
 
 bool record_path_settling(const struct record_path *rp)

@@ -64,6 +64,8 @@ struct record_path_counters {
 	uint64_t settle_dropped;         /* execs not read again: the settling list was full */
 	uint64_t samples_shed;           /* samples and off-CPU stacks dropped as read: the daemon was
 					    over its CPU ceiling (record_path_set_shedding()) */
+	uint64_t samples_at_exit;        /* samples and off-CPU stacks dropped as read at the end of the
+					    run, past the last read's time (record_path_drop_remaining()) */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	struct python_sample_counters python; /* Python frames put in the samples' stacks */
 };
@@ -80,6 +82,9 @@ void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_u
 /* Over the CPU ceiling (ops/cpu_ceiling.h): drop samples and off-CPU stacks as they are read
  * (counted in samples_shed); process records are still followed. */
 void record_path_set_shedding(struct record_path *rp, bool drop_samples);
+/* The run ends and its last read is out of time: drop the samples still to be read (counted in
+ * samples_at_exit) so that the ring buffer empties at once. */
+void record_path_drop_remaining(struct record_path *rp);
 
 /* The sampler's callback (sampler_record_fn): ctx is the record path. */
 void record_path_handle(void *ctx, const void *data, size_t size);
