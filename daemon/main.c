@@ -54,6 +54,11 @@
 #define EXPORT_OPEN_BUDGET_MS 200
 /* The same for the last profile, after SIGTERM or the end of -d: the run ends within 1 s. */
 #define FINAL_OPEN_BUDGET_MS 400
+/* A read of the ring buffer stops after SAMPLER_CONSUME_BUDGET_MS; the record in progress then may
+ * still open modules until this long after the read began (a process's first sample opens its
+ * program and libraries: cut short, it would be unwound without them). Samples that need a module
+ * after it are put off to the next turn (record_path_replay()); other records go on without it. */
+#define TURN_OPEN_BUDGET_MS 250
 /* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
 #define FINAL_DRAIN_MS 200
 
@@ -104,17 +109,19 @@ static void log_symbol_notices(struct daemon *d)
 			 (double)n.bytes / (1 << 20), (double)n.share / (1 << 20));
 }
 
-/* One read of the ring buffer: at most SAMPLER_CONSUME_BUDGET_MS, and no module opened past it
- * (nor at all while the CPU ceiling defers opens), so that no record holds the loop for long. */
+/* One read of the ring buffer: at most SAMPLER_CONSUME_BUDGET_MS, and no module opened past
+ * TURN_OPEN_BUDGET_MS (nor at all while the CPU ceiling defers opens), so that no record holds the
+ * loop for long. */
 static int consume_samples(struct daemon *d)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	int r;
 
 	d->shed = cpu_ceiling_update(&d->ceiling, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
-	record_path_set_shedding(d->records, d->shed >= CPU_SHED_DROP_SAMPLES);
+	record_path_set_shedding(d->records, d->shed >= CPU_SHED_DROP_SAMPLES, d->shed >= CPU_SHED_DEFER_OPENS);
 	symbolizer_set_open_deadline(d->sym, d->shed >= CPU_SHED_DEFER_OPENS ? 1 :
-					     now + SAMPLER_CONSUME_BUDGET_MS * 1000000ULL);
+					     now + TURN_OPEN_BUDGET_MS * 1000000ULL);
+	record_path_replay(d->records, false); /* the samples the last turn's deadline put off, first */
 	r = sampler_consume(d->sampler);
 	symbolizer_set_open_deadline(d->sym, 0);
 	return r;
@@ -237,6 +244,7 @@ static int drain_at_exit(struct daemon *d)
 	do
 		r = consume_samples(d);
 	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	record_path_replay(d->records, true); /* put off again at the last read: added as they are */
 	if (r < 0 || !sampler_pending(d->sampler))
 		return r < 0 ? r : 0;
 	record_path_drop_remaining(d->records);

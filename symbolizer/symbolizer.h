@@ -72,7 +72,9 @@ struct symbolizer_config {
 	size_t max_module_bytes;   /* bytes of cached modules (files mapped, decompressed sections,
 				      our memory and libdw's estimated), held as modules grow, and of
 				      loaded perf maps; one module's sections are never inflated past
-				      it; default 2 GiB (the daemon's --symbol-cache: 128 MiB) */
+				      half of it (a module over that share gets the symbols tier, see
+				      symbolizer_next_notice()); default 2 GiB (the daemon's
+				      --symbol-cache: 128 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
@@ -138,7 +140,7 @@ struct symbolizer_stats {
 	uint64_t lines_by_libdw;   /* compile units whose line program only libdw could read */
 	uint64_t debuglink_too_big; /* .gnu_debuglink candidates too big to CRC-check (not used) */
 	uint64_t modules_too_big;  /* binaries and debug files whose compressed sections claim more than
-				      max_module_bytes allows: kept without the DWARF (or the symbols)
+				      half of max_module_bytes allows: kept without the DWARF (or the symbols)
 				      they would inflate, so frames keep their mapping and build id */
 	uint64_t go_tables;        /* modules opened with a Go function table read */
 	uint64_t go_tables_refused; /* modules whose .gopclntab was refused (malformed, or older than

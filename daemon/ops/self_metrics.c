@@ -158,6 +158,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("samples_dropped_total", NULL, "reason=\"profile_table_full\"", a->dropped_at_build),
 		C("samples_dropped_total", NULL, "reason=\"cpu_ceiling\"", m->samples_shed),
 		C("samples_dropped_total", NULL, "reason=\"at_exit\"", m->samples_at_exit),
+		C("samples_dropped_total", NULL, "reason=\"stale\"", m->samples_stale),
+		C("samples_put_off_total", "samples handled again at the next turn: a module they needed was not "
+		  "opened within the turn's budget", NULL, m->samples_put_off),
 		G("cpu_ceiling_percent", "--max-cpu: the CPU ceiling in percent of one CPU (0: none)", NULL,
 		  m->ceiling.max_percent),
 		G("cpu_window_percent", "the daemon's CPU over the last whole second, in percent of one CPU (with --max-cpu)",
@@ -207,7 +210,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_debuglink_too_big_total", "debuglink candidates too big to CRC-check", NULL,
 		  y->debuglink_too_big),
 		C("symbolizer_modules_too_big_total", "binaries and debug files whose compressed sections claim more "
-		  "than --symbol-cache allows (kept without what they would inflate)", NULL, y->modules_too_big),
+		  "than half of --symbol-cache allows (kept without what they would inflate)", NULL, y->modules_too_big),
 		C("symbolizer_module_opens_total", "modules opened, by tier: full (debug info) or symbols (ELF symbols "
 		  "and .eh_frame only)", "tier=\"full\"", y->modules_full),
 		C("symbolizer_module_opens_total", NULL, "tier=\"symbols\"", y->modules_symbols_tier),
@@ -438,7 +441,7 @@ uint64_t self_metrics_dropped_samples(const struct self_metrics *m)
 
 	return m->bpf[OTELPROF_CNT_RINGBUF_FULL] + a->dropped_entries + a->dropped_stack_bytes + a->dropped_samples +
 	       a->dropped_nomem + a->malformed + m->malformed_records + a->dropped_at_build + m->samples_shed +
-	       m->samples_at_exit;
+	       m->samples_at_exit + m->samples_stale;
 }
 
 uint64_t self_metrics_unsymbolized(const struct self_metrics *m)
@@ -453,12 +456,12 @@ void self_metrics_format_totals(const struct self_metrics *m, char *buf, size_t 
 
 	snprintf(buf, size, "%" PRIu64 " %s kept, %" PRIu64 " dropped (ring buffer full %" PRIu64
 		 ", stack table full %" PRIu64 ", sample bound %" PRIu64 ", out of memory %" PRIu64 ", malformed %" PRIu64
-		 ", profile tables full %" PRIu64 ", cpu ceiling %" PRIu64 ", at exit %" PRIu64 "), %" PRIu64
-		 " %s not symbolized",
+		 ", profile tables full %" PRIu64 ", cpu ceiling %" PRIu64 ", at exit %" PRIu64 ", stale %" PRIu64
+		 "), %" PRIu64 " %s not symbolized",
 		 a->samples, plural(a->samples, "sample", "samples"), self_metrics_dropped_samples(m),
 		 m->bpf[OTELPROF_CNT_RINGBUF_FULL], a->dropped_entries + a->dropped_stack_bytes, a->dropped_samples,
 		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, m->samples_shed, m->samples_at_exit,
-		 unsymbolized,
+		 m->samples_stale, unsymbolized,
 		 plural(unsymbolized, "frame", "frames"));
 }
 

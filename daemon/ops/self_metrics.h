@@ -29,6 +29,8 @@ struct self_metrics {
 	uint64_t malformed_records;       /* ring buffer records user space could not read */
 	uint64_t samples_shed;            /* samples dropped over the CPU ceiling (--max-cpu) */
 	uint64_t samples_at_exit;         /* samples still unread when the run's last read ran out of time */
+	uint64_t samples_put_off;         /* samples put off to the next turn by its open deadline */
+	uint64_t samples_stale;           /* ... dropped then: their process had exec'd or gone */
 	uint64_t ring_reads_out_of_time;  /* ring buffer reads stopped at their time budget */
 	struct cpu_ceiling ceiling;       /* --max-cpu: ceiling, level, last window's CPU */
 	struct agg_counters aggregate;

@@ -34,6 +34,8 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->malformed_records = record_path_counters(src->records)->malformed_records;
 	m->samples_shed = record_path_counters(src->records)->samples_shed;
 	m->samples_at_exit = record_path_counters(src->records)->samples_at_exit;
+	m->samples_put_off = record_path_counters(src->records)->samples_put_off;
+	m->samples_stale = record_path_counters(src->records)->replay_stale;
 	m->ring_reads_out_of_time = sampler_time_stops(src->sampler);
 	if (src->ceiling)
 		m->ceiling = *src->ceiling;
@@ -195,7 +197,7 @@ void self_report_log_counters(const struct self_sources *src)
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
 		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
 	if (ss->modules_too_big)
-		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than --symbol-cache allows "
+		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,
 			 plural(ss->modules_too_big, "binary or debug file", "binaries or debug files"));
 	if (ss->process_table_full || ss->processes_evicted)

@@ -67,7 +67,7 @@ def finish(daemon, log, timeout):
 
 
 def totals(log):
-    m = re.search(r"(\d+) samples kept, (\d+) dropped \(.*cpu ceiling (\d+), at exit \d+\)", log)
+    m = re.search(r"(\d+) samples kept, (\d+) dropped \(.*cpu ceiling (\d+), at exit \d+, stale \d+\)", log)
     if not m:
         bpftest.fail("no end-of-run sample counts in the log")
     return tuple(int(x) for x in m.groups())
