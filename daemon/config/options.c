@@ -37,6 +37,7 @@ static const struct option long_options[] = {
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "symbol-cache", required_argument, NULL, OPT_SYMBOL_CACHE },
+	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-threshold", required_argument, NULL, OPT_OFF_CPU_THRESHOLD },
 	{ "off-cpu-probability", required_argument, NULL, OPT_OFF_CPU_PROBABILITY },
@@ -332,6 +333,18 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 			return -EINVAL;
 		}
 		opts->symbol_cache = bytes;
+		break;
+	}
+	case OPT_MAX_CPU: {
+		char *end;
+
+		/* Percent of one CPU: 0 is off; the daemon runs on one thread mostly, its helpers seldom. */
+		if (!*arg || strspn(arg, "0123456789.") != strlen(arg) || strchr(arg, '.') != strrchr(arg, '.') ||
+		    (opts->max_cpu = strtod(arg, &end), *end) || opts->max_cpu > 100) {
+			fprintf(err, "otelprofd: --max-cpu: '%s' is not a percentage of one CPU from 0 (off) to 100 "
+				"(example: 10)\n", arg);
+			return -EINVAL;
+		}
 		break;
 	}
 	case OPT_MAX_STACKS:

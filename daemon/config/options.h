@@ -77,6 +77,7 @@ struct options {
 	unsigned ringbuf_kib;     /* BPF ring buffer size */
 	unsigned stack_copy;      /* bytes of user stack copied per sample (0: frame pointers only) */
 	uint64_t symbol_cache;    /* bytes of binaries and debug info the symbolizer keeps cached */
+	double max_cpu;           /* --max-cpu: the daemon's CPU ceiling in percent of one CPU; 0: none */
 	size_t max_stacks;        /* bound on distinct stacks aggregated per interval */
 	size_t max_samples;       /* bound on samples aggregated per interval */
 	bool verbose;

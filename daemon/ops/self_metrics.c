@@ -156,6 +156,22 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("samples_dropped_total", NULL, "reason=\"out_of_memory\"", a->dropped_nomem),
 		C("samples_dropped_total", NULL, "reason=\"malformed\"", a->malformed + m->malformed_records),
 		C("samples_dropped_total", NULL, "reason=\"profile_table_full\"", a->dropped_at_build),
+		C("samples_dropped_total", NULL, "reason=\"cpu_ceiling\"", m->samples_shed),
+		C("samples_dropped_total", NULL, "reason=\"at_exit\"", m->samples_at_exit),
+		C("samples_dropped_total", NULL, "reason=\"stale\"", m->samples_stale),
+		C("samples_put_off_total", "samples handled again at the next turn: a module they needed was not "
+		  "opened within the turn's budget", NULL, m->samples_put_off),
+		G("cpu_ceiling_percent", "--max-cpu: the CPU ceiling in percent of one CPU (0: none)", NULL,
+		  m->ceiling.max_percent),
+		G("cpu_window_percent", "the daemon's CPU over the last whole second, in percent of one CPU (with --max-cpu)",
+		  NULL, m->ceiling.last_percent),
+		G("cpu_shed_level", "work shed over the CPU ceiling: 0 none, 1 module opens deferred to export, "
+		  "2 samples dropped", NULL, m->ceiling.level),
+		C("cpu_ceiling_windows_over_total", "seconds that ended over the CPU ceiling", NULL, m->ceiling.windows_over),
+		C("cpu_ceiling_windows_spent_total", "seconds whose CPU share was spent before they ended (samples "
+		  "dropped until then)", NULL, m->ceiling.windows_spent),
+		C("ring_buffer_reads_out_of_time_total", "ring buffer reads stopped at their time budget (50 ms)", NULL,
+		  m->ring_reads_out_of_time),
 		C("stack_errors_total", "stack walks the kernel could not do, by side", "side=\"kernel\"",
 		  m->bpf[OTELPROF_CNT_KSTACK_ERROR]),
 		C("stack_errors_total", NULL, "side=\"user\"", m->bpf[OTELPROF_CNT_USTACK_ERROR]),
@@ -194,7 +210,29 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_debuglink_too_big_total", "debuglink candidates too big to CRC-check", NULL,
 		  y->debuglink_too_big),
 		C("symbolizer_modules_too_big_total", "binaries and debug files whose compressed sections claim more "
-		  "than --symbol-cache allows (kept without what they would inflate)", NULL, y->modules_too_big),
+		  "than half of --symbol-cache allows (kept without what they would inflate)", NULL, y->modules_too_big),
+		C("symbolizer_module_opens_total", "modules opened, by tier: full (debug info) or symbols (ELF symbols "
+		  "and .eh_frame only)", "tier=\"full\"", y->modules_full),
+		C("symbolizer_module_opens_total", NULL, "tier=\"symbols\"", y->modules_symbols_tier),
+		C("symbolizer_symbols_tier_total", "modules served by the symbols tier, by reason", "reason=\"too_big\"",
+		  y->modules_tier_too_big),
+		C("symbolizer_symbols_tier_total", NULL, "reason=\"thrash\"", y->modules_tier_thrash),
+		C("symbolizer_symbols_tier_total", NULL, "reason=\"slow\"", y->modules_tier_slow),
+		C("symbolizer_module_pressure_evictions_total", "modules evicted to make room (not for being idle)", NULL,
+		  y->module_pressure_evictions),
+		C("symbolizer_modules_not_admitted_total", "opens refused: a module out twice under pressure lately "
+		  "did not fit without evicting another", NULL, y->modules_not_admitted),
+		C("symbolizer_module_opens_deferred_total", "lookups whose module was not opened: past a turn's or an "
+		  "export's open budget, or deferred over the CPU ceiling", NULL, y->module_opens_deferred),
+		C("symbolizer_module_history_dropped_total", "remembered modules forgotten for newer ones", NULL,
+		  y->module_history_dropped),
+		C("symbolizer_module_open_seconds_total", "time spent opening modules", NULL,
+		  (double)y->module_open_ns_total / 1e9),
+		G("symbolizer_module_open_seconds_max", "the longest module open", NULL, (double)y->module_open_ns_max / 1e9),
+		G("symbolizer_module_open_bytes_max", "the most bytes one module open accounted for", NULL,
+		  y->module_open_bytes_max),
+		C("symbolizer_notices_dropped_total", "symbols-tier notices not logged (too many at once)", NULL,
+		  y->notices_dropped),
 		G("kallsyms_hidden", "1 when kernel addresses are hidden (kptr_restrict)", NULL, y->kallsyms_hidden),
 		C("process_events_total", "process records from BPF, by kind", "kind=\"exec\"", p->execs),
 		C("process_events_total", NULL, "kind=\"fork\"", p->forks),
@@ -419,7 +457,8 @@ uint64_t self_metrics_dropped_samples(const struct self_metrics *m)
 	const struct agg_counters *a = &m->aggregate;
 
 	return m->bpf[OTELPROF_CNT_RINGBUF_FULL] + a->dropped_entries + a->dropped_stack_bytes + a->dropped_samples +
-	       a->dropped_nomem + a->malformed + m->malformed_records + a->dropped_at_build;
+	       a->dropped_nomem + a->malformed + m->malformed_records + a->dropped_at_build + m->samples_shed +
+	       m->samples_at_exit + m->samples_stale;
 }
 
 uint64_t self_metrics_unsymbolized(const struct self_metrics *m)
@@ -434,10 +473,12 @@ void self_metrics_format_totals(const struct self_metrics *m, char *buf, size_t 
 
 	snprintf(buf, size, "%" PRIu64 " %s kept, %" PRIu64 " dropped (ring buffer full %" PRIu64
 		 ", stack table full %" PRIu64 ", sample bound %" PRIu64 ", out of memory %" PRIu64 ", malformed %" PRIu64
-		 ", profile tables full %" PRIu64 "), %" PRIu64 " %s not symbolized",
+		 ", profile tables full %" PRIu64 ", cpu ceiling %" PRIu64 ", at exit %" PRIu64 ", stale %" PRIu64
+		 "), %" PRIu64 " %s not symbolized",
 		 a->samples, plural(a->samples, "sample", "samples"), self_metrics_dropped_samples(m),
 		 m->bpf[OTELPROF_CNT_RINGBUF_FULL], a->dropped_entries + a->dropped_stack_bytes, a->dropped_samples,
-		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, unsymbolized,
+		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, m->samples_shed, m->samples_at_exit,
+		 m->samples_stale, unsymbolized,
 		 plural(unsymbolized, "frame", "frames"));
 }
 

@@ -17,6 +17,7 @@
 #include "process/process_table.h"
 #include "process/trace_table.h"
 #include "records.h"
+#include "ops/cpu_ceiling.h"
 #include "symbolizer.h"
 #include "sampling/off_cpu.h"
 #include "jvm_attacher.h"
@@ -27,6 +28,12 @@
 struct self_metrics {
 	uint64_t bpf[OTELPROF_CNT_MAX];   /* BPF-side counters (enum otelprof_counter) */
 	uint64_t malformed_records;       /* ring buffer records user space could not read */
+	uint64_t samples_shed;            /* samples dropped over the CPU ceiling (--max-cpu) */
+	uint64_t samples_at_exit;         /* samples still unread when the run's last read ran out of time */
+	uint64_t samples_put_off;         /* samples put off to the next turn by its open deadline */
+	uint64_t samples_stale;           /* ... dropped then: their process had exec'd or gone */
+	uint64_t ring_reads_out_of_time;  /* ring buffer reads stopped at their time budget */
+	struct cpu_ceiling ceiling;       /* --max-cpu: ceiling, level, last window's CPU */
 	struct agg_counters aggregate;
 	struct symbolizer_stats symbolizer;
 	struct process_table_counters processes;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/self_report.h"
 
+#include "ops/cpu_ceiling.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,13 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->bpf_verified_insns = load.verified_insns;
 	m->python_bpf_walk = (enum python_walk_form)load.python_walk;
 	m->malformed_records = record_path_counters(src->records)->malformed_records;
+	m->samples_shed = record_path_counters(src->records)->samples_shed;
+	m->samples_at_exit = record_path_counters(src->records)->samples_at_exit;
+	m->samples_put_off = record_path_counters(src->records)->samples_put_off;
+	m->samples_stale = record_path_counters(src->records)->replay_stale;
+	m->ring_reads_out_of_time = sampler_time_stops(src->sampler);
+	if (src->ceiling)
+		m->ceiling = *src->ceiling;
 	m->aggregate = *aggregate_counters(src->agg);
 	m->symbolizer = *symbolizer_stats(src->sym);
 	m->processes = *process_table_counters(src->processes);
@@ -168,17 +177,31 @@ void self_report_log_counters(const struct self_sources *src)
 	sampler_counters(src->sampler, bc);
 	log_debug("bpf: %" PRIu64 " perf events, %" PRIu64 " other processes, %" PRIu64 " idle, "
 		  "%" PRIu64 " kernel / %" PRIu64 " user stack errors, %" PRIu64 " children followed; "
-		  "%" PRIu64 " ring buffer reads stopped at %d records",
+		  "%" PRIu64 " ring buffer reads stopped at %d records or %d ms (%" PRIu64 " by the time)",
 		  (uint64_t)bc[OTELPROF_CNT_SAMPLES], (uint64_t)bc[OTELPROF_CNT_FILTERED], (uint64_t)bc[OTELPROF_CNT_IDLE],
 		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
 		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED], sampler_budget_stops(src->sampler),
-		  SAMPLER_CONSUME_BUDGET);
+		  SAMPLER_CONSUME_BUDGET, SAMPLER_CONSUME_BUDGET_MS, m.ring_reads_out_of_time);
+	log_debug("module cache: %" PRIu64 " opened with debug info, %" PRIu64 " with ELF symbols only (%" PRIu64
+		  " too big, %" PRIu64 " out under pressure lately, %" PRIu64 " slow to open), %" PRIu64
+		  " not admitted, %" PRIu64 " evicted to make room, %" PRIu64 " opens deferred; opens took %.1f ms "
+		  "in all, %.1f ms and %.1f MiB at most", ss->modules_full, ss->modules_symbols_tier,
+		  ss->modules_tier_too_big, ss->modules_tier_thrash, ss->modules_tier_slow, ss->modules_not_admitted,
+		  ss->module_pressure_evictions, ss->module_opens_deferred, (double)ss->module_open_ns_total / 1e6,
+		  (double)ss->module_open_ns_max / 1e6, (double)ss->module_open_bytes_max / (1 << 20));
+	if (m.ceiling.max_percent > 0)
+		log_msg(m.samples_shed ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG,
+			"CPU ceiling %.2f%% of a CPU: %" PRIu64 " %s over it, %" PRIu64 " spent before their end; "
+			"%" PRIu64 " samples dropped for it; level now %s, the last second %.2f%%", m.ceiling.max_percent,
+			m.ceiling.windows_over, plural(m.ceiling.windows_over, "second", "seconds"),
+			m.ceiling.windows_spent, m.samples_shed, cpu_shed_level_name(m.ceiling.level),
+			m.ceiling.last_percent);
 	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
 		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
 		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
 	if (ss->modules_too_big)
-		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than --symbol-cache allows "
+		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,
 			 plural(ss->modules_too_big, "binary or debug file", "binaries or debug files"));
 	if (ss->process_table_full || ss->processes_evicted)

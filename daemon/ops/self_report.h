@@ -27,6 +27,8 @@ struct record_path;
 struct sampler;
 
 /* What the reports read: the daemon's parts, borrowed. */
+struct cpu_ceiling;
+
 struct self_sources {
 	const struct options *opts;      /* the export interval (readiness) and --stats-interval */
 	struct sampler *sampler;         /* the BPF-side counters */
@@ -40,6 +42,7 @@ struct self_sources {
 	struct trace_table *traces;      /* NULL with --no-trace-context */
 	struct off_cpu *off_cpu;         /* NULL without --off-cpu */
 	struct jvm_attacher *jvm;        /* NULL with --no-jvm-attach */
+	const struct cpu_ceiling *ceiling; /* --max-cpu's state, or NULL */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

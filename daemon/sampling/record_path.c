@@ -12,6 +12,7 @@
 #include "process/trace_table.h"
 #include "sampling/off_cpu.h"
 #include "profile/aggregate.h"
+#include "sampling/record_replay.h"
 #include "records.h"
 #include "symbolizer.h"
 
@@ -37,6 +38,11 @@ struct record_path {
 	struct python_table *pythons;    /* owned, or NULL (no Python frames) */
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	struct otelprof_sample with_python; /* the same with its Python frames put in */
+	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
+	bool drop_at_exit;               /* the run's last read is out of time: samples dropped as read */
+	bool replay_off;                 /* opens are deferred on purpose (CPU ceiling): no replays */
+	struct record_replay *replay;    /* owned: samples put off by the turn's open deadline */
+	unsigned tries;                  /* times the record being handled was handled before */
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
 	size_t nsettling;
 };
@@ -52,11 +58,17 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 	rp->agg = cfg->agg;
 	rp->traces = cfg->traces;
 	rp->off_cpu = cfg->off_cpu;
+	rp->replay = record_replay_new();
+	if (!rp->replay) {
+		free(rp);
+		return NULL;
+	}
 	if (cfg->python_publish) {
 		rp->pythons = python_table_new(&(struct python_table_config){
 			.publish = cfg->python_publish, .publish_ctx = cfg->python_publish_ctx,
 		});
 		if (!rp->pythons) {
+			record_replay_free(rp->replay);
 			free(rp);
 			return NULL;
 		}
@@ -66,8 +78,10 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 
 void record_path_free(struct record_path *rp)
 {
-	if (rp)
+	if (rp) {
 		python_table_free(rp->pythons);
+		record_replay_free(rp->replay);
+	}
 	free(rp);
 }
 
@@ -273,17 +287,40 @@ static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 	off_cpu_start(rp->off_cpu, s, instance);
 }
 
+/* A module this sample needed was not opened (the turn's open deadline): keep a copy for the next
+ * turn rather than add it unwound without that module's rules. False: add it as it is. */
+static bool put_off(struct record_path *rp, const void *data, size_t size, uint64_t deferred_before)
+{
+	if (rp->replay_off || rp->tries + 1 >= RECORD_REPLAY_TRIES ||
+	    symbolizer_stats(rp->sym)->module_opens_deferred == deferred_before)
+		return false;
+	if (record_replay_push(rp->replay, data, size, rp->tries + 1)) {
+		rp->counters.replay_full++;
+		return false;
+	}
+	rp->counters.samples_put_off++;
+	return true;
+}
+
 void record_path_handle(void *ctx, const void *data, size_t size)
 {
 	struct record_path *rp = ctx;
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
 	const struct process_info *pi;
-	uint64_t instance;
+	uint64_t instance, deferred = symbolizer_stats(rp->sym)->module_opens_deferred;
 	size_t link_len;
 
 	if (size < sizeof(*hdr) || hdr->size > size) {
 		rp->counters.malformed_records++;
+		return;
+	}
+	if ((rp->drop_samples || rp->drop_at_exit) &&
+	    (hdr->kind == OTELPROF_RECORD_SAMPLE || hdr->kind == OTELPROF_RECORD_OFF_CPU)) {
+		if (rp->drop_at_exit)
+			rp->counters.samples_at_exit++;
+		else
+			rp->counters.samples_shed++;
 		return;
 	}
 	switch (hdr->kind) {
@@ -305,6 +342,8 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 				  &rp->counters.unwind);
 		if (pi && pi->samples == 1)
 			open_modules(rp, s, instance);
+		if (put_off(rp, data, size, deferred))
+			return;
 		s = python_frames(rp, s, pi, data, size);
 		aggregate_add_linked(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns, rp->link, link_len);
 		break;
@@ -344,6 +383,42 @@ void record_path_settle(struct record_path *rp, uint64_t now)
 			symbolizer_refresh_instance(rp->sym, (pid_t)e->pid, e->instance);
 	}
 	rp->nsettling = kept;
+}
+
+void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool opens_deferred)
+{
+	rp->drop_samples = drop_samples;
+	rp->replay_off = opens_deferred;
+}
+
+void record_path_drop_remaining(struct record_path *rp)
+{
+	rp->drop_at_exit = true;
+}
+
+void record_path_replay(struct record_path *rp, bool last)
+{
+	size_t n = record_replay_count(rp->replay);
+	void *data;
+	size_t size;
+	unsigned tries;
+
+	/* The copies queued before this call, each once: those put off again wait for the next. */
+	while (n-- && record_replay_pop(rp->replay, &data, &size, &tries)) {
+		const struct otelprof_sample *s = data;
+		const struct process_info *pi = process_table_find(rp->processes, s->pid, s->process_start_ns);
+
+		/* Its process exec'd or was swept since: handled now, it could be taken for what runs now. */
+		if (!pi || pi->exec_id != s->exec_id) {
+			rp->counters.replay_stale++;
+		} else {
+			rp->counters.samples_replayed++;
+			rp->tries = last ? RECORD_REPLAY_TRIES : tries;
+			record_path_handle(rp, data, size);
+			rp->tries = 0;
+		}
+		free(data);
+	}
 }
 
 bool record_path_settling(const struct record_path *rp)

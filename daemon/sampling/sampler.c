@@ -44,8 +44,11 @@ struct sampler {
 	void *ctx;
 	struct sampler_load_stats load;
 	unsigned consumed;     /* records handed over by the sampler_consume() in progress */
-	bool pending;          /* the last one stopped at SAMPLER_CONSUME_BUDGET */
+	uint64_t consume_deadline_ns; /* CLOCK_MONOTONIC end of its time budget */
+	bool out_of_time;      /* it stopped at the time budget */
+	bool pending;          /* the last one stopped at its budget */
 	uint64_t budget_stops; /* how many did */
+	uint64_t time_stops;   /* how many of them at the time budget */
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -166,7 +169,10 @@ static int handle_record(void *ctx, void *data, size_t size)
 	s->fn(s->ctx, data, size);
 	/* Negative: libbpf keeps this record consumed and returns (the only way to stop it early
 	 * before libbpf 1.3's ring_buffer__consume_n()). */
-	return ++s->consumed >= SAMPLER_CONSUME_BUDGET ? -ECANCELED : 0;
+	if (++s->consumed >= SAMPLER_CONSUME_BUDGET)
+		return -ECANCELED;
+	s->out_of_time = clock_ns(CLOCK_MONOTONIC) >= s->consume_deadline_ns;
+	return s->out_of_time ? -ECANCELED : 0;
 }
 
 static void explain_load_failure(int err)
@@ -476,10 +482,13 @@ int sampler_consume(struct sampler *s)
 	int r;
 
 	s->consumed = 0;
+	s->out_of_time = false;
+	s->consume_deadline_ns = clock_ns(CLOCK_MONOTONIC) + SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
 	r = ring_buffer__consume(s->rb);
 	s->pending = r == -ECANCELED;
 	if (s->pending) {
 		s->budget_stops++;
+		s->time_stops += s->out_of_time;
 		return (int)s->consumed;
 	}
 	return r;
@@ -493,6 +502,11 @@ bool sampler_pending(const struct sampler *s)
 uint64_t sampler_budget_stops(const struct sampler *s)
 {
 	return s->budget_stops;
+}
+
+uint64_t sampler_time_stops(const struct sampler *s)
+{
+	return s->time_stops;
 }
 
 /* Write pid's entry of trace_procs, or delete it when neither part is set. */

@@ -55,16 +55,21 @@ void sampler_close(struct sampler *s);
 /* fd to wait on (epoll) for records. */
 int sampler_fd(const struct sampler *s);
 /*
- * Hand the pending records to the callback, at most SAMPLER_CONSUME_BUDGET of them: producers that
- * outpace the callback (a storm, a slow build) would otherwise keep one call going for ever, and
- * with it signals, exports and the end of the run. Records consumed, or -errno.
+ * Hand the pending records to the callback for at most SAMPLER_CONSUME_BUDGET_MS (the clock is read
+ * after each record, whatever one costs), and at most SAMPLER_CONSUME_BUDGET records: producers
+ * that outpace the callback (a storm, a slow symbolization) would otherwise keep one call going for
+ * ever, and with it signals, exports and the end of the run. The time budget is what bounds a turn
+ * of the loop; the loop that calls this bounds what one record may cost (symbolizer_set_open_deadline()).
+ * Records consumed, or -errno.
  */
 #define SAMPLER_CONSUME_BUDGET 4096
+#define SAMPLER_CONSUME_BUDGET_MS 50
 int sampler_consume(struct sampler *s);
 /* The last sampler_consume() stopped at its budget with records left: call it again soon. */
 bool sampler_pending(const struct sampler *s);
-/* Calls of sampler_consume() that stopped at the budget. */
+/* Calls of sampler_consume() that stopped at the budget (records or time), and at the time budget. */
 uint64_t sampler_budget_stops(const struct sampler *s);
+uint64_t sampler_time_stops(const struct sampler *s);
 /* Sum of the BPF-side per-CPU counters, indexed by enum otelprof_counter. 0 or -errno. */
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX]);
 /* Tell the BPF program where pid's threads keep their thread context (entry NULL: they do not).
