@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sampled_set.h"
+
+static size_t slot_of(const struct sampled_set *set, uintptr_t p)
+{
+	/* Allocations are 16-byte aligned: the low bits say nothing. Fibonacci hashing of the rest. */
+	return (size_t)(((uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ULL) >> 20) & set->mask;
+}
+
+void sampled_set_init(struct sampled_set *set, _Atomic uintptr_t *slots, size_t nslots)
+{
+	set->slots = slots;
+	set->mask = nslots - 1;
+	atomic_store_explicit(&set->live, 0, memory_order_relaxed);
+}
+
+bool sampled_set_insert(struct sampled_set *set, const void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	size_t at = slot_of(set, p);
+
+	if (p <= SAMPLED_SET_REMOVED)
+		return false;
+	for (size_t i = 0; i < SAMPLED_SET_PROBES; i++, at = (at + 1) & set->mask) {
+		uintptr_t seen = atomic_load_explicit(&set->slots[at], memory_order_relaxed);
+
+		if (seen > SAMPLED_SET_REMOVED)
+			continue;
+		if (atomic_compare_exchange_strong_explicit(&set->slots[at], &seen, p, memory_order_acq_rel,
+							    memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&set->live, 1, memory_order_relaxed);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool sampled_set_remove(struct sampled_set *set, const void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	size_t at;
+
+	if (!atomic_load_explicit(&set->live, memory_order_relaxed) || p <= SAMPLED_SET_REMOVED)
+		return false;
+	at = slot_of(set, p);
+	for (size_t i = 0; i < SAMPLED_SET_PROBES; i++, at = (at + 1) & set->mask) {
+		uintptr_t seen = atomic_load_explicit(&set->slots[at], memory_order_acquire);
+
+		if (!seen)
+			return false; /* never used: the probe sequence of p ends here */
+		if (seen != p)
+			continue;
+		/* Only p's own free() removes it: the exchange cannot fail but for a double free. */
+		if (atomic_compare_exchange_strong_explicit(&set->slots[at], &seen, SAMPLED_SET_REMOVED,
+							    memory_order_acq_rel, memory_order_relaxed)) {
+			atomic_fetch_sub_explicit(&set->live, 1, memory_order_relaxed);
+			return true;
+		}
+		return false;
+	}
+	return false;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The pointers of sampled allocations that are still live, so that free() fires its probe for them
+ * alone. Lock-free (compare-and-swap on each slot), allocation-free (the caller provides the slots,
+ * a static array in libotelprofd-alloc.so) and bounded: a pointer is looked for in at most
+ * SAMPLED_SET_PROBES slots from its hash, so a full neighbourhood drops the insertion (counted by
+ * the caller) and an unsampled free() costs a load of `live` when nothing is sampled, one hash and
+ * a few loads otherwise.
+ *
+ * A pointer is inserted before its allocation returns and removed by its free(): one pointer is
+ * never inserted twice at the same time, which is what makes reusing removed slots safe.
+ */
+#ifndef OTELPROFD_ALLOC_SAMPLED_SET_H
+#define OTELPROFD_ALLOC_SAMPLED_SET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SAMPLED_SET_PROBES 32
+
+struct sampled_set {
+	_Atomic uintptr_t *slots; /* 0: empty; SAMPLED_SET_REMOVED: was used; else a pointer */
+	size_t mask;              /* slots - 1 (a power of two) */
+	_Atomic size_t live;      /* pointers in the set */
+};
+
+#define SAMPLED_SET_REMOVED ((uintptr_t)1)
+
+/* nslots: a power of two; slots zeroed. */
+void sampled_set_init(struct sampled_set *set, _Atomic uintptr_t *slots, size_t nslots);
+/* false: no free slot near the pointer's hash (or ptr is 0 or 1). */
+bool sampled_set_insert(struct sampled_set *set, const void *ptr);
+/* true when ptr was in the set (it is removed). */
+bool sampled_set_remove(struct sampled_set *set, const void *ptr);
+
+#endif
