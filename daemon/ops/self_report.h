@@ -21,6 +21,8 @@ struct export_loop;
 struct k8s;
 struct metrics_server;
 struct off_cpu;
+struct heap;
+struct alloc_probes;
 struct options;
 struct profile;
 struct record_path;
@@ -39,6 +41,8 @@ struct self_sources {
 	struct metrics_server *metrics;  /* NULL without --metrics-address */
 	struct trace_table *traces;      /* NULL with --no-trace-context */
 	struct off_cpu *off_cpu;         /* NULL without --off-cpu */
+	struct heap *heap;               /* NULL without --alloc */
+	struct alloc_probes *alloc_probes; /* NULL without --alloc */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

@@ -234,7 +234,7 @@ static int fill_profile(struct chunk *c, PbProfile *prof, uint32_t process, cons
 	for (uint32_t j = bp->first[process]; j < bp->first[process + 1]; j++) {
 		const struct pf_sample *s = &p->samples[bp->order[j]];
 
-		if (s->off_cpu != off_cpu)
+		if (s->heap || s->off_cpu != off_cpu)
 			continue;
 		if ((r = add_sample(c, ids, s)))
 			break;

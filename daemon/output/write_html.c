@@ -71,7 +71,7 @@ static int add_samples(struct flame *f, int view, const struct profile *p, bool 
 		size_t n = 0, need = 1;
 		int64_t id;
 
-		if (s->off_cpu != off_cpu)
+		if (s->heap || s->off_cpu != off_cpu)
 			continue;
 		for (size_t j = 0; j < st->n; j++) {
 			const struct pf_location *loc = &p->locations[p->stack_locations[st->first + j]];

@@ -78,7 +78,7 @@ static int top_table(const struct profile *p, bool off_cpu, unsigned nrows_max, 
 		const struct pf_sample *s = &p->samples[i];
 		const struct pf_stack *st = &p->stacks[s->stack];
 
-		if (s->off_cpu != off_cpu)
+		if (s->heap || s->off_cpu != off_cpu)
 			continue;
 		for (size_t j = 0; j < st->n; j++) {
 			const struct pf_location *loc = &p->locations[p->stack_locations[st->first + j]];

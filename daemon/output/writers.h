@@ -25,6 +25,12 @@ int write_folded_off_cpu(const struct profile *p, FILE *out);
 int write_folded_off_cpu_file(const struct profile *p, const char *path);
 /* The off-CPU file beside a folded file: "x.folded" -> "x.off-cpu.folded". 0 or -ENAMETOOLONG. */
 int folded_off_cpu_path(const char *path, char *buf, size_t size);
+/* The samples of one view (profile.h) folded the same way, weighted by their value there (objects,
+ * bytes; off-CPU: microseconds), to a stream or a file; the file beside a folded file for a view:
+ * "x.folded" -> "x.alloc_space.folded" ("x.off-cpu.folded" for off-CPU). */
+int write_folded_view(const struct profile *p, enum pf_view view, FILE *out);
+int write_folded_view_file(const struct profile *p, enum pf_view view, const char *path);
+int folded_view_path(const char *path, enum pf_view view, char *buf, size_t size);
 /* The top rows functions by self samples, with self and total percentages; with off-CPU waits in
  * the profile, a second section ranks functions by time away. */
 int write_top(const struct profile *p, unsigned rows, FILE *out);
