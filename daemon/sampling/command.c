@@ -80,7 +80,7 @@ int command_start(struct command *c, const struct command_config *cfg)
 
 void command_release(struct command *c)
 {
-	if (c->go_fd < 0)
+	if (!c->pid || c->go_fd < 0)
 		return;
 	if (write(c->go_fd, "g", 1) != 1)
 		log_warn("Failed to start the program: %s", strerror(errno));
@@ -99,11 +99,13 @@ bool command_exited(struct command *c)
 
 void command_abort(struct command *c)
 {
+	if (!c->pid)
+		return;
 	if (c->go_fd >= 0) {
 		close(c->go_fd); /* the child reads EOF and exits */
 		c->go_fd = -1;
 	}
-	if (!c->pid || c->exited)
+	if (c->exited)
 		return;
 	kill(c->pid, SIGKILL);
 	if (waitpid(c->pid, &c->status, 0) == c->pid)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Zeroed: no program (every function then does nothing). */
 struct command {
 	pid_t pid;     /* the child, or 0 */
 	int go_fd;     /* write end of the pipe the child waits on, or -1 */
