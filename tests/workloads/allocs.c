@@ -33,14 +33,14 @@ static uint64_t next(void)
 	return seed;
 }
 
-/* A pause after every 512 KB a thread allocates (at most about 100 MB a second, 6,000 samples at
+/* A pause after every 256 KB a thread allocates (at most about 50 MB a second, 3,000 samples at
  * a 16 KiB mean): the daemon keeps up on a loaded machine, and no record is lost. */
 static __thread uint64_t paced;
 
 static void pace(uint64_t bytes)
 {
 	paced += bytes;
-	if (paced >= 512 * 1024) {
+	if (paced >= 256 * 1024) {
 		struct timespec t = { 0, 5000000 };
 
 		paced = 0;
@@ -55,24 +55,42 @@ static void touch(void *p)
 	*(volatile char *)p = 1;
 }
 
-NOINLINE static uint64_t leak_small(void **keep, unsigned long n)
+/* n blocks of size bytes, kept in keep[]. Called by each site, which stays a frame of its own (built
+ * without sibling calls: tests/workloads/meson.build). */
+NOINLINE static uint64_t hold(void **keep, unsigned long n, size_t size)
 {
 	for (unsigned long i = 0; i < n; i++) {
-		keep[i] = malloc(64);
+		keep[i] = malloc(size);
 		touch(keep[i]);
-		pace(64);
+		pace(size);
 	}
-	return 64ULL * n;
+	return (uint64_t)size * n;
+}
+
+/* Blocks of size bytes freed at once, until total bytes. */
+NOINLINE static uint64_t churn(uint64_t total, size_t size)
+{
+	uint64_t bytes = 0;
+
+	while (bytes < total) {
+		void *p = malloc(size);
+
+		touch(p);
+		free(p);
+		bytes += size;
+		pace(size);
+	}
+	return bytes;
+}
+
+NOINLINE static uint64_t leak_small(void **keep, unsigned long n)
+{
+	return hold(keep, n, 64);
 }
 
 NOINLINE static uint64_t leak_big(void **keep, unsigned long n)
 {
-	for (unsigned long i = 0; i < n; i++) {
-		keep[i] = malloc(40000);
-		touch(keep[i]);
-		pace(40000);
-	}
-	return 40000ULL * n;
+	return hold(keep, n, 40000);
 }
 
 NOINLINE static uint64_t churn_free(uint64_t total)
@@ -115,42 +133,18 @@ NOINLINE static uint64_t grow_realloc(uint64_t total)
 
 NOINLINE static void *thread_site(void *arg)
 {
-	uint64_t *bytes = arg;
-
-	while (*bytes < 10 * MB) {
-		void *p = malloc(256);
-
-		touch(p);
-		free(p);
-		*bytes += 256;
-		pace(256);
-	}
+	*(uint64_t *)arg = churn(10 * MB, 256);
 	return NULL;
 }
 
 NOINLINE static uint64_t child_leak(void **keep, unsigned long n)
 {
-	for (unsigned long i = 0; i < n; i++) {
-		keep[i] = malloc(48);
-		touch(keep[i]);
-		pace(48);
-	}
-	return 48ULL * n;
+	return hold(keep, n, 48);
 }
 
 NOINLINE static uint64_t child_free(uint64_t total)
 {
-	uint64_t bytes = 0;
-
-	while (bytes < total) {
-		void *p = malloc(1000);
-
-		touch(p);
-		free(p);
-		bytes += 1000;
-		pace(1000);
-	}
-	return bytes;
+	return churn(total, 1000);
 }
 
 int main(int argc, char **argv)
