@@ -67,18 +67,19 @@ NOINLINE static uint64_t hold(void **keep, unsigned long n, size_t size)
 	return (uint64_t)size * n;
 }
 
-/* Blocks of size bytes freed at once, until total bytes. */
+/* Blocks of size bytes (0: 1 to 4,096 bytes, at random) freed at once, until total bytes. */
 NOINLINE static uint64_t churn(uint64_t total, size_t size)
 {
 	uint64_t bytes = 0;
 
 	while (bytes < total) {
-		void *p = malloc(size);
+		size_t n = size ? size : 1 + next() % 4096;
+		void *p = malloc(n);
 
 		touch(p);
 		free(p);
-		bytes += size;
-		pace(size);
+		bytes += n;
+		pace(n);
 	}
 	return bytes;
 }
@@ -95,18 +96,7 @@ NOINLINE static uint64_t leak_big(void **keep, unsigned long n)
 
 NOINLINE static uint64_t churn_free(uint64_t total)
 {
-	uint64_t bytes = 0;
-
-	while (bytes < total) {
-		size_t size = 1 + next() % 4096;
-		void *p = malloc(size);
-
-		touch(p);
-		free(p);
-		bytes += size;
-		pace(size);
-	}
-	return bytes;
+	return churn(total, 0);
 }
 
 NOINLINE static uint64_t grow_realloc(uint64_t total)
