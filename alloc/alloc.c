@@ -159,16 +159,6 @@ static bool in_arena(const void *p)
 	return (const unsigned char *)p >= arena && (const unsigned char *)p < arena + ARENA_BYTES;
 }
 
-static __attribute__((noinline)) void fire_alloc(void *p, uint64_t size, uint64_t weight)
-{
-	USDT3(otel_memory, alloc, p, size, weight);
-}
-
-static __attribute__((noinline)) void fire_free(void *p)
-{
-	USDT1(otel_memory, free, p);
-}
-
 static uint64_t seed_of(void)
 {
 	struct timespec t;
@@ -178,8 +168,9 @@ static uint64_t seed_of(void)
 	       ((uint64_t)getpid() << 32);
 }
 
-/* The thread's counter crossed a sampled byte (or the thread's first allocation). */
-static __attribute__((noinline)) void sample_slow(void *p, size_t size)
+/* The thread's counter crossed a sampled byte (or the thread's first allocation): the allocation's
+ * weight when it is sampled (and in the set), else 0. */
+static __attribute__((noinline)) uint64_t sample_slow(void *p, size_t size)
 {
 	pid_t pid = getpid();
 	uint64_t weight;
@@ -193,37 +184,43 @@ static __attribute__((noinline)) void sample_slow(void *p, size_t size)
 		if (first) { /* the first allocation starts the thread's process of sampled bytes */
 			ts.left = (int64_t)alloc_poisson_next(&ts.rng, mean) - (int64_t)size;
 			if (ts.left > 0)
-				return;
+				return 0;
 		}
 	}
 	ts.left = (int64_t)alloc_poisson_next(&ts.rng, mean);
 	if (!sampled_set_insert(&set, p)) {
 		atomic_fetch_add_explicit(&otelprofd_alloc_stats.dropped, 1, memory_order_relaxed);
-		return;
+		return 0;
 	}
 	weight = alloc_weight(size, mean);
 	atomic_fetch_add_explicit(&otelprofd_alloc_stats.sampled, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&otelprofd_alloc_stats.weight, weight, memory_order_relaxed);
-	fire_alloc(p, size, weight);
+	return weight;
 }
 
-/* Every successful allocation passes here: a subtraction, unless it holds a sampled byte. */
-static inline void account(void *p, size_t size)
+/*
+ * Every successful allocation passes here: a subtraction, unless it holds a sampled byte. Inlined
+ * into each entry point with its probe site, so a sampled allocation's stack starts at malloc (or
+ * calloc, ...) and goes on in the caller: no frame of this library's own.
+ */
+static inline __attribute__((always_inline)) void account(void *p, size_t size)
 {
+	uint64_t weight;
+
 	if (UNLIKELY(!p || !mean))
 		return;
 	ts.left -= (int64_t)size;
-	if (UNLIKELY(ts.left <= 0))
-		sample_slow(p, size);
+	if (UNLIKELY(ts.left <= 0) && (weight = sample_slow(p, size)))
+		USDT3(otel_memory, alloc, p, size, weight);
 }
 
 /* Before the block goes back: a sampled pointer fires free while it is still ours, so another
  * thread cannot get the same address and fire its alloc first. */
-static inline void forget(void *p)
+static inline __attribute__((always_inline)) void forget(void *p)
 {
 	if (UNLIKELY(sampled_set_remove(&set, p))) {
 		atomic_fetch_add_explicit(&otelprofd_alloc_stats.freed, 1, memory_order_relaxed);
-		fire_free(p);
+		USDT1(otel_memory, free, p);
 	}
 }
 

@@ -32,9 +32,11 @@ int write_folded_view(const struct profile *p, enum pf_view view, FILE *out);
 int write_folded_view_file(const struct profile *p, enum pf_view view, const char *path);
 int folded_view_path(const char *path, enum pf_view view, char *buf, size_t size);
 /* The top rows functions by self samples, with self and total percentages; with off-CPU waits in
- * the profile, a second section ranks functions by time away. */
+ * the profile, a second section ranks functions by time away; with allocations, two more rank them
+ * by bytes allocated and bytes in use through them. */
 int write_top(const struct profile *p, unsigned rows, FILE *out);
-/* A self-contained HTML page with an interactive flame graph (and the off-CPU one when collected). */
+/* A self-contained HTML page with an interactive flame graph, one view per sample type collected
+ * (on-CPU, off-CPU, allocated and in-use bytes and objects). */
 int write_html(const struct profile *p, FILE *out);
 /* An uncompressed pprof Profile message; *buf is malloc'ed and owned by the caller. */
 int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len);

@@ -11,6 +11,8 @@ libotelprofd-alloc.so at a 16 KiB mean, with the real USDT programs:
    after the CPU ones, each sample's values in its own types only, the sites' bytes within 10%.
 3. A process without the library, under --alloc with the library's probes attached: not one probe
    runs (it costs nothing), no allocation profile.
+4. The other outputs show the heap types: the top table's allocated and in-use sections (the leaked
+   sites in use, the freed ones not), the HTML page's views, and `otelprofd diff --sample-type`.
 """
 import os
 import re
@@ -154,4 +156,37 @@ if int(m.group(1)) or int(m.group(2)):
     bpftest.fail(f"a process without the library ran the probes: {m.group(0)}")
 if os.path.getsize(os.path.join(out, "plain.alloc_space.folded")):
     bpftest.fail("an allocation profile for a process without the library")
+
+# 4. The top table, the page, diff.
+cmd = [bpftest.otelprofd(), "--alloc", "--alloc-sample", str(MEAN), "--ringbuf-size", "64MiB", "--top", "40",
+       "--", workload]
+p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=180)
+top = p.stdout
+if p.returncode != 0 or "\nAllocated: " not in top or "\nIn use at the end: " not in top:
+    bpftest.fail(f"the top table has no allocation sections (exit {p.returncode}): {top[-3000:]}")
+allocated, in_use = top.split("\nAllocated: ")[1].split("\nIn use at the end: ")
+print("In use at the end: " + in_use[:1500])
+for site in PARENT_SITES:
+    if site not in allocated:
+        bpftest.fail(f"{site} is not in the top table's allocated section")
+    if (site in in_use) != bool(sites[site][1]):
+        bpftest.fail(f"{site} {'missing from' if sites[site][1] else 'in'} the top table's in-use section")
+page = os.path.join(out, "run.html")
+p = subprocess.run([bpftest.otelprofd(), "--alloc", "--alloc-sample", str(MEAN), "--ringbuf-size", "64MiB", "-o",
+                    page, "--", workload], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                   timeout=180)
+html = open(page).read() if p.returncode == 0 else ""
+for view in ("On-CPU", "Allocated bytes", "Allocations", "In-use bytes", "In-use objects"):
+    if f'"{view}"' not in html:
+        bpftest.fail(f"the page has no {view} view (exit {p.returncode})")
+# diff's totals: the CPU samples by default, the bytes the process held at its exit with inuse_space.
+held = sum(v[5] for v in values)
+for args, want in (([], sum(v[0] for v in values)), (["--sample-type", "inuse_space"], held)):
+    p = bpftest.run([bpftest.otelprofd(), "diff", *args, pprof, pprof])
+    m = re.search(r"base (\d+), new (\d+)", p.stdout)
+    if not m or int(m.group(1)) != want or held < 50 * 10**6:
+        bpftest.fail(f"otelprofd diff {' '.join(args)} does not compare totals of {want}")
+p = bpftest.run([bpftest.otelprofd(), "diff", "--sample-type", "nope", pprof, pprof], check=False)
+if p.returncode != 2:
+    bpftest.fail(f"diff of a sample type the profiles lack exited {p.returncode}, not 2")
 print("PASS")
