@@ -57,6 +57,12 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		sampler_off_cpu_counters(src->sampler, m->off_cpu_bpf);
 		m->off_cpu = *off_cpu_counters(src->off_cpu);
 	}
+	if (src->heap && src->alloc_probes) {
+		m->alloc_enabled = true;
+		sampler_alloc_counters(src->sampler, m->alloc_bpf);
+		m->heap = *heap_counters(src->heap);
+		m->alloc_probes = *alloc_probes_counters(src->alloc_probes);
+	}
 	self_metrics_read_process(m);
 }
 
