@@ -1,10 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampled_set.h"
 
-static size_t slot_of(const struct sampled_set *set, uintptr_t p)
+static uint64_t hash_of(uintptr_t p)
 {
 	/* Allocations are 16-byte aligned: the low bits say nothing. Fibonacci hashing of the rest. */
-	return (size_t)(((uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ULL) >> 20) & set->mask;
+	return (uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ULL;
+}
+
+static size_t slot_of(const struct sampled_set *set, uintptr_t p)
+{
+	return (size_t)(hash_of(p) >> 20) & set->mask;
+}
+
+static _Atomic uint16_t *filter_of(struct sampled_set *set, uintptr_t p)
+{
+	return &set->filter[(hash_of(p) >> 51) & (SAMPLED_SET_FILTER - 1)];
+}
+
+static void filter_add(_Atomic uint16_t *c, int delta)
+{
+	uint16_t seen = atomic_load_explicit(c, memory_order_relaxed);
+
+	while (seen != UINT16_MAX &&
+	       !atomic_compare_exchange_weak_explicit(c, &seen, (uint16_t)(seen + delta), memory_order_relaxed,
+						      memory_order_relaxed))
+		;
 }
 
 void sampled_set_init(struct sampled_set *set, _Atomic uintptr_t *slots, size_t nslots)
@@ -12,6 +32,8 @@ void sampled_set_init(struct sampled_set *set, _Atomic uintptr_t *slots, size_t 
 	set->slots = slots;
 	set->mask = nslots - 1;
 	atomic_store_explicit(&set->live, 0, memory_order_relaxed);
+	for (size_t i = 0; i < SAMPLED_SET_FILTER; i++)
+		atomic_store_explicit(&set->filter[i], 0, memory_order_relaxed);
 }
 
 bool sampled_set_insert(struct sampled_set *set, const void *ptr)
@@ -21,6 +43,8 @@ bool sampled_set_insert(struct sampled_set *set, const void *ptr)
 
 	if (p <= SAMPLED_SET_REMOVED)
 		return false;
+	/* Counted before the pointer is stored: a lookup never finds it with its counter at 0. */
+	filter_add(filter_of(set, p), 1);
 	for (size_t i = 0; i < SAMPLED_SET_PROBES; i++, at = (at + 1) & set->mask) {
 		uintptr_t seen = atomic_load_explicit(&set->slots[at], memory_order_relaxed);
 
@@ -32,6 +56,7 @@ bool sampled_set_insert(struct sampled_set *set, const void *ptr)
 			return true;
 		}
 	}
+	filter_add(filter_of(set, p), -1);
 	return false;
 }
 
@@ -40,7 +65,7 @@ bool sampled_set_remove(struct sampled_set *set, const void *ptr)
 	uintptr_t p = (uintptr_t)ptr;
 	size_t at;
 
-	if (!atomic_load_explicit(&set->live, memory_order_relaxed) || p <= SAMPLED_SET_REMOVED)
+	if (p <= SAMPLED_SET_REMOVED || !atomic_load_explicit(filter_of(set, p), memory_order_relaxed))
 		return false;
 	at = slot_of(set, p);
 	for (size_t i = 0; i < SAMPLED_SET_PROBES; i++, at = (at + 1) & set->mask) {
@@ -54,6 +79,7 @@ bool sampled_set_remove(struct sampled_set *set, const void *ptr)
 		if (atomic_compare_exchange_strong_explicit(&set->slots[at], &seen, SAMPLED_SET_REMOVED,
 							    memory_order_acq_rel, memory_order_relaxed)) {
 			atomic_fetch_sub_explicit(&set->live, 1, memory_order_relaxed);
+			filter_add(filter_of(set, p), -1);
 			return true;
 		}
 		return false;

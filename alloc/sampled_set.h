@@ -4,8 +4,9 @@
  * alone. Lock-free (compare-and-swap on each slot), allocation-free (the caller provides the slots,
  * a static array in libotelprofd-alloc.so) and bounded: a pointer is looked for in at most
  * SAMPLED_SET_PROBES slots from its hash, so a full neighbourhood drops the insertion (counted by
- * the caller) and an unsampled free() costs a load of `live` when nothing is sampled, one hash and
- * a few loads otherwise.
+ * the caller). In front of the slots, a counting filter small enough to stay in the CPU's first
+ * cache (SAMPLED_SET_FILTER counters, 16 KiB): a pointer whose counter is 0 is not in the set, so an
+ * unsampled free() costs one hash and one load of that cache, not a miss in the slots' 512 KiB.
  *
  * A pointer is inserted before its allocation returns and removed by its free(): one pointer is
  * never inserted twice at the same time, which is what makes reusing removed slots safe.
@@ -19,11 +20,15 @@
 #include <stdint.h>
 
 #define SAMPLED_SET_PROBES 32
+#define SAMPLED_SET_FILTER 8192
 
 struct sampled_set {
 	_Atomic uintptr_t *slots; /* 0: empty; SAMPLED_SET_REMOVED: was used; else a pointer */
 	size_t mask;              /* slots - 1 (a power of two) */
 	_Atomic size_t live;      /* pointers in the set */
+	/* Pointers in the set by their filter index (another part of the hash than the slot's); one
+	 * that reached UINT16_MAX stays there (its index then always says "maybe"). */
+	_Atomic uint16_t filter[SAMPLED_SET_FILTER];
 };
 
 #define SAMPLED_SET_REMOVED ((uintptr_t)1)

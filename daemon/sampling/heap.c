@@ -28,7 +28,10 @@ struct live {
 struct proc_key {
 	uint32_t pid;
 	uint64_t start_ns;
+	uint64_t instance; /* ANY_INSTANCE: every program of the process */
 };
+
+#define ANY_INSTANCE UINT64_MAX
 
 struct heap {
 	struct aggregate *allocs;
@@ -168,6 +171,23 @@ static int compare_proc(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
+/* The live allocation's process (or program) is among the sorted exits. */
+static bool exited(const struct heap *h, const struct live *l)
+{
+	struct proc_key key = { .pid = l->pid, .start_ns = l->start_ns };
+	const struct proc_key *e = bsearch(&key, h->exited, h->nexited, sizeof(key), compare_proc);
+
+	if (!e)
+		return false;
+	/* Entries of one process are adjacent: back to the first, then every one. */
+	while (e > h->exited && !compare_proc(e - 1, &key))
+		e--;
+	for (; e < h->exited + h->nexited && !compare_proc(e, &key); e++)
+		if (e->instance == ANY_INSTANCE || e->instance == l->instance)
+			return true;
+	return false;
+}
+
 /* Forget the live allocations of the processes that exited. */
 static void sweep(struct heap *h)
 {
@@ -176,9 +196,7 @@ static void sweep(struct heap *h)
 	qsort(h->exited, h->nexited, sizeof(*h->exited), compare_proc);
 	for (size_t i = 0; h->counters.live && i < h->nbuckets; i++) {
 		for (struct live **at = &h->buckets[i]; *at;) {
-			struct proc_key key = { .pid = (*at)->pid, .start_ns = (*at)->start_ns };
-
-			if (bsearch(&key, h->exited, h->nexited, sizeof(key), compare_proc)) {
+			if (exited(h, *at)) {
 				h->counters.exited++;
 				unlink_live(h, at);
 			} else {
@@ -189,13 +207,18 @@ static void sweep(struct heap *h)
 	h->nexited = 0;
 }
 
-void heap_exit(struct heap *h, uint32_t pid, uint64_t start_ns)
+void heap_exit_instance(struct heap *h, uint32_t pid, uint64_t start_ns, uint64_t instance)
 {
 	if (!h->counters.live)
 		return;
 	if (h->nexited == MAX_EXITED)
 		sweep(h);
-	h->exited[h->nexited++] = (struct proc_key){ .pid = pid, .start_ns = start_ns };
+	h->exited[h->nexited++] = (struct proc_key){ .pid = pid, .start_ns = start_ns, .instance = instance };
+}
+
+void heap_exit(struct heap *h, uint32_t pid, uint64_t start_ns)
+{
+	heap_exit_instance(h, pid, start_ns, ANY_INSTANCE);
 }
 
 int heap_add_inuse(struct heap *h, struct aggregate *inuse)

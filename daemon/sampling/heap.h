@@ -60,6 +60,8 @@ void heap_release(struct heap *h, const struct otelprof_free *f);
 /* A process exited: its live allocations go after the next heap_add_inuse() (whose in-use profile
  * shows what the process held at its exit). */
 void heap_exit(struct heap *h, uint32_t pid, uint64_t start_ns);
+/* The same for one program of the process, which exec'd another (instance: the old program's). */
+void heap_exit_instance(struct heap *h, uint32_t pid, uint64_t start_ns, uint64_t instance);
 /* Every live sampled allocation into inuse (an empty aggregate). 0, or -ENOMEM. */
 int heap_add_inuse(struct heap *h, struct aggregate *inuse);
 

@@ -106,6 +106,9 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, con
 	else
 		process_table_exec_unrecorded(rp->processes, pid, start_ns, comm, cgroup_id, exec_id, maybe_in_execve);
 	pi = process_table_find(rp->processes, pid, start_ns);
+	/* The old program's heap went with it (--alloc). */
+	if (rp->heap && before && before != PROCESS_INSTANCE_UNKNOWN && (!pi || pi->instance != before))
+		heap_exit_instance(rp->heap, pid, start_ns, before);
 	if (pi && pi->instance == before) {
 		/* The record of a program its sample (taken during the execve) made an instance of: the
 		 * mappings read then were the execve's half-built ones (and what identifies the program
