@@ -13,12 +13,16 @@ libotelprofd-alloc.so at a 16 KiB mean, with the real USDT programs:
    runs (it costs nothing), no allocation profile.
 4. The other outputs show the heap types: the top table's allocated and in-use sections (the leaked
    sites in use, the freed ones not), the HTML page's views, and `otelprofd diff --sample-type`.
+5. --cgroup: the allocations of a workload in the cgroup, none of one outside (the probes, attached
+   per file, run in both).
 """
 import os
 import re
+import shutil
 import subprocess
 
 import bpftest
+import cgrouptest
 import pprofdecode
 
 bpftest.require_bpf()
@@ -189,4 +193,43 @@ for args, want in (([], sum(v[0] for v in values)), (["--sample-type", "inuse_sp
 p = bpftest.run([bpftest.otelprofd(), "diff", "--sample-type", "nope", pprof, pprof], check=False)
 if p.returncode != 2:
     bpftest.fail(f"diff of a sample type the profiles lack exited {p.returncode}, not 2")
+
+# 5. --cgroup: one workload inside, one outside (a copy under its own name, so its comm tells it apart).
+outside_bin = os.path.join(out, "allocs_out")
+shutil.copy(workload, outside_bin)
+tree = cgrouptest.Tree(cgrouptest.v2_root())
+folded = os.path.join(out, "cgroup.folded")
+try:
+    cgroup_dir = tree.make("otelprofd-alloc-test/in")
+
+    def enter():
+        with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as f:
+            f.write("0")
+    preload = dict(os.environ, LD_PRELOAD=lib, OTELPROFD_ALLOC_SAMPLE=str(MEAN))
+    inside = subprocess.Popen([workload, "wait"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                              env=preload, preexec_fn=enter)
+    outside = subprocess.Popen([outside_bin, "wait"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                               env=preload)
+    cmd = [bpftest.otelprofd(), "--alloc", "--cgroup", "/otelprofd-alloc-test", "--ringbuf-size", "64MiB",
+           "--duration", "60s", "-o", folded]
+    print("$", " ".join(cmd), flush=True)
+    d = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = bpftest.wait_profiling(d, others=(inside, outside))
+    for w in (inside, outside):
+        w.stdin.write("go\n")
+        w.stdin.flush()
+    for w in (inside, outside):
+        w.communicate(timeout=120)
+    d.send_signal(2)
+    log += d.communicate(timeout=120)[1]
+finally:
+    tree.remove()
+print(log[-1500:])
+if d.returncode != 0:
+    bpftest.fail(f"otelprofd --cgroup exited {d.returncode}")
+check_drops(log)
+found = by_site(os.path.join(out, "cgroup.alloc_space.folded"))
+print("--cgroup:", found)
+if not found.get(("allocs", "leak_small")) or any(proc == "allocs_out" for proc, _ in found):
+    bpftest.fail("--cgroup: the allocations of the workload inside are missing, or the one outside's are there")
 print("PASS")
