@@ -155,7 +155,7 @@ def main():
     base_wall, base_cpu = statistics.median(walls[names[0]]), statistics.median(cpus[names[0]])
     print("| configuration | wall (median) | slowdown | CPU, workload + profiler | CPU against alone |")
     print("|---|---|---|---|---|")
-    for n in names:
+    for n in (n for n in names if walls[n]):
         w, c = statistics.median(walls[n]), statistics.median(cpus[n])
         print(f"| {n} | {w:.3f} s | {100 * (w / base_wall - 1):+.1f}% | {c:.3f} s | {100 * (c / base_cpu - 1):+.1f}% |")
     allocs = subprocess.run(workload, stdout=subprocess.PIPE, text=True).stdout.split()[1]
