@@ -199,26 +199,38 @@ static __attribute__((noinline)) uint64_t sample_slow(void *p, size_t size)
 }
 
 /*
- * Every successful allocation passes here: a subtraction, unless it holds a sampled byte. Inlined
- * into each entry point with its probe site, so a sampled allocation's stack starts at malloc (or
- * calloc, ...) and goes on in the caller: no frame of this library's own.
+ * Every allocation passes here first: its bytes counted down, true when it holds the thread's next
+ * sampled byte. The others then tail-call the real function: no frame of this library's own, no
+ * work after it.
  */
-static inline __attribute__((always_inline)) void account(void *p, size_t size)
+static inline __attribute__((always_inline)) bool due(size_t size)
+{
+	if (UNLIKELY(!mean))
+		return false;
+	ts.left -= (int64_t)size;
+	return UNLIKELY(ts.left <= 0);
+}
+
+/*
+ * A due allocation, made: sampled unless it failed or the set is full. Inlined into each entry point
+ * with its probe site, so a sampled allocation's stack starts at malloc (or calloc, ...) and goes
+ * on in the caller. A failed one leaves the countdown at or under 0: the next allocation is due.
+ */
+static inline __attribute__((always_inline)) void *sampled(void *p, size_t size)
 {
 	uint64_t weight;
 
-	if (UNLIKELY(!p || !mean))
-		return;
-	ts.left -= (int64_t)size;
-	if (UNLIKELY(ts.left <= 0) && (weight = sample_slow(p, size)))
+	if (p && (weight = sample_slow(p, size)))
 		USDT3(otel_memory, alloc, p, size, weight);
+	return p;
 }
 
 /* Before the block goes back: a sampled pointer fires free while it is still ours, so another
- * thread cannot get the same address and fire its alloc first. */
+ * thread cannot get the same address and fire its alloc first. The inlined filter check is all an
+ * unsampled pointer costs. */
 static inline __attribute__((always_inline)) void forget(void *p)
 {
-	if (UNLIKELY(sampled_set_remove(&set, p))) {
+	if (UNLIKELY(sampled_set_maybe(&set, p)) && sampled_set_remove(&set, p)) {
 		atomic_fetch_add_explicit(&otelprofd_alloc_stats.freed, 1, memory_order_relaxed);
 		USDT1(otel_memory, free, p);
 	}
@@ -226,27 +238,24 @@ static inline __attribute__((always_inline)) void forget(void *p)
 
 EXPORT void *malloc(size_t size)
 {
-	void *p;
-
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, ARENA_ALIGN);
-	p = real.malloc(size);
-	account(p, size);
-	return p;
+	if (LIKELY(!due(size)))
+		return real.malloc(size);
+	return sampled(real.malloc(size), size);
 }
 
 EXPORT void free(void *p)
 {
-	if (UNLIKELY(!p || in_arena(p)))
+	if (UNLIKELY(in_arena(p)))
 		return;
 	forget(p);
-	real.free(p); /* a pointer not from the arena came from real.malloc: ready() held */
+	real.free(p); /* a pointer not from the arena came from real.malloc: ready() held (or it is NULL) */
 }
 
 EXPORT void *calloc(size_t n, size_t size)
 {
 	size_t bytes;
-	void *p;
 
 	if (__builtin_mul_overflow(n, size, &bytes)) {
 		errno = ENOMEM;
@@ -254,9 +263,9 @@ EXPORT void *calloc(size_t n, size_t size)
 	}
 	if (UNLIKELY(!ready()))
 		return arena_alloc(bytes, ARENA_ALIGN);
-	p = real.calloc(n, size);
-	account(p, bytes);
-	return p;
+	if (LIKELY(!due(bytes)))
+		return real.calloc(n, size);
+	return sampled(real.calloc(n, size), bytes);
 }
 
 EXPORT void *realloc(void *old, size_t size)
@@ -273,12 +282,11 @@ EXPORT void *realloc(void *old, size_t size)
 	}
 	if (UNLIKELY(!ready()))
 		return old ? NULL : arena_alloc(size, ARENA_ALIGN);
-	if (old)
-		forget(old);
-	p = real.realloc(old, size);
+	forget(old);
 	/* A new size is a new allocation (realloc(p, 0) frees p and may return NULL). */
-	account(p, size);
-	return p;
+	if (LIKELY(!due(size)))
+		return real.realloc(old, size);
+	return sampled(real.realloc(old, size), size);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -289,52 +297,42 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		*out = arena_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
+	if (LIKELY(!due(size)))
+		return real.posix_memalign(out, align, size);
 	r = real.posix_memalign(out, align, size);
 	if (!r)
-		account(*out, size);
+		sampled(*out, size);
 	return r;
 }
 
-EXPORT void *aligned_alloc(size_t align, size_t size)
-{
-	void *p;
+/* The entry points of one size and an alignment: the same countdown, their own probe site. */
+#define ALIGNED_ENTRY(name, align_min)                                                                   \
+	EXPORT void *name(size_t align, size_t size)                                                     \
+	{                                                                                                 \
+		if (UNLIKELY(!ready() || !real.name))                                                    \
+			return arena_alloc(size, align > (align_min) ? align : (align_min));             \
+		if (LIKELY(!due(size)))                                                                  \
+			return real.name(align, size);                                                   \
+		return sampled(real.name(align, size), size);                                            \
+	}
 
-	if (UNLIKELY(!ready() || !real.aligned_alloc))
-		return arena_alloc(size, align);
-	p = real.aligned_alloc(align, size);
-	account(p, size);
-	return p;
-}
-
-EXPORT void *memalign(size_t align, size_t size)
-{
-	void *p;
-
-	if (UNLIKELY(!ready() || !real.memalign))
-		return arena_alloc(size, align);
-	p = real.memalign(align, size);
-	account(p, size);
-	return p;
-}
+ALIGNED_ENTRY(aligned_alloc, ARENA_ALIGN)
+ALIGNED_ENTRY(memalign, ARENA_ALIGN)
 
 EXPORT void *valloc(size_t size)
 {
-	void *p;
-
 	if (UNLIKELY(!ready() || !real.valloc))
 		return arena_alloc(size, 4096);
-	p = real.valloc(size);
-	account(p, size);
-	return p;
+	if (LIKELY(!due(size)))
+		return real.valloc(size);
+	return sampled(real.valloc(size), size);
 }
 
 EXPORT void *pvalloc(size_t size)
 {
-	void *p;
-
 	if (UNLIKELY(!ready() || !real.pvalloc))
 		return arena_alloc(size, 4096);
-	p = real.pvalloc(size);
-	account(p, size);
-	return p;
+	if (LIKELY(!due(size)))
+		return real.pvalloc(size);
+	return sampled(real.pvalloc(size), size);
 }

@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampled_set.h"
 
-static uint64_t hash_of(uintptr_t p)
-{
-	/* Allocations are 16-byte aligned: the low bits say nothing. Fibonacci hashing of the rest. */
-	return (uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ULL;
-}
-
 static size_t slot_of(const struct sampled_set *set, uintptr_t p)
 {
-	return (size_t)(hash_of(p) >> 20) & set->mask;
+	return (size_t)(sampled_set_hash(p) >> 20) & set->mask;
 }
 
 static _Atomic uint16_t *filter_of(struct sampled_set *set, uintptr_t p)
 {
-	return &set->filter[(hash_of(p) >> 51) & (SAMPLED_SET_FILTER - 1)];
+	return &set->filter[(sampled_set_hash(p) >> 51) & (SAMPLED_SET_FILTER - 1)];
 }
 
 static void filter_add(_Atomic uint16_t *c, int delta)
@@ -65,7 +59,7 @@ bool sampled_set_remove(struct sampled_set *set, const void *ptr)
 	uintptr_t p = (uintptr_t)ptr;
 	size_t at;
 
-	if (p <= SAMPLED_SET_REMOVED || !atomic_load_explicit(filter_of(set, p), memory_order_relaxed))
+	if (!sampled_set_maybe(set, ptr))
 		return false;
 	at = slot_of(set, p);
 	for (size_t i = 0; i < SAMPLED_SET_PROBES; i++, at = (at + 1) & set->mask) {

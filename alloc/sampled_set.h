@@ -21,6 +21,7 @@
 
 #define SAMPLED_SET_PROBES 32
 #define SAMPLED_SET_FILTER 8192
+#define SAMPLED_SET_REMOVED ((uintptr_t)1)
 
 struct sampled_set {
 	_Atomic uintptr_t *slots; /* 0: empty; SAMPLED_SET_REMOVED: was used; else a pointer */
@@ -31,7 +32,22 @@ struct sampled_set {
 	_Atomic uint16_t filter[SAMPLED_SET_FILTER];
 };
 
-#define SAMPLED_SET_REMOVED ((uintptr_t)1)
+
+/* Allocations are 16-byte aligned: the low bits say nothing. Fibonacci hashing of the rest. */
+static inline uint64_t sampled_set_hash(uintptr_t p)
+{
+	return (uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The pointer may be in the set (its filter counter is not 0); false: it is not. Inlined into free(). */
+static inline bool sampled_set_maybe(struct sampled_set *set, const void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+
+	return p > SAMPLED_SET_REMOVED &&
+	       atomic_load_explicit(&set->filter[(sampled_set_hash(p) >> 51) & (SAMPLED_SET_FILTER - 1)],
+				    memory_order_relaxed);
+}
 
 /* nslots: a power of two; slots zeroed. */
 void sampled_set_init(struct sampled_set *set, _Atomic uintptr_t *slots, size_t nslots);
