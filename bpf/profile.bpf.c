@@ -868,3 +868,5 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	off_cpu_start(ctx, prev, now, cpu);
 	return 0;
 }
+
+#include "alloc.bpf.h"

@@ -42,6 +42,9 @@
 #include "process/trace_table.h"
 #include "profile/aggregate.h"
 #include "profile/profile.h"
+#include "sampling/alloc_probes.h"
+#include "sampling/command.h"
+#include "sampling/heap.h"
 #include "sampling/privileges.h"
 #include "sampling/off_cpu.h"
 #include "sampling/record_path.h"
@@ -88,6 +91,11 @@ struct daemon {
 	struct status_line *status;        /* on a terminal, during the run: its progress, or NULL */
 	struct cpu_ceiling ceiling;        /* --max-cpu: what to shed now */
 	enum cpu_shed_level shed;          /* the level the last turn ran at */
+	struct aggregate *alloc_agg;       /* --alloc: the interval's sampled allocations, or NULL */
+	struct aggregate *inuse_agg;       /* --alloc: the live ones at the interval's end, or NULL */
+	struct heap *heap;                 /* --alloc: live sampled allocations, or NULL */
+	struct alloc_probes *alloc_probes; /* --alloc: the files whose probes are attached, or NULL */
+	struct command command;            /* -- PROGRAM: the program started, or pid 0 */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -97,7 +105,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.opts = d->opts, .sampler = d->sampler, .agg = d->agg, .sym = d->sym, .processes = d->processes,
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces, .jvm = d->jvm,
-		.off_cpu = d->off_cpu, .ceiling = &d->ceiling,
+		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .heap = d->heap, .alloc_probes = d->alloc_probes,
 	};
 }
 
@@ -195,12 +203,18 @@ static struct profile *build_interval(struct daemon *d, uint64_t open_budget_ms)
 	struct profile *p;
 
 	symbolizer_set_open_deadline(d->sym, now + open_budget_ms * 1000000ULL);
+	if (d->heap) {
+		/* What the processes hold now: every live sampled allocation. */
+		aggregate_reset(d->inuse_agg);
+		if (heap_add_inuse(d->heap, d->inuse_agg))
+			log_warn("The in-use profile is incomplete: out of memory");
+	}
 	p = profile_build(d->agg, d->sym, &(struct profile_build_options){
 		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
 		.duration_ns = now - d->interval_start_monotonic_ns,
 		.describe_process = process_describe, .describe_ctx = &(struct process_describer){
 			.processes = d->processes, .metadata = d->metadata, .k8s = d->k8s, .traces = d->traces,
-		}, .off_cpu = d->off_agg,
+		}, .off_cpu = d->off_agg, .allocs = d->alloc_agg, .inuse = d->inuse_agg,
 	});
 
 	symbolizer_set_open_deadline(d->sym, 0);
@@ -220,6 +234,8 @@ static void export_interval(struct daemon *d, bool last)
 	aggregate_reset(d->agg);
 	if (d->off_agg)
 		aggregate_reset(d->off_agg);
+	if (d->alloc_agg)
+		aggregate_reset(d->alloc_agg);
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		return;
@@ -249,6 +265,8 @@ static void tick(struct daemon *d, uint64_t now)
 	if (d->traces)
 		trace_table_tick(d->traces, now);
 	log_symbol_notices(d);
+	if (d->alloc_probes)
+		alloc_probes_scan(d->alloc_probes, now);
 	self_report_update(&d->report, &src, now);
 	status_line_update(d->status, &d->report.now, now);
 }
@@ -274,6 +292,73 @@ static int drain_at_exit(struct daemon *d)
 	return r < 0 ? r : 0;
 }
 
+/* The allocation sampler that --alloc attaches at start and preloads into a program it starts. */
+static const char *alloc_library(void)
+{
+	const char *path = getenv("OTELPROFD_ALLOC_LIB");
+
+	return path && *path ? path : OTELPROFD_ALLOC_LIB;
+}
+
+static int attach_alloc_file(void *ctx, const char *path)
+{
+	struct daemon *d = ctx;
+	int r = sampler_attach_alloc(d->sampler, path);
+
+	if (r)
+		log_debug("Failed to attach the otel_memory probes of %s: %s", path, strerror(-r));
+	else
+		log_debug("Attached the otel_memory probes of %s", path);
+	return r;
+}
+
+/* --alloc: the installed library's probes now (every process preloading it, from its first
+ * allocation), then the files the running processes map that fire them. */
+static int start_alloc_probes(struct daemon *d)
+{
+	const char *lib = alloc_library();
+	int r;
+
+	d->alloc_probes = alloc_probes_new(&(struct alloc_probes_config){
+		.attach = attach_alloc_file, .attach_ctx = d, .pids = d->opts->pids, .npids = d->opts->npids,
+	});
+	if (!d->alloc_probes) {
+		log_error("Out of memory");
+		return -ENOMEM;
+	}
+	r = alloc_probes_add_file(d->alloc_probes, lib);
+	if (r && (d->opts->command || getenv("OTELPROFD_ALLOC_LIB"))) {
+		log_error("Failed to attach the allocation sampler %s: %s", lib,
+			  r == -ENOENT ? "no such file, or no otel_memory probes in it" : strerror(-r));
+		return r;
+	}
+	alloc_probes_scan(d->alloc_probes, 0);
+	return 0;
+}
+
+/* -- PROGRAM: started now, waiting, so that it is the target from its first instruction. */
+static int start_command(struct daemon *d, struct options *opts)
+{
+	pid_t *pids = malloc(sizeof(*pids));
+	int r;
+
+	if (!pids)
+		return -ENOMEM;
+	r = command_start(&d->command, &(struct command_config){
+		.argv = opts->command, .alloc_lib = opts->alloc ? alloc_library() : NULL,
+		.alloc_sample = opts->alloc_sample,
+	});
+	if (r) {
+		free(pids);
+		return r;
+	}
+	pids[0] = d->command.pid;
+	opts->pids = pids;
+	opts->npids = 1;
+	opts->follow_children = true;
+	return 0;
+}
+
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
@@ -296,6 +381,11 @@ static int run_loop(struct daemon *d)
 
 		record_path_settle(d->records, now);
 		service_notify_watchdog(now);
+		/* -- PROGRAM: the run ends with the program. */
+		if (d->command.pid && command_exited(&d->command)) {
+			r = 0;
+			goto out;
+		}
 		tick(d, now);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -418,13 +508,15 @@ int main(int argc, char **argv)
 			.agg = d.off_agg, .threshold_ns = opts.off_cpu_threshold_ns,
 			.probability = opts.off_cpu_probability, .max_pending = opts.off_cpu_max_inflight,
 		});
+	if (opts.alloc && (d.alloc_agg = aggregate_new(&limits)) && (d.inuse_agg = aggregate_new(&limits)))
+		d.heap = heap_new(&(struct heap_config){ .allocs = d.alloc_agg, .max_live = opts.alloc_max_live });
 	d.records = record_path_new(&(struct record_path_config){
 		.sym = d.sym, .processes = d.processes, .agg = d.agg, .traces = d.traces, .off_cpu = d.off_cpu,
+		.heap = d.heap,
 		.python_publish = sampler_publish_python, .python_publish_ctx = &d.sampler,
 	});
 	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records || (!opts.no_trace_context && !d.traces) ||
-
-	    (opts.off_cpu && !d.off_cpu)) {
+	    (opts.off_cpu && !d.off_cpu) || (opts.alloc && !d.heap)) {
 		log_error("Out of memory");
 		goto out;
 	}
@@ -438,6 +530,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	if (opts.command && start_command(&d, &opts)) {
+		status = 2;
+		goto out;
+	}
 	d.sampler = sampler_open(&(struct sampler_config){
 		.frequency = opts.frequency, .pids = opts.pids, .npids = opts.npids,
 		.follow_children = opts.follow_children, .include_idle = opts.include_idle,
@@ -445,10 +541,14 @@ int main(int argc, char **argv)
 		.cgroup_ids = ncgroup_ids ? cgroup_ids : NULL, .ncgroup_ids = ncgroup_ids, .track_processes = true,
 		.stack_copy = opts.stack_copy, .trace_context = !opts.no_trace_context, .off_cpu = opts.off_cpu,
 		.off_cpu_sample = off_cpu_sample_of(opts.off_cpu_probability),
-		.off_cpu_max_inflight = opts.off_cpu_max_inflight, .python = true,
+		.off_cpu_max_inflight = opts.off_cpu_max_inflight, .python = true, .alloc = opts.alloc,
 	}, record_path_handle, d.records, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
+		goto out;
+	}
+	if (opts.alloc && start_alloc_probes(&d)) {
+		status = 2;
 		goto out;
 	}
 	/* Capabilities are per thread and a thread inherits its creator's: drop them before the first
@@ -460,7 +560,7 @@ int main(int argc, char **argv)
 	if (keep_bpf)
 		log_info("Keeping CAP_BPF: this kernel (before 5.19, kernel.unprivileged_bpf_disabled set) refuses "
 			 "the BPF counters' reads to a process without it");
-	r = privileges_drop_after_setup(keep_bpf);
+	r = privileges_drop_after_setup(keep_bpf, opts.alloc);
 	if (r)
 		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
 	if (opts.export.enabled && !(d.export = export_loop_new(&opts.export))) {
@@ -493,6 +593,7 @@ int main(int argc, char **argv)
 	self_report_log_start(&opts, sampler_cpu_count(d.sampler));
 
 	d.status = status_line_new(&opts, d.start_monotonic_ns);
+	command_release(&d.command);
 	loop_r = run_loop(&d);
 	status_line_free(d.status); /* erased before the run's last words */
 	if (loop_r)
@@ -523,8 +624,13 @@ int main(int argc, char **argv)
 		goto out;
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d.processes, forget_process, &d);
-	status = loop_r ? 1 : 0;
+	status = loop_r ? 1 : d.command.pid ? command_exit_code(&d.command) : 0;
 out:
+	command_abort(&d.command);
+	alloc_probes_free(d.alloc_probes);
+	heap_free(d.heap);
+	aggregate_free(d.alloc_agg);
+	aggregate_free(d.inuse_agg);
 	export_loop_finish(d.export, 0);
 	k8s_stop(d.k8s);
 	metrics_server_stop(d.metrics);

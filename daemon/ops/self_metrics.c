@@ -348,6 +348,30 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  m->off_cpu.below_threshold),
 		G("off_cpu_pending", "sampled threads off CPU whose stack waits for their end", NULL, m->off_cpu.pending),
 	};
+	struct series alloc[] = {
+		C("alloc_probes_total", "otel_memory probes that ran, by probe", "probe=\"alloc\"",
+		  m->alloc_bpf[OTELPROF_ALLOC_CNT_ALLOCS]),
+		C("alloc_probes_total", NULL, "probe=\"free\"", m->alloc_bpf[OTELPROF_ALLOC_CNT_FREES]),
+		C("alloc_sampled_total", "sampled allocations added to the profile", NULL, m->heap.allocs),
+		C("alloc_sampled_bytes_total", "the bytes they stand for (the library's weights)", NULL,
+		  m->heap.alloc_bytes),
+		C("alloc_frees_total", "frees of sampled allocations, by whether the allocation was known",
+		  "known=\"yes\"", m->heap.frees),
+		C("alloc_frees_total", NULL, "known=\"no\"", m->heap.unknown_frees),
+		C("alloc_dropped_total", "sampled allocations lost or not kept live, by reason",
+		  "reason=\"ring_buffer_full\"", m->alloc_bpf[OTELPROF_ALLOC_CNT_RINGBUF_FULL]),
+		C("alloc_dropped_total", NULL, "reason=\"scratch_busy\"", m->alloc_bpf[OTELPROF_ALLOC_CNT_SCRATCH_BUSY]),
+		C("alloc_dropped_total", NULL, "reason=\"live_table_full\"", m->heap.live_full),
+		C("alloc_dropped_total", NULL, "reason=\"aggregate\"", m->heap.aggregate_dropped),
+		C("alloc_dropped_total", NULL, "reason=\"free_lost\"", m->heap.replaced),
+		G("alloc_live", "sampled allocations live now (the in-use profile)", NULL, m->heap.live),
+		G("alloc_live_bytes", "the bytes they stand for", NULL, m->heap.live_bytes),
+		C("alloc_files_attached_total", "files whose otel_memory probes were attached", NULL,
+		  m->alloc_probes.files_attached),
+		C("alloc_files_skipped_total", "files with the probes not attached, by reason", "reason=\"attach_failed\"",
+		  m->alloc_probes.attach_failed),
+		C("alloc_files_skipped_total", NULL, "reason=\"table_full\"", m->alloc_probes.files_full),
+	};
 	const struct python_cache_stats *pc = &y->python;
 	struct series python[] = {
 		G("python_processes", "CPython processes whose frames are read now", NULL, pc->processes),
@@ -402,7 +426,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 	/* Every series below, each optional part on, fits with a slot to spare (test-self-metrics takes a
 	 * full s[] for a cut one): a series added past the bound fails the build, not /metrics. */
 	_Static_assert(N(all) + N(unwinding) + UNWIND_END_MAX + N(traces) + TRACE_REJECT_MAX + N(exported) + N(kube) +
-		       N(off_cpu) + N(python) + N(jvm) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
+		       N(off_cpu) + N(alloc) + N(python) + N(jvm) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
 	for (size_t i = 0; i < N(all) && n < max; i++)
 		s[n++] = all[i];
 	for (size_t i = 0; i < N(unwinding) && n < max; i++)
@@ -428,6 +452,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		s[n++] = kube[i];
 	for (size_t i = 0; m->off_cpu_enabled && i < N(off_cpu) && n < max; i++)
 		s[n++] = off_cpu[i];
+	for (size_t i = 0; m->alloc_enabled && i < N(alloc) && n < max; i++)
+		s[n++] = alloc[i];
 	for (size_t i = 0; i < N(python) && n < max; i++)
 		s[n++] = python[i];
 	for (size_t i = 0; m->jvm_enabled && i < N(jvm) && n < max; i++)

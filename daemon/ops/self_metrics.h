@@ -19,6 +19,8 @@
 #include "records.h"
 #include "ops/cpu_ceiling.h"
 #include "symbolizer.h"
+#include "sampling/alloc_probes.h"
+#include "sampling/heap.h"
 #include "sampling/off_cpu.h"
 #include "jvm_attacher.h"
 #include "sampling/python_sample.h"
@@ -59,6 +61,10 @@ struct self_metrics {
 	bool off_cpu_enabled;             /* --off-cpu: the two below are filled */
 	uint64_t off_cpu_bpf[OTELPROF_OFFCPU_CNT_MAX]; /* the sched_switch program's counters */
 	struct off_cpu_counters off_cpu;  /* waits joined, scaled and dropped in user space */
+	bool alloc_enabled;               /* --alloc: the three below are filled */
+	uint64_t alloc_bpf[OTELPROF_ALLOC_CNT_MAX]; /* the USDT programs' counters */
+	struct heap_counters heap;        /* sampled allocations kept, freed, dropped in user space */
+	struct alloc_probes_counters alloc_probes; /* the files whose probes were attached */
 	struct python_table_counters python_processes; /* CPython processes found (docs/python.md) */
 	struct python_sample_counters python; /* Python frames put in stacks */
 	enum python_walk_form python_bpf_walk; /* the BPF Python frame walk loaded */

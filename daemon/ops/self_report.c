@@ -17,6 +17,8 @@
 #include "process/process_table.h"
 #include "profile/aggregate.h"
 #include "profile/profile.h"
+#include "sampling/alloc_probes.h"
+#include "sampling/heap.h"
 #include "sampling/record_path.h"
 #include "sampling/sampler.h"
 #include "symbolizer.h"
@@ -67,6 +69,12 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	if (src->jvm) {
 		m->jvm_enabled = true;
 		jvm_attacher_counters(src->jvm, &m->jvm);
+	}
+	if (src->heap && src->alloc_probes) {
+		m->alloc_enabled = true;
+		sampler_alloc_counters(src->sampler, m->alloc_bpf);
+		m->heap = *heap_counters(src->heap);
+		m->alloc_probes = *alloc_probes_counters(src->alloc_probes);
 	}
 	self_metrics_read_process(m);
 }
@@ -144,6 +152,30 @@ static void log_off_cpu(const struct self_sources *src)
 		 b[OTELPROF_OFFCPU_CNT_SAMPLED], b[OTELPROF_OFFCPU_CNT_FILTERED], b[OTELPROF_OFFCPU_CNT_INFLIGHT_FULL],
 		 b[OTELPROF_OFFCPU_CNT_RINGBUF_FULL], oc->pending_full, oc->unmatched_ends, oc->aggregate_dropped,
 		 oc->below_threshold, oc->unfinished, oc->lost_ends);
+}
+
+/* --alloc: what the probes sent, what the heap kept, which files were attached. */
+static void log_alloc(const struct self_sources *src)
+{
+	const struct heap_counters *h = heap_counters(src->heap);
+	const struct alloc_probes_counters *a = alloc_probes_counters(src->alloc_probes);
+	uint64_t b[OTELPROF_ALLOC_CNT_MAX] = { 0 };
+
+	sampler_alloc_counters(src->sampler, b);
+	log_info("Allocations: %" PRIu64 " sampled (%.1f MiB estimated), %" PRIu64 " live now (%.1f MiB), %" PRIu64
+		 " frees of sampled ones; %" PRIu64 " frees of allocations not known, %" PRIu64
+		 " live ones forgotten at their process's exit; dropped: %" PRIu64 " ring buffer full, %" PRIu64
+		 " scratch busy, %" PRIu64 " not kept live (table full), %" PRIu64 " by the aggregate, %" PRIu64
+		 " replaced (free lost)",
+		 h->allocs, h->alloc_bytes / 1048576.0, h->live, h->live_bytes / 1048576.0, h->frees, h->unknown_frees,
+		 h->exited, b[OTELPROF_ALLOC_CNT_RINGBUF_FULL], b[OTELPROF_ALLOC_CNT_SCRATCH_BUSY], h->live_full,
+		 h->aggregate_dropped, h->replaced);
+	log_debug("alloc: bpf: %" PRIu64 " alloc and %" PRIu64 " free probes ran, %" PRIu64 " of other processes, %" PRIu64
+		  " allocs and %" PRIu64 " frees sent; files: %" PRIu64 " attached, %" PRIu64 " failed, %" PRIu64
+		  " checked, %" PRIu64 " not looked at (table full); %" PRIu64 " scans read %" PRIu64 " processes",
+		  b[OTELPROF_ALLOC_CNT_ALLOCS], b[OTELPROF_ALLOC_CNT_FREES], b[OTELPROF_ALLOC_CNT_FILTERED],
+		  b[OTELPROF_ALLOC_CNT_SENT], b[OTELPROF_ALLOC_CNT_FREES_SENT], a->files_attached, a->attach_failed,
+		  a->files_checked, a->files_full, a->scans, a->processes_read);
 }
 
 /* Where the Python frames of samples went (-v): found by the BPF walk, put in stacks, or lost. */
@@ -236,6 +268,8 @@ void self_report_log_counters(const struct self_sources *src)
 		log_python(&m, bc);
 	if (src->off_cpu)
 		log_off_cpu(src);
+	if (src->heap && src->alloc_probes)
+		log_alloc(src);
 }
 
 void self_report_log_start(const struct options *opts, unsigned ncpus)

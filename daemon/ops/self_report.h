@@ -21,6 +21,8 @@ struct export_loop;
 struct k8s;
 struct metrics_server;
 struct off_cpu;
+struct heap;
+struct alloc_probes;
 struct options;
 struct profile;
 struct record_path;
@@ -43,6 +45,8 @@ struct self_sources {
 	struct off_cpu *off_cpu;         /* NULL without --off-cpu */
 	struct jvm_attacher *jvm;        /* NULL with --no-jvm-attach */
 	const struct cpu_ceiling *ceiling; /* --max-cpu's state, or NULL */
+	struct heap *heap;               /* NULL without --alloc */
+	struct alloc_probes *alloc_probes; /* NULL without --alloc */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "clock.h"
@@ -10,6 +11,7 @@
 #include "process/process_table.h"
 #include "process/python_table.h"
 #include "process/trace_table.h"
+#include "sampling/heap.h"
 #include "sampling/off_cpu.h"
 #include "profile/aggregate.h"
 #include "sampling/record_replay.h"
@@ -33,6 +35,7 @@ struct record_path {
 	struct jvm_attacher *jvm;        /* borrowed, or NULL */
 	uint8_t link[AGG_LINK_MAX];      /* the link of the sample being added */
 	struct off_cpu *off_cpu;         /* borrowed, may be NULL */
+	struct heap *heap;               /* borrowed, may be NULL */
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	struct record_path_counters counters;
 	struct python_table *pythons;    /* owned, or NULL (no Python frames) */
@@ -63,6 +66,7 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 		free(rp);
 		return NULL;
 	}
+	rp->heap = cfg->heap;
 	if (cfg->python_publish) {
 		rp->pythons = python_table_new(&(struct python_table_config){
 			.publish = cfg->python_publish, .publish_ctx = cfg->python_publish_ctx,
@@ -120,6 +124,9 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, con
 	else
 		process_table_exec_unrecorded(rp->processes, pid, start_ns, comm, cgroup_id, exec_id, maybe_in_execve);
 	pi = process_table_find(rp->processes, pid, start_ns);
+	/* The old program's heap went with it (--alloc). */
+	if (rp->heap && before && before != PROCESS_INSTANCE_UNKNOWN && (!pi || pi->instance != before))
+		heap_exit_instance(rp->heap, pid, start_ns, before);
 	if (pi && pi->instance == before) {
 		/* The record of a program its sample (taken during the execve) made an instance of: the
 		 * mappings read then were the execve's half-built ones (and what identifies the program
@@ -167,6 +174,8 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 		if (rp->pythons)
 			python_table_retire(rp->pythons, e->pid);
 		process_table_exit(rp->processes, e->pid, e->start_ns);
+		if (rp->heap)
+			heap_exit(rp->heap, e->pid, e->start_ns);
 		break;
 	}
 }
@@ -258,6 +267,26 @@ static const struct otelprof_sample *python_frames(struct record_path *rp, const
 }
 
 /*
+ * The stack of a record that is not an on-CPU sample (a switch-out, an allocation): its process
+ * found (or read) in the process table, its user stack unwound, the files behind its frames opened
+ * at the process's first sample. *instance: the process's instance.
+ */
+static const struct otelprof_sample *stack_of(struct record_path *rp, const void *data, size_t size,
+					      uint64_t *instance)
+{
+	const struct otelprof_sample *s = data;
+	const struct process_info *pi = sample_process(rp, s);
+
+	*instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
+	if (pi)
+		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
+	s = unwind_sample(rp->sym, (pid_t)s->pid, *instance, data, size, &rp->unwound, &rp->counters.unwind);
+	if (pi && pi->samples == 1)
+		open_modules(rp, s, *instance);
+	return s;
+}
+
+/*
  * A task left a CPU (--off-cpu): its stack takes an on-CPU sample's path (process table, unwinding,
  * modules opened) but waits in off_cpu for the time it was away.
  */
@@ -265,7 +294,6 @@ static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 {
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
-	const struct process_info *pi;
 	uint64_t instance;
 
 	if (!rp->off_cpu || (hdr->kind == OTELPROF_RECORD_OFF_CPU && hdr->size < sizeof(*s)) ||
@@ -277,13 +305,7 @@ static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 		off_cpu_end(rp->off_cpu, data, rp->monotonic_to_unix_ns);
 		return;
 	}
-	pi = sample_process(rp, s);
-	instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
-	if (pi)
-		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
-	s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound, &rp->counters.unwind);
-	if (pi && pi->samples == 1)
-		open_modules(rp, s, instance);
+	s = stack_of(rp, data, size, &instance);
 	off_cpu_start(rp->off_cpu, s, instance);
 }
 
@@ -300,6 +322,32 @@ static bool put_off(struct record_path *rp, const void *data, size_t size, uint6
 	}
 	rp->counters.samples_put_off++;
 	return true;
+}
+
+/*
+ * A sampled allocation (--alloc): its stack takes an on-CPU sample's path (process table, unwinding,
+ * modules opened) and goes to the heap with the allocation's fields that end the record; a free
+ * goes to the heap alone.
+ */
+static void on_heap(struct record_path *rp, const void *data, size_t size)
+{
+	const struct otelprof_record_header *hdr = data;
+	const struct otelprof_sample *s = data;
+	struct otelprof_alloc a;
+	uint64_t instance;
+
+	if (!rp->heap || (hdr->kind == OTELPROF_RECORD_ALLOC && hdr->size < sizeof(*s) + sizeof(a)) ||
+	    (hdr->kind == OTELPROF_RECORD_FREE && hdr->size < sizeof(struct otelprof_free))) {
+		rp->counters.malformed_records++;
+		return;
+	}
+	if (hdr->kind == OTELPROF_RECORD_FREE) {
+		heap_release(rp->heap, data);
+		return;
+	}
+	memcpy(&a, (const uint8_t *)data + hdr->size - sizeof(a), sizeof(a));
+	s = stack_of(rp, data, size, &instance);
+	heap_alloc(rp->heap, s, instance, &a, rp->monotonic_to_unix_ns);
 }
 
 void record_path_handle(void *ctx, const void *data, size_t size)
@@ -359,6 +407,10 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 	case OTELPROF_RECORD_OFF_CPU:
 	case OTELPROF_RECORD_OFF_CPU_END:
 		on_off_cpu(rp, data, size);
+		break;
+	case OTELPROF_RECORD_ALLOC:
+	case OTELPROF_RECORD_FREE:
+		on_heap(rp, data, size);
 		break;
 	default:
 		rp->counters.malformed_records++;

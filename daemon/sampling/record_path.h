@@ -41,6 +41,7 @@
 
 struct aggregate;
 struct jvm_attacher;
+struct heap;
 struct off_cpu;
 struct process_table;
 struct symbolizer;
@@ -54,6 +55,8 @@ struct record_path_config {
 					    samples are not linked to traces */
 	struct off_cpu *off_cpu;         /* borrowed: where off-CPU stacks and ends go; NULL: none
 					    expected (such records count as malformed) */
+	struct heap *heap;               /* borrowed: where sampled allocations and frees go (--alloc);
+					    NULL: none expected (such records count as malformed) */
 	/* CPython frames (process/python_table.h): how the record path's table of Python processes
 	 * reaches the BPF map; NULL: samples keep native frames only. */
 	python_publish_fn python_publish;

@@ -49,6 +49,8 @@ struct sampler {
 	bool pending;          /* the last one stopped at its budget */
 	uint64_t budget_stops; /* how many did */
 	uint64_t time_stops;   /* how many of them at the time budget */
+	struct bpf_link *alloc_links[2 * SAMPLER_MAX_ALLOC_FILES]; /* --alloc: alloc and free per file */
+	unsigned nalloc_links;
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -273,6 +275,36 @@ static void off_cpu_configure(struct profile_bpf *skel, const struct sampler_con
 		bpf_map__set_max_entries(skel->maps.off_cpu_inflight, config->off_cpu_max_inflight);
 }
 
+/* Without --alloc the USDT programs are not loaded and their scratch stays one entry. */
+static void alloc_configure(struct profile_bpf *skel, const struct sampler_config *config, __u32 ncpus)
+{
+	bpf_program__set_autoload(skel->progs.on_alloc, config->alloc);
+	bpf_program__set_autoload(skel->progs.on_free, config->alloc);
+	if (config->alloc)
+		bpf_map__set_max_entries(skel->maps.alloc_scratch, ncpus);
+}
+
+int sampler_attach_alloc(struct sampler *s, const char *path)
+{
+	struct bpf_link *alloc, *release;
+	int r;
+
+	if (s->nalloc_links + 2 > sizeof(s->alloc_links) / sizeof(s->alloc_links[0]))
+		return -ENOSPC;
+	alloc = bpf_program__attach_usdt(s->skel->progs.on_alloc, -1, path, "otel_memory", "alloc", NULL);
+	if (!alloc)
+		return -errno;
+	release = bpf_program__attach_usdt(s->skel->progs.on_free, -1, path, "otel_memory", "free", NULL);
+	if (!release) {
+		r = -errno;
+		bpf_link__destroy(alloc);
+		return r;
+	}
+	s->alloc_links[s->nalloc_links++] = alloc;
+	s->alloc_links[s->nalloc_links++] = release;
+	return 0;
+}
+
 static int off_cpu_attach(struct profile_bpf *skel)
 {
 	int r;
@@ -309,6 +341,7 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	bpf_map__set_max_entries(s->skel->maps.scratch, ncpus);
 	off_cpu_configure(s->skel, config, ncpus);
+	alloc_configure(s->skel, config, ncpus);
 	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
@@ -460,6 +493,8 @@ void sampler_close(struct sampler *s)
 {
 	if (!s)
 		return;
+	for (unsigned i = 0; i < s->nalloc_links; i++)
+		bpf_link__destroy(s->alloc_links[i]);
 	for (int cpu = 0; s->links && cpu < s->ncpu_ids; cpu++)
 		bpf_link__destroy(s->links[cpu]);
 	for (int cpu = 0; s->perf_fds && cpu < s->ncpu_ids; cpu++)
@@ -609,6 +644,11 @@ int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX
 int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF_OFFCPU_CNT_MAX])
 {
 	return sum_counters(s->skel->maps.off_cpu_counters, counters, OTELPROF_OFFCPU_CNT_MAX);
+}
+
+int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_ALLOC_CNT_MAX])
+{
+	return sum_counters(s->skel->maps.alloc_counters, counters, OTELPROF_ALLOC_CNT_MAX);
 }
 
 unsigned sampler_cpu_count(const struct sampler *s)

@@ -31,6 +31,7 @@ struct sampler_config {
 	bool off_cpu;               /* load and attach the sched_switch program (off-CPU records) */
 	uint32_t off_cpu_sample;    /* switch-outs sampled: probability * 2^32 (UINT32_MAX: all) */
 	uint32_t off_cpu_max_inflight; /* bound of the in-flight map (0: OTELPROF_OFF_CPU_INFLIGHT) */
+	bool alloc;                 /* load the otel_memory USDT programs (sampler_attach_alloc()) */
 };
 
 /* Called for every record; data is valid only during the call. */
@@ -88,6 +89,14 @@ int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF
 /* --off-cpu: thread tid is still off CPU since start_ns (its in-flight entry is there: the end of a
  * wait whose end record was lost is not). sampler is a struct sampler: off_cpu_finish()'s callback. */
 bool sampler_off_cpu_waiting(void *sampler, uint32_t tid, uint64_t start_ns);
+/* Files whose otel_memory probes can be attached (--alloc): each costs two uprobe links. */
+#define SAMPLER_MAX_ALLOC_FILES 256
+/* --alloc: attach the programs to the otel_memory:alloc and :free probes of the ELF file at path, for
+ * every process that maps it (now or later). 0, -ENOSPC (SAMPLER_MAX_ALLOC_FILES reached), -ENOENT
+ * (no such probes), or another -errno. */
+int sampler_attach_alloc(struct sampler *s, const char *path);
+/* Sum of the allocation programs' per-CPU counters (enum otelprof_alloc_counter). 0 or -errno. */
+int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_ALLOC_CNT_MAX]);
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 

@@ -93,7 +93,9 @@ else:
 deb = os.path.join(cached, deb_name)
 
 contents = sh(["dpkg-deb", "--contents", deb]).stdout
-for path in ("./usr/sbin/otelprofd", "./usr/share/man/man8/otelprofd.8.gz", "./lib/systemd/system/otelprofd.service",
+multiarch = sh(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"]).stdout.strip()
+for path in ("./usr/sbin/otelprofd", f"./usr/lib/{multiarch}/otelprofd/libotelprofd-alloc.so",
+             "./usr/share/man/man8/otelprofd.8.gz", "./lib/systemd/system/otelprofd.service",
              "./etc/otelprofd/otelprofd.conf", "./usr/share/doc/otelprofd/copyright"):
     if f" {path}\n" not in contents and not contents.rstrip().endswith(f" {path}"):
         bpftest.fail(f"the package has no {path}")
