@@ -3,7 +3,8 @@
 """otelprofd in a PID namespace of its own (unshare --pid --fork --mount-proc: a container without
 the host's PIDs). BPF sees the host's pids, /proc the namespace's: the daemon translates. Checks:
 - a whole-host run inside the namespace sends the namespace's workload (split) under its pid there,
-  its executable and service.name, with its hot functions;
+  its executable and service.name, with its hot functions; and a second one, run in a namespace
+  nested in the daemon's (unshare again), under its pid in the daemon's namespace;
 - no host process arrives: a busy host workload (deep: hot_x/hot_y) beside it is never in the
   profile, and every process.pid sent is one of the namespace's (pids there are small, and each
   is checked against what the namespace ran);
@@ -52,15 +53,22 @@ try:
     collector = otlptest.Collector(os.path.join(out, "collector"))
     pids_file = os.path.join(out, "pids")
     daemon_args = f"--endpoint 127.0.0.1:{collector.grpc_port} --insecure --export-interval 2s"
+    nested_file = os.path.join(out, "nested")
+    # The nested workload's pid in the daemon's namespace: unshare's child, as /proc shows it there.
     p = in_namespace(f"{shlex.quote(split)} 30 >/dev/null & echo $! > {pids_file}; "
-                     f"exec {bpftest.otelprofd()} {daemon_args} -d 6s")
+                     f"unshare --pid --fork {shlex.quote(split)} 30 >/dev/null & u=$!; "
+                     f"for i in $(seq 100); do c=$(cat /proc/$u/task/$u/children); [ -n \"$c\" ] && break; "
+                     f"sleep 0.05; done; echo $c > {nested_file}; "
+                     f"exec {bpftest.otelprofd()} {daemon_args} -d 10s")
     stats = collector.stop()
     if p.returncode != 0:
         bpftest.fail(f"otelprofd in the PID namespace exited {p.returncode}")
     if "PID namespace of its own" not in p.stdout:
         failures.append("the daemon did not say it translates pids")
     workload_pid = int(open(pids_file).read())
-    ours = {1: "otelprofd", workload_pid: "split"}
+    nested_pid = int(open(nested_file).read())
+    ours = {1: "otelprofd", workload_pid: "split", nested_pid: "split"}
+    nested_hot = 0
     print(f"namespace pids: {ours} (host workload: {host_work.pid})")
     if stats["invalid"]:
         failures.append(f"{stats['invalid']} invalid requests: {stats['last_error']}")
@@ -77,17 +85,22 @@ try:
         name = ours[pid]
         if attrs.get("process.executable.name") != name or attrs.get("service.name") != name:
             failures.append(f"pid {pid} is {name} in the namespace, sent as {attrs}")
+        in_hot = sum(s["count"] for s in samples if s["stack"] and s["stack"][0].startswith("hot_"))
         if pid == workload_pid:
             total += n
-            hot += sum(s["count"] for s in samples if s["stack"] and s["stack"][0].startswith("hot_"))
-    print(f"workload: {total} samples, {hot} in its hot functions")
+            hot += in_hot
+        elif pid == nested_pid:
+            nested_hot += in_hot
+    print(f"workload: {total} samples, {hot} in its hot functions; nested workload: {nested_hot} in its hot functions")
     if hot < 30:
         failures.append(f"the namespace's workload was not profiled: {hot} samples in its hot functions")
+    if nested_hot < 30:
+        failures.append(f"the nested namespace's workload was not profiled: {nested_hot} samples in its hot functions")
 
     # 2. --pid with the namespace's pid of the workload (the filter works on translated pids).
     folded = os.path.join(out, "pid.folded")
     p = in_namespace(f"{shlex.quote(split)} 20 >/dev/null & "
-                     f"{bpftest.otelprofd()} --pid $! -d 3s -o {folded}; s=$?; kill $!; exit $s")
+                     f"{bpftest.otelprofd()} --pid $! -d 5s -o {folded}; s=$?; kill $!; exit $s")
     if p.returncode != 0:
         failures.append(f"otelprofd --pid in the namespace exited {p.returncode}")
     else:
