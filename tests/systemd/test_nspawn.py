@@ -6,20 +6,26 @@ recipe, the package's dependencies and the mirror) with `systemd-nspawn --boot` 
 the cached root is never written), the capabilities and system calls the unit needs passed
 through, and the host's network (the test collector listens on the host's 127.0.0.1). Inside,
 through nsenter into the container's PID 1 (--register=no leaves no machine for systemctl -M):
-dpkg -i of the package built from this tree (tests/ops/debpkg.py), a workload started as a
-service (and a busy process on the host, which must never arrive), then with systemctl: the unit starts (Type=notify) and runs as its dynamic user, with
-exactly the kept capabilities in every thread, under its hardening (no new privileges, the system
-call filter, PrivateTmp, PrivateMounts, ProtectProc=ptraceable, ProtectSystem=strict, ProtectHome);
-the workload arrives at the collector symbolized under its pid in the container; the watchdog is
-fed (WatchdogSec shortened to 3 s by a drop-in: its timestamp moves, and the service outlives
-several periods); `systemctl reload` is refused (no ExecReload) and SIGHUP is logged and ignored,
-the same process running on; `journalctl -p warning` shows the daemon's warning (an
-OTEL_RESOURCE_ATTRIBUTES entry it skips: a value that decodes to a NUL byte) and not its information lines; `systemctl stop` ends it cleanly
-(SIGTERM, exit 0, Result=success).
-nspawn's options: --register=no and --keep-unit because the host has no systemd to register a machine
-with or make a scope for (without --keep-unit: "Failed to open system bus"); --volatile=overlay
-keeps the cached root read-only under a tmpfs; --console=pipe because CI has no terminal.
-Runs as root only; skips where BPF cannot load."""
+- dpkg -i of the package built from this tree (tests/ops/debpkg.py), configured to send to the
+  collector (at 99 Hz, not the service's 19, so that a loaded machine gives samples soon); a
+  workload started as a service, and a busy process on the host, which must never arrive;
+- the unit starts (Type=notify) and runs as its dynamic user, with exactly the kept capabilities
+  in every thread and the unit's bounding set, under its hardening (no new privileges, the system
+  call filter, PrivateTmp, PrivateMounts, ProtectProc=ptraceable, ProtectSystem=strict,
+  ProtectHome, PrivateDevices); resource control where the container's cgroups allow it;
+- the workload arrives at the collector symbolized under its pid in the container;
+- the watchdog is fed (WatchdogSec shortened to 3 s by a drop-in: its timestamp moves, and the
+  service outlives several periods);
+- `systemctl reload` is refused (no ExecReload) and SIGHUP is logged and ignored, the same process
+  running on;
+- `journalctl -p warning` shows the daemon's warning (an OTEL_RESOURCE_ATTRIBUTES entry it skips: a
+  value that decodes to a NUL byte) and none of its information lines;
+- `systemctl stop` ends it cleanly (SIGTERM, exit 0, Result=success), with no error in its journal
+  and no complaint of systemd about the unit.
+nspawn's options: --register=no and --keep-unit because the host has no systemd to register a
+machine with or make a scope for (without --keep-unit: "Failed to open system bus");
+--volatile=overlay keeps the cached root read-only under a tmpfs; --console=pipe because CI has no
+terminal. Runs as root only; skips where BPF cannot load."""
 import fcntl
 import glob
 import hashlib
@@ -201,7 +207,7 @@ try:
     run("dpkg", "-i", "/mnt/otelprofd/" + os.path.basename(deb))
     if run("systemctl", "is-enabled", "otelprofd", check=False).stdout.strip() != "disabled":
         failures.append("the package enabled the service (it ships disabled: no endpoint is set)")
-    run("sh", "-c", f"printf 'endpoint = 127.0.0.1:{collector.grpc_port}\\ninsecure = yes\\nexport-interval = 2s\\n"
+    run("sh", "-c", f"printf 'endpoint = 127.0.0.1:{collector.grpc_port}\\ninsecure = yes\\nexport-interval = 2s\\nfrequency = 99\\n"
                     f"metrics-address = 127.0.0.1:{metrics_port}\\n' >> /etc/otelprofd/otelprofd.conf && "
                     "mkdir -p /etc/systemd/system/otelprofd.service.d && "
                     f"printf '[Service]\\nWatchdogSec={WATCHDOG_SEC}s\\n"
