@@ -42,8 +42,10 @@ static __always_inline bool pidns_task_ids(struct task_struct *task, __u32 *pid,
 	int level = pidns_level;
 
 	*tid = pidns_nr(BPF_CORE_READ(task, thread_pid), level);
+	if (!*tid) /* the usual answer for the host's tasks: no need to look at the leader */
+		return false;
 	*pid = pidns_nr(BPF_CORE_READ(task, group_leader, thread_pid), level);
-	return *tid && *pid;
+	return *pid != 0;
 }
 
 /* The current task's pid and tid in the daemon's namespace: false when it has none there. The
