@@ -9,6 +9,8 @@ the host's PIDs). BPF sees the host's pids, /proc the namespace's: the daemon tr
   profile, and every process.pid sent is one of the namespace's (pids there are small, and each
   is checked against what the namespace ran);
 - --pid with the namespace's pid of the workload profiles it;
+- --off-cpu: the waits of the namespace's waits workload arrive (the switch-in side translates a
+  task other than the current one);
 - where /proc shows another namespace's pids (no --mount-proc), the daemon refuses at start with
   one line naming the fix (hostPID / --pid=host), and sends nothing.
 The namespace's processes write their pids (as the namespace sees them) into a file before the
@@ -111,7 +113,21 @@ try:
         if hot < 30 or foreign:
             failures.append(f"--pid in the namespace: {hot} hot samples, other stacks {foreign[:3]}")
 
-    # 3. /proc of the host in a new PID namespace: refused, one line naming the fix.
+    # 3. Off-CPU: a wait is joined to its stack by the tid, translated on both sides.
+    folded = os.path.join(out, "waits.folded")
+    p = in_namespace(f"(sleep 1; echo go) | {shlex.quote(os.environ['WAITS_WORKLOAD'])} 6 >/dev/null & "
+                     f"{bpftest.otelprofd()} --off-cpu --off-cpu-probability 1 -d 4s -o {folded}")
+    off_cpu = folded.replace(".folded", ".off-cpu.folded")
+    if p.returncode != 0 or not os.path.exists(off_cpu):
+        failures.append(f"otelprofd --off-cpu in the namespace exited {p.returncode}")
+    else:
+        waits = {f for stack in bpftest.read_folded(off_cpu) if stack[0] == "waits"
+                 for f in stack if f.startswith("wait_")}
+        print(f"--off-cpu: the waits workload waited in {sorted(waits)}")
+        if not waits:
+            failures.append("--off-cpu in the namespace: no wait of the waits workload")
+
+    # 4. /proc of the host in a new PID namespace: refused, one line naming the fix.
     p = in_namespace(f"exec {bpftest.otelprofd()} -d 2s -o {os.path.join(out, 'refused.folded')}",
                      mount_proc=False, timeout=60)
     lines = [line for line in p.stdout.splitlines() if "hostPID" in line]
