@@ -106,17 +106,20 @@ for tool in ("systemd-nspawn", "debootstrap", "nsenter"):
     if not shutil.which(tool):
         bpftest.fail(f"{tool} is missing: run scripts/install-deps.sh")
 
-deb = debpkg.build(os.environ["SOURCE_ROOT"])
-step(f"package {deb}")
-root, root_lock = root_for(deb)
 out = bpftest.tmpdir()
+# A copy: the cache keeps one tree's package, and another tree's test may replace it meanwhile.
+deb_dir = os.path.join(out, "deb")
+os.makedirs(deb_dir)
+deb = shutil.copy2(debpkg.build(os.environ["SOURCE_ROOT"]), deb_dir)
+step(f"package {deb}")
+root, root_lock = root_for(deb)  # the lock is held to the end: the root is in use
 collector = otlptest.Collector(os.path.join(out, "collector"))
 metrics_port = bpftest.free_port()
 console_log = os.path.join(out, "console.log")
 nspawn_cmd = ["systemd-nspawn", "--boot", "--register=no", "--keep-unit", "--quiet", "-D", root,
               "--volatile=overlay", "--console=pipe", "--machine=otelprofd-test",
               "--capability=" + ",".join(UNIT_CAPS), "--system-call-filter=bpf perf_event_open",
-              f"--bind-ro={os.path.dirname(deb)}:/mnt/otelprofd",
+              f"--bind-ro={deb_dir}:/mnt/otelprofd",
               f"--bind-ro={os.environ['SPLIT_WORKLOAD']}:/usr/local/bin/split"]
 print("$", " ".join(nspawn_cmd), flush=True)
 nspawn = subprocess.Popen(nspawn_cmd, stdin=subprocess.DEVNULL, stdout=open(console_log, "w"),
@@ -384,6 +387,7 @@ finally:
     print("console:", console()[-1500:])
     host_work.kill()
     host_work.wait()
+    shutil.rmtree(deb_dir, ignore_errors=True)
     stats = collector.stop()
 step("container stopped")
 if stats["invalid"]:
