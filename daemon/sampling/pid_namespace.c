@@ -17,8 +17,11 @@ int pid_namespace_read(const char *proc, struct pid_namespace *ns)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/self/ns/pid", proc);
-	if (stat(path, &st))
-		return -ENOENT;
+	if (stat(path, &st)) {
+		/* A kernel without PID namespaces (CONFIG_PID_NS off) has no such file: one namespace. */
+		*ns = (struct pid_namespace){ .own = false };
+		return 0;
+	}
 	ns->dev = st.st_dev;
 	ns->ino = st.st_ino;
 	ns->own = st.st_ino != PID_NS_INIT_INO;
@@ -39,9 +42,7 @@ const char *pid_namespace_refusal(int err)
 		return "otelprofd runs in a PID namespace of its own and this kernel cannot translate pids "
 		       "(bpf_get_ns_current_pid_tgid, Linux 5.7): run it with the host's PIDs "
 		       "(Kubernetes hostPID: true, docker run --pid=host)";
-	if (err == -EXDEV)
-		return "otelprofd runs in a PID namespace of its own but /proc shows another one's pids: mount "
-		       "/proc for its namespace (unshare --pid --fork --mount-proc), or run it with the host's "
-		       "PIDs (Kubernetes hostPID: true, docker run --pid=host)";
-	return "otelprofd cannot read its PID namespace (/proc/self/ns/pid): is /proc mounted?";
+	return "otelprofd runs in a PID namespace of its own but /proc shows another one's pids: mount "
+	       "/proc for its namespace (unshare --pid --fork --mount-proc), or run it with the host's "
+	       "PIDs (Kubernetes hostPID: true, docker run --pid=host)";
 }

@@ -19,14 +19,14 @@ struct pid_namespace {
 
 /*
  * Read the calling process's PID namespace into ns (proc: "/proc", or another mount of it).
- * 0; -ENOENT when PROC/self/ns/pid cannot be read; -EXDEV when the namespace is not the initial one
- * and PROC shows another namespace's pids (PROC/self is not getpid()): then no translation can
- * name them right.
+ * 0 (also without PROC/self/ns/pid: a kernel without PID namespaces has one, the initial one);
+ * -EXDEV when the namespace is not the initial one and PROC shows another namespace's pids
+ * (PROC/self is not getpid()): then no translation can name them right.
  */
 int pid_namespace_read(const char *proc, struct pid_namespace *ns);
 
-/* The one line that says why otelprofd cannot run in this PID namespace (err from
- * pid_namespace_read(), or -ENOSYS: the kernel lacks the translation helper), and what to do. */
+/* The one line that says why otelprofd cannot run in this PID namespace, and what to do: err is
+ * -EXDEV (from pid_namespace_read()) or -ENOSYS (the kernel lacks the translation helper). */
 const char *pid_namespace_refusal(int err);
 
 #endif
