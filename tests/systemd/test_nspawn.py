@@ -249,6 +249,11 @@ try:
             if value != kept:
                 failures.append(f"thread {tid} has {field} {value:#x}, the kept set is {kept:#x}")
     # Its hardening, as the kernel shows it.
+    limits = run("cat", f"/proc/{pid}/limits", quiet=True).stdout
+    memlock = re.search(r"^Max locked memory\s+(\S+)\s+(\S+)", limits, re.M).groups()
+    print(f"Max locked memory: {memlock}")
+    if memlock != ("unlimited", "unlimited"):
+        failures.append(f"LimitMEMLOCK=infinity: the service's memlock limit is {memlock}")
     for field, want in (("NoNewPrivs", "1"), ("Seccomp", "2")):
         got = re.search(rf"^{field}:\s+(\S+)", status, re.M).group(1)
         print(f"{field}: {got}")
