@@ -45,7 +45,7 @@ import otlptest
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = "/var/tmp/otelprofd-nspawn"
 # Beyond nspawn's default set: the unit's own, and CAP_SYS_RESOURCE, without which the container's
-# systemd cannot raise the memlock limit to LimitMEMLOCK=infinity (it keeps the host's 8 MiB).
+# systemd cannot raise the memlock limit to LimitMEMLOCK=infinity (it keeps the limit it inherits).
 UNIT_CAPS = ["CAP_BPF", "CAP_PERFMON", "CAP_SYSLOG", "CAP_CHECKPOINT_RESTORE", "CAP_SYS_RESOURCE"]
 CAP_NUMBERS = {"CAP_DAC_READ_SEARCH": 2, "CAP_SYS_PTRACE": 19, "CAP_SYSLOG": 34, "CAP_PERFMON": 38, "CAP_BPF": 39,
                "CAP_CHECKPOINT_RESTORE": 40}
@@ -80,7 +80,7 @@ def dependencies(deb):
 
 
 def root_for(deb):
-    """The cached root for this recipe, made once (2 minutes or so) under a lock."""
+    """The cached root for this recipe, made once (1 to 6 minutes, by the machine's load) under a lock."""
     recipe = os.path.join(HERE, "make-root.sh")
     packages = ",".join(dependencies(deb))
     url = mirror()
