@@ -99,6 +99,8 @@ enum otelprof_counter {
 	OTELPROF_CNT_STACK_TOP_LEARNED, /* windows ended by an unreadable page: the thread's stack top
 					   remembered */
 	OTELPROF_CNT_STACK_TOP_USED,    /* windows cut at a remembered stack top, without a failing read */
+	OTELPROF_CNT_OTHER_PIDNS,       /* samples of tasks without a pid in the daemon's PID namespace, left
+					   out (bpf/pidns.bpf.h) */
 	OTELPROF_CNT_MAX,
 };
 
@@ -114,8 +116,8 @@ struct otelprof_sample {
 	__u64 cgroup_id;                      /* cgroup v2 id of the task */
 	__u64 process_start_ns;               /* start of the process (thread group leader), CLOCK_BOOTTIME
 						 ns: with pid, the process's identity across pid reuse */
-	__u32 pid;                            /* thread group id (process id) in the root pid namespace */
-	__u32 tid;                            /* thread id in the root pid namespace */
+	__u32 pid;                            /* thread group id (process id) in the daemon's pid namespace (pidns.bpf.h) */
+	__u32 tid;                            /* thread id in the daemon's pid namespace (pidns.bpf.h) */
 	__u32 cpu;                            /* logical CPU the sample was taken on */
 	__u32 flags;                          /* enum otelprof_sample_flag bits */
 	char comm[OTELPROF_COMM_LEN];         /* thread name */
@@ -233,7 +235,7 @@ struct otelprof_proc_event {
 	__u64 start_ns;                 /* process start, CLOCK_BOOTTIME ns (as in otelprof_sample) */
 	__u64 parent_start_ns;          /* fork: the parent process's start; otherwise 0 */
 	__u64 cgroup_id;                /* cgroup v2 id of the task */
-	__u32 pid;                      /* process id in the root pid namespace */
+	__u32 pid;                      /* process id in the daemon's pid namespace (pidns.bpf.h) */
 	__u32 parent_pid;               /* fork: the parent process; otherwise 0 */
 	__u32 exec_id;                  /* the process's exec count after the event (as in
 					   otelprof_sample): fork, the parent's; exec, the new one */
@@ -290,8 +292,8 @@ struct otelprof_off_cpu_end {
 	struct otelprof_record_header hdr;
 	__u64 start_ns; /* switch-out time: equals time_ns of the task's OTELPROF_RECORD_OFF_CPU */
 	__u64 end_ns;   /* switch-in time, bpf_ktime_get_ns() */
-	__u32 pid;      /* thread group id in the root pid namespace */
-	__u32 tid;      /* thread id in the root pid namespace */
+	__u32 pid;      /* thread group id in the daemon's pid namespace (pidns.bpf.h) */
+	__u32 tid;      /* thread id in the daemon's pid namespace (pidns.bpf.h) */
 	__u32 cpu;      /* CPU the task runs on again */
 	__u32 reserved; /* zero */
 };

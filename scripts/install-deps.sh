@@ -13,6 +13,7 @@ packages=(
   libcmocka-dev rustc golang-go openjdk-17-jdk-headless curl
   openssl socat ca-certificates util-linux xz-utils binutils elfutils
   debhelper dpkg-dev fakeroot lintian git
+  debootstrap systemd-container
 )
 
 missing=()

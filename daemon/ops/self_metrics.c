@@ -148,6 +148,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("samples_skipped_total", "samples not kept by design, by reason", "reason=\"other_process\"",
 		  m->bpf[OTELPROF_CNT_FILTERED]),
 		C("samples_skipped_total", NULL, "reason=\"other_cgroup\"", m->bpf[OTELPROF_CNT_CGROUP_FILTERED]),
+		C("samples_skipped_total", NULL, "reason=\"other_pid_namespace\"", m->bpf[OTELPROF_CNT_OTHER_PIDNS]),
 		C("samples_skipped_total", NULL, "reason=\"idle\"", m->bpf[OTELPROF_CNT_IDLE]),
 		C("samples_dropped_total", dropped, "reason=\"ring_buffer_full\"", m->bpf[OTELPROF_CNT_RINGBUF_FULL]),
 		C("samples_dropped_total", NULL, "reason=\"stack_table_full\"", a->dropped_entries),

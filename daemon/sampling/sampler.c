@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sampling/bpf_log.h"
+#include "sampling/pid_namespace.h"
 #include "sampling/python_walk.h"
 #include "clock.h"
 #include "log.h"
@@ -51,6 +52,7 @@ struct sampler {
 	uint64_t time_stops;   /* how many of them at the time budget */
 	struct bpf_link *alloc_links[2 * SAMPLER_MAX_ALLOC_FILES]; /* --alloc: alloc and free per file */
 	unsigned nalloc_links;
+	struct pid_namespace pidns; /* the daemon's: pids translated into it when its own */
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -317,6 +319,24 @@ static int off_cpu_attach(struct profile_bpf *skel)
 	return r;
 }
 
+/* Learn the daemon's PID namespace into s->pidns; 0, or -errno once the refusal is logged. */
+static int read_pid_namespace(struct sampler *s)
+{
+	int r = pid_namespace_read("/proc", &s->pidns);
+
+	if (!r && s->pidns.own &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_ns_current_pid_tgid, NULL) != 1)
+		r = -ENOSYS;
+	if (r) {
+		log_error("%s", pid_namespace_refusal(r));
+		return r;
+	}
+	if (s->pidns.own)
+		log_info("Running in a PID namespace of its own (pid:[%llu]): profiling the processes it shows, "
+			 "by their pids in it", (unsigned long long)s->pidns.ino);
+	return 0;
+}
+
 /*
  * Open, configure and load the BPF programs into s->skel, with the Python walk of form python.
  * 0, or -errno with s->skel NULL (libbpf's messages kept for explain_load_failure()).
@@ -337,6 +357,9 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	s->skel->rodata->stack_copy = config->stack_copy;
 	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
 	s->skel->rodata->trace_context = config->trace_context;
+	s->skel->rodata->pidns_translate = s->pidns.own;
+	s->skel->rodata->pidns_dev = s->pidns.dev;
+	s->skel->rodata->pidns_ino = s->pidns.ino;
 	python_walk_configure(s->skel, python);
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	bpf_map__set_max_entries(s->skel->maps.scratch, ncpus);
@@ -388,6 +411,11 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 		goto fail;
 	}
 	ncpus = (__u32)r;
+	r = read_pid_namespace(s);
+	if (r) {
+		*err = r;
+		goto fail;
+	}
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC);
 	load_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	python = python_walk_choose(config->python);
