@@ -60,7 +60,8 @@ int BPF_USDT(on_alloc, __u64 ptr, __u64 size, __u64 weight)
 	long n;
 
 	alloc_count(OTELPROF_ALLOC_CNT_ALLOCS);
-	if (!alloc_target(pid))
+	/* In a daemon's own PID namespace, pids as its /proc shows them; a task outside it is not its. */
+	if (!pidns_current(&pid, &tid) || !alloc_target(pid))
 		return 0;
 	ab = bpf_map_lookup_elem(&alloc_scratch, &cpu);
 	if (!ab)
@@ -122,11 +123,11 @@ SEC("usdt")
 int BPF_USDT(on_free, __u64 ptr)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 pid = pid_tgid >> 32;
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct otelprof_free *f;
 
 	alloc_count(OTELPROF_ALLOC_CNT_FREES);
-	if (!alloc_target(pid))
+	if (!pidns_current(&pid, &tid) || !alloc_target(pid))
 		return 0;
 	f = bpf_ringbuf_reserve(&events, sizeof(*f), 0);
 	if (!f) {
@@ -139,7 +140,7 @@ int BPF_USDT(on_free, __u64 ptr)
 	f->start_ns = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), group_leader, start_boottime);
 	f->ptr = ptr;
 	f->pid = pid;
-	f->tid = (__u32)pid_tgid;
+	f->tid = tid;
 	bpf_ringbuf_submit(f, wakeup_flags(false));
 	alloc_count(OTELPROF_ALLOC_CNT_FREES_SENT);
 	return 0;
