@@ -227,8 +227,10 @@ static const struct otelprof_sample *python_frames(struct record_path *rp, const
 }
 
 /*
- * A task left a CPU (--off-cpu): its stack takes an on-CPU sample's path (process table, unwinding,
- * modules opened) but waits in off_cpu for the time it was away.
+ * A task left a CPU (--off-cpu): its stack takes an on-CPU sample's path (process table, the look
+ * for an interpreter, unwinding, modules opened) but waits in off_cpu for the time it was away. The
+ * interpreter is looked for at a process's first few records of either kind: a Python process that
+ * switched out before its first on-CPU sample (most do) was never looked at, and had no Python frames.
  */
 static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 {
@@ -250,6 +252,7 @@ static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 	instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+	python_check(rp, s, pi);
 	s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound, &rp->counters.unwind);
 	if (pi && pi->samples == 1)
 		open_modules(rp, s, instance);
