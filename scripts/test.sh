@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The OpenTelemetry Collector of suite collector, from the Go module proxy: built once per machine
+# (a few minutes), then reused from /var/tmp/otelprofd-collector.
+scripts/build-collector.sh >/dev/null
 
 echo "== gcc build: every suite"
 scripts/build.sh build
