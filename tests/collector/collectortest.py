@@ -113,8 +113,10 @@ def daemon_counts(log):
     if not sent:
         bpftest.fail("otelprofd did not say what it sent:\n" + log[-3000:])
     waits = re.search(r"Off-CPU: (\d+) waits? kept", log)
+    partial = re.search(r"(\d+) profiles rejected in part", log)
     return {"kept": samples_kept(log), "waits": int(waits.group(1)) if waits else 0, "requests": int(sent.group(1)),
-            "sent": int(sent.group(2)), "export_dropped": int(sent.group(3))}
+            "sent": int(sent.group(2)), "export_dropped": int(sent.group(3)),
+            "rejected_in_part": int(partial.group(1)) if partial else -1}
 
 
 def check_totals(name, summaries, log):
@@ -129,6 +131,8 @@ def check_totals(name, summaries, log):
     print(f"{name}: otelprofd kept {counts['kept']} samples and {counts['waits']} waits, sent "
           f"{counts['sent']} in {counts['requests']} requests; the Collector received {got} in "
           f"{len(summaries)} requests")
+    if counts["rejected_in_part"] != 0:
+        bpftest.fail(f"{name}: the Collector rejected profiles in part (or otelprofd did not say):\n" + log[-3000:])
     if counts["export_dropped"] or counts["sent"] != counts["kept"] + counts["waits"] or \
             {k: v for k, v in got.items() if v} != {k: v for k, v in want.items() if v}:
         bpftest.fail(f"{name}: otelprofd kept {want} and sent {counts['sent']} ({counts['export_dropped']} "
