@@ -137,7 +137,28 @@ def check_totals(name, summaries, log):
             {k: v for k, v in got.items() if v} != {k: v for k, v in want.items() if v}:
         bpftest.fail(f"{name}: otelprofd kept {want} and sent {counts['sent']} ({counts['export_dropped']} "
                      f"dropped); the Collector received {got}")
+    check_intervals(name, summaries, log)
     return got
+
+
+def check_intervals(name, summaries, log):
+    """Interval by interval: each interval's on-CPU samples (otelprofd -v: "Interval N: S samples in R
+    requests") are those of its R requests as the Collector received them, in order."""
+    per_request = [sum(events(smp) for r in s["resources"] for sc in r["scopes"] for p in sc["profiles"]
+                       if p["sample_type"]["type"] == "samples" for smp in p["samples"]) for s in summaries]
+    intervals = [(int(n), int(c), int(r)) for n, c, r in
+                 re.findall(r"Interval (\d+): (\d+) samples in (\d+) requests?", log)]
+    at = 0
+    for n, count, requests in intervals:
+        got = sum(per_request[at:at + requests])
+        if got != count:
+            bpftest.fail(f"{name}: interval {n}: otelprofd counted {count} samples, the Collector received {got} "
+                         f"in requests {at + 1}..{at + requests}")
+        at += requests
+    if not intervals or at != len(summaries):
+        bpftest.fail(f"{name}: otelprofd logged {len(intervals)} intervals in {at} requests, the Collector "
+                     f"received {len(summaries)} requests")
+    print(f"{name}: each of the {len(intervals)} intervals' samples arrived: {[c for _, c, _ in intervals]}")
 
 
 def check_decoded(name, summaries):

@@ -9,8 +9,9 @@ The Collector (one otlp receiver per transport, one pipeline each, our profilesj
 what it decoded. Asserted for each transport, on what the Collector decoded:
 - every index resolves in its table; link_table[0] is the zero link; timestamps fall inside their
   profile's [time, time + duration);
-- sample totals: the timestamps (or values) the Collector received equal the samples otelprofd kept
-  and sent (its end-of-run lines): nothing lost or doubled;
+- sample totals: the timestamps (or values) the Collector received equal the samples and waits
+  otelprofd kept and sent (its end-of-run lines), and each interval's samples (its -v lines) those of
+  that interval's request: nothing lost or doubled; none rejected in part;
 - every frame has a function name, or is an address in a mapping that carries a build id, but at
   most 1% outside every mapping (the vDSO, which otelprofd does not symbolize, and an unwinder's last
   guess); the workloads' own functions have their file and line (C from DWARF, Python from code objects, Go from
@@ -18,8 +19,9 @@ what it decoded. Asserted for each transport, on what the Collector decoded:
 - resource attributes: process.pid, process.executable.name and .path, host.name and service.name on
   every resource; service.name trace-app-svc from the process context; container.id of the Docker
   cgroup on the trace application, none on the others (not in a container cgroup);
-- the link table holds the nine (trace, span) pairs of the application's workers, and >= 90% of the
-  samples of worker-I in span_fn_J link to their pair (the trace suite holds this to 99%);
+- the link table holds the nine (trace, span) pairs of the application's workers; of the samples of
+  worker-I in span_fn_J, <= 1% link to another pair and >= 50% to theirs (the others were taken
+  before otelprofd read the thread's context: the trace suite holds how few);
 - on-CPU profiles are samples/count with period cpu/nanoseconds 1e9/F; the off-CPU profile is
   off_cpu/nanoseconds with a value per timestamp, and holds wait_sleep, wait_pipe and wait_mutex.
 """
@@ -184,7 +186,7 @@ def check_links(t, summaries, mine):
         return {"trace_id": ("%02x" % (0x10 + worker)) * 15 + "01",
                 "span_id": "%02x%02x010203040506" % (0xa0 + worker, 0xb0 + span)}
     table = [link for s in summaries for link in s["links"]]
-    linked = right = 0
+    total = right = wrong = 0
     # Link indices are per request: resolve each sample in its own request's table.
     for s in summaries:
         for r in s["resources"]:
@@ -196,15 +198,20 @@ def check_links(t, summaries, mine):
                     fn = next((m for f in smp["stack"] for m in [WORKER_FN.match(f["function"])] if m), None)
                     if not thread.startswith("worker-") or not fn:
                         continue
-                    linked += collectortest.events(smp)
-                    want = expected(int(thread[len("worker-"):]), int(fn.group(1)))
-                    right += collectortest.events(smp) * (smp["link_index"] > 0 and s["links"][smp["link_index"]] == want)
+                    n = collectortest.events(smp)
+                    total += n
+                    if smp["link_index"]:
+                        want = expected(int(thread[len("worker-"):]), int(fn.group(1)))
+                        right += n * (s["links"][smp["link_index"]] == want)
+                        wrong += n * (s["links"][smp["link_index"]] != want)
     pairs = [expected(w, j) for w in range(3) for j in range(3)]
-    print(f"{t}: {right} of {linked} samples of the workers' spans link to their span")
+    print(f"{t}: of {total} samples of the workers' spans, {right} link to their span, {wrong} to another")
     if any(pair not in table for pair in pairs):
         bpftest.fail(f"{t}: the link tables lack some of the workers' spans: {[p for p in pairs if p not in table]}")
-    if linked < 50 or right < 0.9 * linked:
-        bpftest.fail(f"{t}: {right} of {linked} samples in span_fn_N link to their span")
+    # A wrong link is a garbled table or index; a sample without one was taken before otelprofd read
+    # the thread's context (the trace suite holds how few).
+    if wrong > 0.01 * total or right < 20 or right < 0.5 * total:
+        bpftest.fail(f"{t}: of {total} samples in span_fn_N, {right} link to their span and {wrong} to another")
 
 
 def check_types(t, profs, mine):
