@@ -76,4 +76,6 @@ start=$(date +%s)
 (cd "$src" && "$go" build -trimpath -o "$bin.tmp" .)
 mv "$bin.tmp" "$bin"
 say "built in $(($(date +%s) - start)) s"
+# The binaries of other trees (another checkout, an older commit): the three newest are kept.
+ls -t "$root"/otelcol-otelprofd-* | grep -v '\.tmp$' | tail -n +4 | xargs -r rm -f
 echo "$bin"
