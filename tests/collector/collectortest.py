@@ -2,6 +2,7 @@
 """Helpers of the suite collector: the real OpenTelemetry Collector (tests/collector, built once per
 machine by scripts/build-collector.sh) as a child process on 127.0.0.1, what its profilesjson
 exporter wrote (one JSON summary per request: summary.go), and what otelprofd said it sent."""
+import atexit
 import json
 import os
 import re
@@ -52,6 +53,7 @@ class Collector:
         cmd = [binary(), f"--config={self.config_path}", FEATURE_GATE]
         print("$", " ".join(cmd), flush=True)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.log_path, "w"))
+        atexit.register(self.kill)  # a test that fails leaves no Collector listening
         for port in ports:
             # A first start on a cold disk reads a 50 MiB binary: a generous deadline.
             otlptest.wait_for_port(port, timeout=60)
@@ -60,6 +62,11 @@ class Collector:
 
     def log(self):
         return open(self.log_path).read()[-4000:]
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def stop(self):
         """SIGTERM (its exporters close their files); fails when it does not exit 0."""
