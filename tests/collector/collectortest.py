@@ -169,7 +169,8 @@ def check_intervals(name, summaries, log):
 
 
 def check_decoded(name, summaries):
-    """Every index resolved in its table, and every sample's timestamps inside its profile's window."""
+    """Every index resolved in its table, every sample's timestamps inside its profile's window, and
+    its attributes those otelprofd puts on every sample."""
     for s in summaries:
         if s["errors"]:
             bpftest.fail(f"{name}: the Collector's data has indices out of range: {s['errors'][:5]}")
@@ -179,7 +180,15 @@ def check_decoded(name, summaries):
         start, end = p["time_unix_nano"], p["time_unix_nano"] + p["duration_nano"]
         if not start or not p["duration_nano"]:
             bpftest.fail(f"{name}: a profile without its time or duration: {p['time_unix_nano']} {p['duration_nano']}")
+        on_cpu = p["sample_type"]["type"] == "samples"
         for smp in p["samples"]:
+            # What a receiver on other numbering garbles silently (Collector v0.147.0 reads our
+            # attribute_indices as values and link_index as attribute_indices).
+            a = smp["attributes"]
+            if not isinstance(a.get("thread.id"), int) or not isinstance(a.get("cpu.logical_number"), int) or \
+                    "thread.name" not in a or (on_cpu and smp["values"]):
+                bpftest.fail(f"{name}: a sample's attributes {a} and values {smp['values'][:5]}: thread.id, "
+                             f"thread.name, cpu.logical_number expected{', no values' if on_cpu else ''}")
             outside = [t for t in smp["timestamps"] if not start <= t < end]
             if outside:
                 bpftest.fail(f"{name}: timestamps {outside[:3]} outside the profile's [{start}, {end})")
