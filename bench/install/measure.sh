@@ -7,9 +7,22 @@
 # Usage: bench/install/measure.sh [DIR]
 set -euo pipefail
 tree=$(cd "$(dirname "$0")/../.." && pwd)
-dir=${1:-/var/tmp/otelprofd-bare}
+dir=$(realpath -m "${1:-/var/tmp/otelprofd-bare}")
 mkdir -p "$dir"
 cd "$dir"
+
+# Never leave /proc, /sys or /dev bound inside a root, and never delete through one.
+unbind() {
+  local k
+  for k in run full; do
+    mountpoint -q "$k/dev" && umount "$k/dev"
+    mountpoint -q "$k/proc" && umount "$k/proc"
+    mountpoint -q "$k/sys" && umount -R "$k/sys"
+  done
+  return 0
+}
+trap unbind EXIT
+unbind
 
 seconds() { echo "$(date +%s.%N) - $1" | bc | xargs printf '%.0f'; }
 
@@ -25,7 +38,11 @@ printf '%s\n' 'deb http://deb.debian.org/debian bookworm main' \
 cp /etc/resolv.conf base/etc/resolv.conf
 
 for kind in run full; do
-  rm -rf "$kind"
+  if grep -q " $dir/$kind/" /proc/mounts; then
+    echo "measure: something is still mounted under $dir/$kind" >&2
+    exit 1
+  fi
+  rm -rf --one-file-system "$kind"
   cp -a base "$kind"
   mkdir -p "$kind/src"
   git -C "$tree" archive HEAD | tar -x -C "$kind/src"
@@ -43,6 +60,5 @@ for kind in run full; do
     chroot "$kind" /bin/bash -c "cd /src && scripts/build.sh build -Dtests=false" >"$kind.build.log" 2>&1
     echo "build.sh build -Dtests=false: $(seconds "$start") s"
   fi
-  umount "$kind/dev" "$kind/proc"
-  umount -R "$kind/sys"
+  unbind
 done
