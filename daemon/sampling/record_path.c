@@ -268,8 +268,10 @@ static const struct otelprof_sample *python_frames(struct record_path *rp, const
 
 /*
  * The stack of a record that is not an on-CPU sample (a switch-out, an allocation): its process
- * found (or read) in the process table, its user stack unwound, the files behind its frames opened
- * at the process's first sample. *instance: the process's instance.
+ * found (or read) in the process table, its interpreter looked for, its user stack unwound, the files
+ * behind its frames opened at the process's first sample. *instance: the process's instance. The
+ * interpreter is looked for at a process's first few records of any kind: a Python process that
+ * switched out before its first on-CPU sample (most do) was never looked at, and had no Python frames.
  */
 static const struct otelprof_sample *stack_of(struct record_path *rp, const void *data, size_t size,
 					      uint64_t *instance)
@@ -280,6 +282,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 	*instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
+	python_check(rp, s, pi);
 	s = unwind_sample(rp->sym, (pid_t)s->pid, *instance, data, size, &rp->unwound, &rp->counters.unwind);
 	if (pi && pi->samples == 1)
 		open_modules(rp, s, *instance);
@@ -287,8 +290,8 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 }
 
 /*
- * A task left a CPU (--off-cpu): its stack takes an on-CPU sample's path (process table, unwinding,
- * modules opened) but waits in off_cpu for the time it was away.
+ * A task left a CPU (--off-cpu): its stack takes an on-CPU sample's path (process table, the look
+ * for an interpreter, unwinding, modules opened) but waits in off_cpu for the time it was away.
  */
 static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 {
