@@ -4,7 +4,7 @@
 #   install-deps.sh          everything: building, running and the whole test suite (scripts/test.sh)
 #   install-deps.sh --run    building and running only (scripts/run.sh): no test tools
 # Unattended and idempotent: safe to run again; does nothing when all is present.
-# Bare-machine times of each: docs/operations.md.
+# Bare-machine times of each: docs/how-it-works.md ("Build").
 set -euo pipefail
 
 # Building the daemon and its BPF programs, and running it.
