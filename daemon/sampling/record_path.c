@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampling/record_path.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -18,6 +19,9 @@
 #define MAX_SETTLING 1024
 /* A sampled process is shown to the JVM room at its first sample and every this many after. */
 #define JVM_SEEN_EVERY 256
+/* A process's executable is checked for Go at its first sample, and again at this one (the first
+ * may have been taken during its execve, before /proc/PID/exe named the new program). */
+#define GO_CHECK_AGAIN 32
 
 struct settling {
 	uint32_t pid;
@@ -35,6 +39,8 @@ struct record_path {
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	struct record_path_counters counters;
 	struct python_table *pythons;    /* owned, or NULL (no Python frames) */
+	go_publish_fn go_publish;        /* NULL: no goroutine labels */
+	void *go_publish_ctx;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	struct otelprof_sample with_python; /* the same with its Python frames put in */
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
@@ -52,6 +58,8 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 	rp->agg = cfg->agg;
 	rp->traces = cfg->traces;
 	rp->off_cpu = cfg->off_cpu;
+	rp->go_publish = cfg->go_publish;
+	rp->go_publish_ctx = cfg->go_publish_ctx;
 	if (cfg->python_publish) {
 		rp->pythons = python_table_new(&(struct python_table_config){
 			.publish = cfg->python_publish, .publish_ctx = cfg->python_publish_ctx,
@@ -221,6 +229,26 @@ static void python_check(struct record_path *rp, const struct otelprof_sample *s
 		symbolizer_python_attach(rp->sym, (pid_t)s->pid, pi->instance, &e->proc.layout, e->proc.code_type);
 }
 
+/* At a process's first samples: a Go binary of a known release gets its label reader's entry. */
+static void go_check(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
+{
+	struct otelprof_go_proc entry;
+	int r;
+
+	if (!rp->go_publish || !pi || (pi->samples != 1 && pi->samples != GO_CHECK_AGAIN) ||
+	    (s->flags & OTELPROF_SAMPLE_KERNEL_THREAD))
+		return;
+	r = go_process_check(s->pid, s->process_start_ns, &entry);
+	if (r == -ENOTSUP && pi->samples == 1)
+		rp->counters.go_processes.unknown++;
+	if (r)
+		return;
+	if (rp->go_publish(rp->go_publish_ctx, s->pid, &entry))
+		rp->counters.go_processes.publish_failed++;
+	else if (pi->samples == 1)
+		rp->counters.go_processes.published++;
+}
+
 void record_path_set_jvm(struct record_path *rp, struct jvm_attacher *jvm)
 {
 	rp->jvm = jvm;
@@ -300,7 +328,11 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
 		python_check(rp, s, pi);
 		jvm_check(rp, s, pi);
+		go_check(rp, s, pi);
 		link_len = sample_link(rp, s, pi);
+		if (rp->go_publish)
+			link_len = go_labels_link(data, size, rp->link, link_len, sizeof(rp->link),
+						  &rp->counters.go_labels);
 		s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
 				  &rp->counters.unwind);
 		if (pi && pi->samples == 1)
