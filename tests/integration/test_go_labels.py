@@ -11,7 +11,10 @@ executable's TLS block), cached under /var/tmp. All run at once under one otelpr
 to the test collector and one writing pprof. For each build, of the samples in workA (workB):
 >= 95% carry endpoint=/a (/b) and kind=cpu, none carries the other endpoint; the OTLP samples carry
 them as sample attributes, with no trace link (the labels have no span); pprof as labels, without
-trace_id/span_id. The self-metrics count the Go processes and the labelled samples.
+trace_id/span_id. workC runs under 10 labels, one value 100 bytes long: its samples carry 8 at most
+(Go 1.26: the first 8 by key, the long value cut to 64 bytes; Go 1.19: those in the label map's
+first bucket), and the self-metrics count the labels dropped and cut, as well as the
+Go processes and the labelled samples.
 """
 import hashlib
 import os
@@ -29,6 +32,7 @@ TOOLCHAIN = os.environ["GO_TOOLCHAIN_SCRIPT"]
 CACHE = os.environ.get("OTELPROFD_GOLABELS_CACHE", "/var/tmp/otelprofd-golabels")
 RIGHT = 0.95
 WORK = {"main.workA": "/a", "main.workB": "/b"}
+FUNCTIONS = set(WORK) | {"main.workC"}
 out = bpftest.tmpdir()
 
 
@@ -87,11 +91,11 @@ try:
     time.sleep(1)
     daemon = otlptest.Daemon(os.path.join(out, "otlp.log"), [
         "--pid", pids, "-F", "499", "--endpoint", f"127.0.0.1:{collector.grpc_port}", "--insecure",
-        "--export-interval", "1s", "-d", "8s", "-v"])
+        "--export-interval", "1s", "-d", "60s", "-v"])
     pprof_log = open(os.path.join(out, "pprof.log"), "w")
     pprof = subprocess.Popen([bpftest.otelprofd(), "--pid", pids, "-F", "499", "-d", "8s", "-v", "-o", pprof_path],
                              stderr=pprof_log)
-    daemon.watch(7.5)
+    daemon.watch(8)
     metrics = daemon.metrics()
     if daemon.stop() != 0:
         bpftest.fail("the OTLP otelprofd failed:\n" + daemon.log()[-3000:])
@@ -114,8 +118,11 @@ failures = []
 READ = 'otelprofd_go_processes_total{result="labels_read"}'
 if metrics.get(READ, 0) < len(binaries):
     failures.append(f"{metrics.get(READ)} Go processes read, want {len(binaries)}")
-if metrics.get("otelprofd_go_labels_total", 0) < 100:
-    failures.append("otelprofd_go_labels_total below 100")
+for key, least in (("otelprofd_go_labels_total", 100), ('otelprofd_go_labels_dropped_total{reason="over_bound"}', 1),
+                   ("otelprofd_go_labels_cut_total", 1)):
+    if metrics.get(key, 0) < least:
+        failures.append(f"{key} is {metrics.get(key)}, want >= {least}")
+C_KEYS = {"endpoint", "body"} | {f"l{i}" for i in range(1, 9)}
 
 
 def check(where, name, samples):
@@ -128,12 +135,27 @@ def check(where, name, samples):
         print(f"{where} {name}: {right} of {total} {fn} samples carry endpoint={endpoint}, {wrong} another endpoint")
         if total < 100 or right < RIGHT * total or wrong:
             failures.append(f"{where} {name}: {fn}: {right} of {total} labelled right, {wrong} wrong")
-
+    # workC: 10 labels. Go 1.24+ (a slice sorted by key): the first 8, body's value cut to 64 bytes.
+    # Go <= 1.23 (a map): those of the map's first bucket (of two), 8 at most.
+    slice_layout = not name.startswith("gl-1.19")
+    mine = [(labels, c) for f, labels, c in samples if f == "main.workC"]
+    keys = [{k for k in labels if k in C_KEYS or k == "kind"} for labels, _ in mine]
+    over = [k for k in keys if len(k) > 8 or "kind" in k]
+    bodies = {labels["body"] for labels, _ in mine if "body" in labels}
+    want = 8 if slice_layout else 1
+    labelled = sum(c for (labels, c), k in zip(mine, keys) if len(k) >= want)
+    total = sum(c for _, c in mine)
+    print(f"{where} {name}: {labelled} of {total} main.workC samples carry {want}{'' if slice_layout else '+'} of "
+          f"its 10 labels; body values {bodies}")
+    if (total < 20 or labelled < RIGHT * total or over or bodies - {"v" * 64} or
+            (slice_layout and not bodies)):
+        failures.append(f"{where} {name}: main.workC: {labelled} of {total} with {want} labels, {len(over)} with "
+                        f"more or another's, body values {bodies}")
 
 # pprof: labels endpoint and kind; no trace_id (the labels have no span).
 by_build = {name: [] for name in binaries}
 for labels, frames, value in pprofdecode.samples(pprof_path, frames=True):
-    fn = next((f for f in frames if f in WORK), None)
+    fn = next((f for f in frames if f in FUNCTIONS), None)
     comm = labels.get("process.executable.name") or labels.get("process.command")
     for b in binaries:
         if comm and comm.startswith(b[:15]):
@@ -152,7 +174,7 @@ summaries = otlptest.dump(os.path.join(collector.out_dir, "*.pb"))
 for name, p in procs.items():
     samples = []
     for s in otlptest.samples_of(summaries, p.pid):
-        fn = next((f for f in s["stack"] if f in WORK), None)
+        fn = next((f for f in s["stack"] if f in FUNCTIONS), None)
         samples.append((fn, s["attributes"], s["count"]))
         if "trace_id" in s or "span_id" in s:
             failures.append(f"OTLP {name}: a sample has a trace link: {s}")

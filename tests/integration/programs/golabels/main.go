@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // golabels (suite go-labels): an HTTP server on 127.0.0.1 whose handlers label their work by endpoint
-// with pprof.Do, and clients in the same process that keep both endpoints busy. /a hashes in
-// workA, /b in workB; every label set also has kind=cpu. Runs for os.Args[1] seconds (default 30).
+// with pprof.Do, and clients in the same process that keep the endpoints busy. /a hashes in
+// workA, /b in workB, both labelled kind=cpu too; /c in workC (a quarter of their work) under 10
+// labels, one of them 100 bytes long. Runs for os.Args[1] seconds (default 30).
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -36,6 +38,28 @@ func workB(n int) uint64 {
 		h = (h << 5) + h + uint64(i)
 	}
 	return h
+}
+
+//go:noinline
+func workC(n int) uint64 {
+	h := uint64(5381)
+	for i := 0; i < n; i++ {
+		h = h*33 ^ uint64(i)
+	}
+	return h
+}
+
+// /c: more labels than otelprofd keeps (10, where it keeps 8) and a value longer than it keeps
+// (body: Go 1.24+ keeps labels sorted by key, so it is among the first 8).
+func handlerC(w http.ResponseWriter, r *http.Request) {
+	var h uint64
+	long := strings.Repeat("v", 100)
+	labels := pprof.Labels("endpoint", "/c", "l1", "1", "l2", "2", "l3", "3", "l4", "4", "l5", "5", "l6", "6",
+		"l7", "7", "l8", "8", "body", long)
+	pprof.Do(r.Context(), labels, func(context.Context) {
+		h = workC(5000000)
+	})
+	fmt.Fprintf(w, "%d\n", h)
 }
 
 func handler(endpoint string, work func(int) uint64) http.HandlerFunc {
@@ -73,6 +97,7 @@ func main() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/a", handler("/a", workA))
 	mux.HandleFunc("/b", handler("/b", workB))
+	mux.HandleFunc("/c", handlerC)
 	go http.Serve(ln, mux)
 	stop := time.Now().Add(time.Duration(seconds) * time.Second)
 	base := "http://" + ln.Addr().String()
@@ -80,5 +105,6 @@ func main() {
 		go client(base+"/a", stop)
 		go client(base+"/b", stop)
 	}
+	go client(base+"/c", stop)
 	time.Sleep(time.Until(stop))
 }
