@@ -677,6 +677,9 @@ static __always_inline int resume_sample(enum resume_part part)
 		tail += add_go_labels(b, pid_tgid >> 32, task, (__u32)tail);
 	else
 		tail += add_python(b, tp, (__u32)pid_tgid, (__u32)tail, part == RESUME_PYTHON_LOOP);
+	/* Through memory: the verifier then checks the rest once, not once per way the part ended. */
+	b->py.tail = tail;
+	tail = *(volatile __u32 *)&b->py.tail;
 	send_sample(b, task, tp, tail);
 	return 0;
 }

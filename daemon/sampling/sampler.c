@@ -369,7 +369,10 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC);
 	load_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	python = python_walk_choose(config->python);
-	go = config->go_labels;
+	/* The label reader walks with bpf_loop() (5.17+): 1 the kernel has it; 0 or -errno not, or cannot say. */
+	go = config->go_labels && libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	if (config->go_labels && !go)
+		log_info("Go labels off: the kernel has no bpf_loop() (Linux 5.17+)");
 	r = load_programs(s, config, ncpus, python, go);
 	if (r && go) {
 		log_warn("Go labels off: the kernel refused the BPF program that reads them (%s); "

@@ -9,7 +9,9 @@
  * g.m.curg (the user goroutine of the thread's M, also while on the system or signal stack; 0 when
  * there is none), then curg.labels. Go 1.24+ keeps there a slice of {key, value string}; Go
  * 1.19-1.23 a pointer to a map[string]string, whose first bucket (8 slots: all of a map of up to 8
- * entries) is looked through. Every read is bpf_probe_read_user(); a failed one ends the walk (counted).
+ * entries) is looked through. Every read is bpf_probe_read_user(); a failed one ends the walk
+ * (counted). The slots are walked by bpf_loop() (Linux 5.17+; without it the daemon does not load
+ * the reader, daemon/sampling/sampler.c).
  */
 #ifndef OTELPROF_GO_LABELS_BPF_H
 #define OTELPROF_GO_LABELS_BPF_H
@@ -61,108 +63,99 @@ static __always_inline __u8 go_copy_string(char *dst, const struct go_string *s,
 	return (__u8)n;
 }
 
-/*
- * The walk is in two passes, so the verifier checks a short loop each time: the first finds the
- * labels and keeps each one's two string headers in its own slot of out (in the room of its key),
- * the second copies the strings over them.
- */
-static __always_inline void go_stash(struct otelprof_go_labels *out, __u32 i, const struct go_string *kv)
-{
-	if (i < OTELPROF_GO_MAX_LABELS)
-		__builtin_memcpy(out->label[i].key, kv, 2 * sizeof(*kv));
-}
+/* State of the label walk, on the caller's stack: bpf_loop() calls go_label_step() once per slot. */
+struct go_label_loop {
+	struct otelprof_go_labels *out;
+	__u64 base;    /* Go 1.24+: the slice's entries; Go <= 1.23: the map's first bucket */
+	__u64 tophash; /* Go <= 1.23: the bucket's 8 tophash bytes, slot 0 lowest */
+	__u64 len;     /* Go 1.24+: the slice's length */
+	__u8 layout;   /* enum otelprof_go_layout */
+	__u8 error;    /* a read failed */
+};
 
-/* The second pass: the n labels' bytes. 0, or -1 when a read failed. */
-static __always_inline int go_copy_labels(struct otelprof_go_labels *out, __u32 n)
+/* One slot of the slice or of the bucket: its label into out->label[n]. 0: go on, 1: stop. */
+static long go_label_step(__u64 i, void *data)
 {
-	for (__u32 i = 0; i < OTELPROF_GO_MAX_LABELS; i++) {
-		struct otelprof_go_label *l = &out->label[i];
-		struct go_string kv[2];
+	struct go_label_loop *l = data;
+	struct otelprof_go_label *label;
+	struct go_string kv[2];
+	/* Counted in the map value, not on the stack: the verifier then sees one state per step,
+	 * whatever the count. */
+	__u32 n = l->out->count;
 
-		if (i >= n)
-			break;
-		__builtin_memcpy(kv, l->key, sizeof(kv));
-		l->cut = 0;
-		l->key_len = go_copy_string(l->key, &kv[0], &l->cut);
-		l->value_len = go_copy_string(l->value, &kv[1], &l->cut);
-		if (!l->key_len)
-			return -1; /* an unreadable (or empty) key: nothing to name the label by */
-		if (l->cut)
-			count(OTELPROF_CNT_GO_LABELS_CUT);
+	if (n >= OTELPROF_GO_MAX_LABELS || i >= GO_BUCKET_SLOTS)
+		return 1;
+	if (l->layout == OTELPROF_GO_LABELS_SLICE) {
+		if (i >= l->len)
+			return 1;
+		if (bpf_probe_read_user(kv, sizeof(kv), (const void *)(l->base + i * sizeof(kv))))
+			goto failed;
+	} else {
+		if (((l->tophash >> (i * 8)) & 0xff) < GO_MIN_TOPHASH)
+			return 0;
+		if (bpf_probe_read_user(&kv[0], sizeof(kv[0]), (const void *)(l->base + GO_BUCKET_KEYS + i * 16)) ||
+		    bpf_probe_read_user(&kv[1], sizeof(kv[1]), (const void *)(l->base + GO_BUCKET_VALUES + i * 16)))
+			goto failed;
 	}
+	label = &l->out->label[n];
+	label->cut = 0;
+	label->key_len = go_copy_string(label->key, &kv[0], &label->cut);
+	label->value_len = go_copy_string(label->value, &kv[1], &label->cut);
+	if (!label->key_len)
+		goto failed; /* an unreadable (or empty) key: nothing to name the label by */
+	if (label->cut)
+		count(OTELPROF_CNT_GO_LABELS_CUT);
+	l->out->count = n + 1;
 	return 0;
-}
-
-/* Go 1.24+: labels -> slice header of {key, value string}. Labels found, or -1 on a failed read. */
-static __always_inline int go_labels_slice(__u64 labels, struct otelprof_go_labels *out)
-{
-	struct go_string kv[2];
-	__u64 hdr[2]; /* ptr, len */
-	__u32 n = 0;
-
-	if (bpf_probe_read_user(hdr, sizeof(hdr), (const void *)labels))
-		return -1;
-	if ((__s64)hdr[1] <= 0)
-		return 0;
-	for (__u32 i = 0; i < OTELPROF_GO_MAX_LABELS; i++) {
-		if (i >= hdr[1])
-			break;
-		if (bpf_probe_read_user(kv, sizeof(kv), (const void *)(hdr[0] + i * sizeof(kv))))
-			return -1;
-		go_stash(out, i, kv);
-		n = i + 1;
-	}
-	out->dropped = hdr[1] > n ? (__u32)(hdr[1] - n) : 0;
-	return (int)n;
+failed:
+	l->error = 1;
+	return 1;
 }
 
 /*
- * Go 1.19-1.23: labels -> *map[string]string -> hmap. Labels found, or -1 on a failed read. Only
- * the first bucket is looked through: a map of up to 8 entries (OTELPROF_GO_MAX_LABELS) has one
- * bucket (B = 0: Go grows a map past 8 entries only); of a larger map, the labels in the other
- * buckets are counted as dropped.
+ * Where the labels are, into *l: Go 1.24+, labels -> slice header {ptr, len, cap} of {key, value
+ * string}; Go 1.19-1.23, labels -> *map[string]string -> hmap, of which the first bucket is looked
+ * through: a map of up to 8 entries (OTELPROF_GO_MAX_LABELS) has one bucket (B = 0: Go grows a map
+ * past 8 entries only); of a larger map, the labels in the other buckets are counted as dropped.
+ * The labels the goroutine has, or -1 on a failed read.
  */
-static __always_inline int go_labels_map(__u64 labels, struct otelprof_go_labels *out)
+static __always_inline __s64 go_labels_where(__u64 labels, struct go_label_loop *l)
 {
-	__u64 hmap = go_read_ptr(labels), tophash = 0; /* the bucket's 8 tophash bytes, slot 0 lowest */
-	struct go_string kv[2];
 	struct go_hmap h;
-	__u32 n = 0;
+	__u64 hdr[2]; /* ptr, len */
 
-	if (!hmap)
+	if (l->layout == OTELPROF_GO_LABELS_SLICE) {
+		if (bpf_probe_read_user(hdr, sizeof(hdr), (const void *)labels))
+			return -1;
+		l->base = hdr[0];
+		l->len = hdr[1];
+		return (__s64)hdr[1];
+	}
+	labels = go_read_ptr(labels);
+	if (!labels)
 		return 0; /* a nil map: no labels */
-	if (bpf_probe_read_user(&h, sizeof(h), (const void *)hmap))
+	if (bpf_probe_read_user(&h, sizeof(h), (const void *)labels))
 		return -1;
 	if (h.count <= 0 || !h.buckets)
 		return 0;
-	if (bpf_probe_read_user(&tophash, sizeof(tophash), (const void *)h.buckets))
+	l->base = h.buckets;
+	if (bpf_probe_read_user(&l->tophash, sizeof(l->tophash), (const void *)h.buckets))
 		return -1;
-	for (__u32 slot = 0; slot < GO_BUCKET_SLOTS; slot++) {
-		if (((tophash >> (slot * 8)) & 0xff) < GO_MIN_TOPHASH)
-			continue;
-		if (bpf_probe_read_user(&kv[0], sizeof(kv[0]), (const void *)(h.buckets + GO_BUCKET_KEYS + slot * 16)) ||
-		    bpf_probe_read_user(&kv[1], sizeof(kv[1]), (const void *)(h.buckets + GO_BUCKET_VALUES + slot * 16)))
-			return -1;
-		go_stash(out, n, kv);
-		n++;
-	}
-	out->dropped = (__u64)h.count > n ? (__u32)(h.count - n) : 0;
-	return (int)n;
+	return h.count;
 }
 
 /*
  * The labels of the goroutine a thread runs (fs_base its thread pointer) into out: the bytes of the
  * tail (sizeof(*out)), or 0 when it has none (no user goroutine, no labels) or a read failed
- * (counted). A global function: the verifier checks it once, on its own, and not once for every
- * state of the sampler that calls it.
+ * (counted). The slots are walked by bpf_loop(): the verifier checks one step.
  */
-__noinline __u32 go_labels_read(const struct otelprof_go_proc *gp, __u64 fsbase, struct otelprof_go_labels *out)
+static __always_inline __u32 go_labels_read(const struct otelprof_go_proc *gp, __u64 fsbase,
+					    struct otelprof_go_labels *out)
 {
+	struct go_label_loop l = { .out = out, .layout = gp->layout };
 	__u64 g, m, curg, labels;
-	int n;
+	__s64 total;
 
-	if (!gp || !out)
-		return 0;
 	g = go_read_ptr(fsbase + (__s64)gp->g_tls);
 	m = g ? go_read_ptr(g + gp->g_m) : 0;
 	curg = m ? go_read_ptr(m + gp->m_curg) : 0;
@@ -175,19 +168,17 @@ __noinline __u32 go_labels_read(const struct otelprof_go_proc *gp, __u64 fsbase,
 	labels = go_read_ptr(curg + gp->g_labels);
 	if (!labels)
 		return 0;
-	out->dropped = 0;
-	n = gp->layout == OTELPROF_GO_LABELS_SLICE ? go_labels_slice(labels, out) : go_labels_map(labels, out);
-	if (n < 0) {
+	out->count = 0;
+	total = go_labels_where(labels, &l);
+	if (total > 0)
+		bpf_loop(GO_BUCKET_SLOTS, go_label_step, &l, 0);
+	if (total < 0 || l.error) {
 		count(OTELPROF_CNT_GO_READ_ERROR);
 		return 0;
 	}
-	if (!n)
+	if (!out->count || out->count > OTELPROF_GO_MAX_LABELS)
 		return 0;
-	if (go_copy_labels(out, (__u32)n)) {
-		count(OTELPROF_CNT_GO_READ_ERROR);
-		return 0;
-	}
-	out->count = (__u32)n;
+	out->dropped = total > out->count ? (__u32)(total - out->count) : 0;
 	if (out->dropped)
 		count(OTELPROF_CNT_GO_LABELS_DROPPED);
 	count(OTELPROF_CNT_GO_LABELLED);
