@@ -3,7 +3,8 @@
 // golabels (suite go-labels): an HTTP server on 127.0.0.1 whose handlers label their work by endpoint
 // with pprof.Do, and clients in the same process that keep the endpoints busy. /a hashes in
 // workA, /b in workB, both labelled kind=cpu too; /c in workC (a quarter of their work) under 10
-// labels, one of them 100 bytes long. Runs for os.Args[1] seconds (default 30).
+// labels, one of them 100 bytes long. golabels SECONDS nolabels does the same work without labels
+// (bench/go/label_cost.py). Runs for os.Args[1] seconds (default 30).
 package main
 
 import (
@@ -53,6 +54,10 @@ func workC(n int) uint64 {
 // (body: Go 1.24+ keeps labels sorted by key, so it is among the first 8).
 func handlerC(w http.ResponseWriter, r *http.Request) {
 	var h uint64
+	if nolabels {
+		fmt.Fprintf(w, "%d\n", workC(5000000))
+		return
+	}
 	long := strings.Repeat("v", 100)
 	labels := pprof.Labels("endpoint", "/c", "l1", "1", "l2", "2", "l3", "3", "l4", "4", "l5", "5", "l6", "6",
 		"l7", "7", "l8", "8", "body", long)
@@ -62,9 +67,15 @@ func handlerC(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "%d\n", h)
 }
 
+var nolabels = len(os.Args) > 2 && os.Args[2] == "nolabels"
+
 func handler(endpoint string, work func(int) uint64) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var h uint64
+		if nolabels {
+			fmt.Fprintf(w, "%d\n", work(20000000))
+			return
+		}
 		pprof.Do(r.Context(), pprof.Labels("endpoint", endpoint, "kind", "cpu"), func(context.Context) {
 			h = work(20000000)
 		})
