@@ -79,8 +79,7 @@ for version, path in go.items():
     if version == "1.26":
         binaries[f"gl-{version}-cgo"] = build(version, path, True)
 for name, path in binaries.items():
-    kind = subprocess.run(["file", "-b", path], capture_output=True, text=True).stdout
-    print(f"{name}: {path}: {kind.strip()}")
+    print(f"{name}: {path}")
 
 collector = otlptest.Collector(os.path.join(out, "collector"))
 procs = {name: subprocess.Popen([path, "30"], stdout=subprocess.DEVNULL) for name, path in binaries.items()}
