@@ -95,6 +95,14 @@ void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_u
 	rp->monotonic_to_unix_ns = monotonic_to_unix_ns;
 }
 
+/* A process that exec'd or exited is no Go process of ours any more: its program's offsets must not
+ * be used for the next (an exec keeps the start time the BPF entry is checked against). */
+static void go_forget(struct record_path *rp, uint32_t pid)
+{
+	if (rp->go_publish)
+		rp->go_publish(rp->go_publish_ctx, pid, NULL);
+}
+
 /*
  * A new program, a new instance: the old program's mappings stay (retired) for its samples already
  * taken. Read the new one's now (the executable and the loader are mapped), which comes before its
@@ -125,6 +133,7 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, con
 			trace_table_retire(rp->traces, pid);
 		if (rp->pythons)
 			python_table_retire(rp->pythons, pid);
+		go_forget(rp, pid);
 	}
 	if (!pi)
 		return;
@@ -160,6 +169,7 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 			trace_table_retire(rp->traces, e->pid);
 		if (rp->pythons)
 			python_table_retire(rp->pythons, e->pid);
+		go_forget(rp, e->pid);
 		process_table_exit(rp->processes, e->pid, e->start_ns);
 		break;
 	}
