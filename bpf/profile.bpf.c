@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "records.h"
+#include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -569,6 +570,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		count(OTELPROF_CNT_IDLE);
 		return 0;
 	}
+	if (tid && !pidns_current(&pid, &tid)) {
+		count(OTELPROF_CNT_OTHER_PIDNS);
+		return 0;
+	}
 	if (!is_target(pid)) {
 		count(OTELPROF_CNT_FILTERED);
 		return 0;
@@ -659,7 +664,6 @@ static __always_inline __u32 add_go_labels(struct sample_buf *b, __u32 pid, stru
  */
 static __always_inline int resume_sample(enum resume_part part)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 cpu = bpf_get_smp_processor_id();
 	const struct otelprof_trace_proc *tp;
@@ -669,14 +673,15 @@ static __always_inline int resume_sample(enum resume_part part)
 	b = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!b)
 		return 0;
-	tp = process_entry(b, pid_tgid >> 32);
+	/* The sample's pid and tid: translated when the daemon runs in a PID namespace of its own. */
+	tp = process_entry(b, b->s.pid);
 	tail = b->py.tail;
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
 	if (part == RESUME_GO_LABELS)
-		tail += add_go_labels(b, pid_tgid >> 32, task, (__u32)tail);
+		tail += add_go_labels(b, b->s.pid, task, (__u32)tail);
 	else
-		tail += add_python(b, tp, (__u32)pid_tgid, (__u32)tail, part == RESUME_PYTHON_LOOP);
+		tail += add_python(b, tp, b->s.tid, (__u32)tail, part == RESUME_PYTHON_LOOP);
 	/* Through memory: the verifier then checks the rest once, not once per way the part ended. */
 	b->py.tail = tail;
 	tail = *(volatile __u32 *)&b->py.tail;
@@ -703,9 +708,10 @@ int go_read_labels(struct bpf_perf_event_data *ctx)
 	return resume_sample(RESUME_GO_LABELS);
 }
 
-/* Send a process life event of task (the current task, or a child it just forked). */
-static __always_inline void send_proc_event(enum otelprof_record_kind kind, struct task_struct *task,
-					    struct task_struct *parent, struct linux_binprm *bprm)
+/* Send a process life event of task (the current task, or a child it just forked), pid as records
+ * carry it (pidns.bpf.h), and of its parent's (parent_pid) when parent is given. */
+static __always_inline void send_proc_event(enum otelprof_record_kind kind, struct task_struct *task, __u32 pid,
+					    struct task_struct *parent, __u32 parent_pid, struct linux_binprm *bprm)
 {
 	struct otelprof_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -718,8 +724,8 @@ static __always_inline void send_proc_event(enum otelprof_record_kind kind, stru
 	e->time_ns = bpf_ktime_get_ns();
 	e->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	e->cgroup_id = bpf_get_current_cgroup_id(); /* a child starts in its parent's cgroup */
-	e->pid = BPF_CORE_READ(task, tgid);
-	e->parent_pid = parent ? BPF_CORE_READ(parent, tgid) : 0;
+	e->pid = pid;
+	e->parent_pid = parent ? parent_pid : 0;
 	e->parent_start_ns = parent ? BPF_CORE_READ(parent, group_leader, start_boottime) : 0;
 	e->exec_id = exec_id_of(task);
 	e->reserved = 0;
@@ -744,6 +750,13 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (child_pid == parent_pid) /* a thread */
 		return 0;
+	if (pidns_translate) {
+		__u32 tid;
+
+		/* The parent is the current task: translated first, it teaches the namespace's level. */
+		if (!pidns_current_ids(&parent_pid, &tid) || !(child_pid = pidns_tgid_of(child)))
+			return 0;
+	}
 	if (filter_pids && follow_children && bpf_map_lookup_elem(&target_pids, &parent_pid)) {
 		if (bpf_map_update_elem(&target_pids, &child_pid, &one, BPF_NOEXIST) == 0)
 			count(OTELPROF_CNT_CHILDREN_FOLLOWED);
@@ -751,7 +764,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			count(OTELPROF_CNT_PID_TABLE_FULL);
 	}
 	if (track_processes && is_target(child_pid) && in_target_cgroup())
-		send_proc_event(OTELPROF_RECORD_FORK, child, parent, NULL);
+		send_proc_event(OTELPROF_RECORD_FORK, child, child_pid, parent, parent_pid, NULL);
 	return 0;
 }
 
@@ -759,11 +772,13 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 pid = BPF_CORE_READ(task, tgid);
+	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
 
+	if (!pidns_current(&pid, &tid))
+		return 0;
 	bpf_map_delete_elem(&sampled, &pid); /* a new program: its first sample wakes user space again */
 	if (is_target(pid) && in_target_cgroup())
-		send_proc_event(OTELPROF_RECORD_EXEC, task, NULL, bprm);
+		send_proc_event(OTELPROF_RECORD_EXEC, task, pid, NULL, 0, bprm);
 	return 0;
 }
 
@@ -775,13 +790,15 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
-	__u32 pid = BPF_CORE_READ(task, tgid);
+	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
 
+	if (!pidns_current(&pid, &tid))
+		return 0;
 	/* signal->live counts the live threads; it drops to 0 before this tracepoint for the last one. */
 	if (track_processes && BPF_CORE_READ(task, signal, live.counter) == 0 && is_target(pid) &&
 	    in_target_cgroup())
-		send_proc_event(OTELPROF_RECORD_EXIT, task, NULL, NULL);
-	if (!filter_pids || BPF_CORE_READ(task, pid) != pid)
+		send_proc_event(OTELPROF_RECORD_EXIT, task, pid, NULL, 0, NULL);
+	if (!filter_pids || tid != pid) /* a thread, not the process */
 		return 0;
 	bpf_map_delete_elem(&target_pids, &pid);
 	return 0;
@@ -833,8 +850,8 @@ struct {
 /* The task that runs again was sampled when it left: say how long it was away. */
 static __always_inline void off_cpu_end(struct task_struct *next, __u64 now, __u32 cpu)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
-	struct otelprof_off_cpu_start *start = bpf_map_lookup_elem(&off_cpu_inflight, &tid);
+	__u32 tid = pidns_tid_of(next);
+	struct otelprof_off_cpu_start *start = tid ? bpf_map_lookup_elem(&off_cpu_inflight, &tid) : NULL;
 	struct otelprof_off_cpu_end *e;
 	__u64 start_ns;
 	__u32 pid;
@@ -866,18 +883,19 @@ static __always_inline void off_cpu_start(void *ctx, struct task_struct *prev, _
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, tail = 0;
-	struct otelprof_off_cpu_start start = { .start_ns = now, .pid = pid };
+	struct otelprof_off_cpu_start start = { .start_ns = now };
 	struct otelprof_sample *s;
 	struct sample_buf *b;
 	long n;
 
-	if (!BPF_CORE_READ(prev, mm) || !is_target(pid) || !in_target_cgroup()) {
+	if (!BPF_CORE_READ(prev, mm) || !pidns_current(&pid, &tid) || !is_target(pid) || !in_target_cgroup()) {
 		off_cpu_count(OTELPROF_OFFCPU_CNT_FILTERED);
 		return;
 	}
 	b = bpf_map_lookup_elem(&off_cpu_scratch, &cpu);
 	if (!b)
 		return;
+	start.pid = pid;
 	/* Full map: no stack is taken for a wait that could not be timed. */
 	if (bpf_map_update_elem(&off_cpu_inflight, &tid, &start, BPF_ANY)) {
 		off_cpu_count(OTELPROF_OFFCPU_CNT_INFLIGHT_FULL);
@@ -939,3 +957,5 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	off_cpu_start(ctx, prev, now, cpu);
 	return 0;
 }
+
+#include "alloc.bpf.h"

@@ -107,6 +107,8 @@ enum otelprof_counter {
 	OTELPROF_CNT_STACK_TOP_LEARNED, /* windows ended by an unreadable page: the thread's stack top
 					   remembered */
 	OTELPROF_CNT_STACK_TOP_USED,    /* windows cut at a remembered stack top, without a failing read */
+	OTELPROF_CNT_OTHER_PIDNS,       /* samples of tasks without a pid in the daemon's PID namespace, left
+					   out (bpf/pidns.bpf.h) */
 	OTELPROF_CNT_GO_LABELLED,       /* samples sent with their goroutine's labels */
 	OTELPROF_CNT_GO_READ_ERROR,     /* Go label reads stopped by unreadable memory (g, m, labels) */
 	OTELPROF_CNT_GO_LABELS_DROPPED, /* samples with labels left out: beyond OTELPROF_GO_MAX_LABELS,
@@ -129,8 +131,8 @@ struct otelprof_sample {
 	__u64 cgroup_id;                      /* cgroup v2 id of the task */
 	__u64 process_start_ns;               /* start of the process (thread group leader), CLOCK_BOOTTIME
 						 ns: with pid, the process's identity across pid reuse */
-	__u32 pid;                            /* thread group id (process id) in the root pid namespace */
-	__u32 tid;                            /* thread id in the root pid namespace */
+	__u32 pid;                            /* thread group id (process id) in the daemon's pid namespace (pidns.bpf.h) */
+	__u32 tid;                            /* thread id in the daemon's pid namespace (pidns.bpf.h) */
 	__u32 cpu;                            /* logical CPU the sample was taken on */
 	__u32 flags;                          /* enum otelprof_sample_flag bits */
 	char comm[OTELPROF_COMM_LEN];         /* thread name */
@@ -286,7 +288,7 @@ struct otelprof_proc_event {
 	__u64 start_ns;                 /* process start, CLOCK_BOOTTIME ns (as in otelprof_sample) */
 	__u64 parent_start_ns;          /* fork: the parent process's start; otherwise 0 */
 	__u64 cgroup_id;                /* cgroup v2 id of the task */
-	__u32 pid;                      /* process id in the root pid namespace */
+	__u32 pid;                      /* process id in the daemon's pid namespace (pidns.bpf.h) */
 	__u32 parent_pid;               /* fork: the parent process; otherwise 0 */
 	__u32 exec_id;                  /* the process's exec count after the event (as in
 					   otelprof_sample): fork, the parent's; exec, the new one */
@@ -346,13 +348,57 @@ struct otelprof_off_cpu_end {
 	struct otelprof_record_header hdr;
 	__u64 start_ns; /* switch-out time: equals time_ns of the task's OTELPROF_RECORD_OFF_CPU */
 	__u64 end_ns;   /* switch-in time, bpf_ktime_get_ns() */
-	__u32 pid;      /* thread group id in the root pid namespace */
-	__u32 tid;      /* thread id in the root pid namespace */
+	__u32 pid;      /* thread group id in the daemon's pid namespace (pidns.bpf.h) */
+	__u32 tid;      /* thread id in the daemon's pid namespace (pidns.bpf.h) */
 	__u32 cpu;      /* CPU the task runs on again */
 	__u32 reserved; /* zero */
 };
 
 OTELPROF_ASSERT_SIZE(struct otelprof_off_cpu_start, 16);
 OTELPROF_ASSERT_SIZE(struct otelprof_off_cpu_end, 8 + 16 + 16);
+
+/*
+ * Allocations (--alloc, bpf/alloc.bpf.h): a process's sampler library fires the USDT probes
+ * otel_memory:alloc(ptr, size, weight) for a sampled allocation and otel_memory:free(ptr) when a
+ * sampled pointer is freed. An alloc sends an OTELPROF_RECORD_ALLOC: a struct otelprof_sample taken
+ * at the probe (its stack window tail, if any), then a struct otelprof_alloc ending the record (at
+ * hdr.size - sizeof(struct otelprof_alloc)). A free sends a struct otelprof_free. User space keeps
+ * the live sampled allocations (the in-use profiles) and counts what it could not keep.
+ */
+#define OTELPROF_RECORD_ALLOC 7 /* struct otelprof_sample, its tail, then struct otelprof_alloc */
+#define OTELPROF_RECORD_FREE 8  /* struct otelprof_free */
+
+/* Indices of the per-CPU counter array "alloc_counters". */
+enum otelprof_alloc_counter {
+	OTELPROF_ALLOC_CNT_ALLOCS = 0,    /* alloc probes that ran */
+	OTELPROF_ALLOC_CNT_FREES,         /* free probes that ran */
+	OTELPROF_ALLOC_CNT_FILTERED,      /* probes of processes outside the pid or cgroup filter */
+	OTELPROF_ALLOC_CNT_SENT,          /* alloc records sent */
+	OTELPROF_ALLOC_CNT_FREES_SENT,    /* free records sent */
+	OTELPROF_ALLOC_CNT_RINGBUF_FULL,  /* alloc or free records lost: ring buffer full */
+	OTELPROF_ALLOC_CNT_SCRATCH_BUSY,  /* allocs dropped: the CPU's scratch was in use (the probe
+					     was preempted by another on this CPU) */
+	OTELPROF_ALLOC_CNT_MAX,
+};
+
+/* The end of an OTELPROF_RECORD_ALLOC. */
+struct otelprof_alloc {
+	__u64 ptr;    /* the allocation's address */
+	__u64 size;   /* bytes asked for */
+	__u64 weight; /* the library's unbiased estimate of the bytes this sample stands for (>= size) */
+};
+
+/* A sampled pointer was freed. */
+struct otelprof_free {
+	struct otelprof_record_header hdr;
+	__u64 time_ns;  /* bpf_ktime_get_ns() */
+	__u64 start_ns; /* process start (as in otelprof_sample) */
+	__u64 ptr;      /* the address freed */
+	__u32 pid;      /* thread group id in the root pid namespace */
+	__u32 tid;      /* thread id in the root pid namespace */
+};
+
+OTELPROF_ASSERT_SIZE(struct otelprof_alloc, 24);
+OTELPROF_ASSERT_SIZE(struct otelprof_free, 8 + 24 + 8);
 
 #endif

@@ -25,6 +25,7 @@
 #include "export/export_loop.h"
 #include "jvm_attacher.h"
 #include "log.h"
+#include "ops/cpu_ceiling.h"
 #include "ops/loop_fds.h"
 #include "ops/metrics_server.h"
 #include "ops/self_report.h"
@@ -41,6 +42,9 @@
 #include "process/trace_table.h"
 #include "profile/aggregate.h"
 #include "profile/profile.h"
+#include "sampling/alloc_probes.h"
+#include "sampling/command.h"
+#include "sampling/heap.h"
 #include "sampling/privileges.h"
 #include "sampling/off_cpu.h"
 #include "sampling/record_path.h"
@@ -51,6 +55,18 @@
 #define MAX_STACK_BYTES (32u << 20)
 /* A JVM is asked for its perf map again at most this often while it is sampled. */
 #define JVM_PERF_MAP_REFRESH_MS 30000
+/* The longest an interval's profile may spend opening modules for its frames (their frames keep
+ * mapping and build id, and the next interval opens them): an export never holds the loop long. */
+#define EXPORT_OPEN_BUDGET_MS 200
+/* The same for the last profile, after SIGTERM or the end of -d: the run ends within 1 s. */
+#define FINAL_OPEN_BUDGET_MS 400
+/* A read of the ring buffer stops after SAMPLER_CONSUME_BUDGET_MS; the record in progress then may
+ * still open modules until this long after the read began (a process's first sample opens its
+ * program and libraries: cut short, it would be unwound without them). Samples that need a module
+ * after it are put off to the next turn (record_path_replay()); other records go on without it. */
+#define TURN_OPEN_BUDGET_MS 250
+/* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
+#define FINAL_DRAIN_MS 200
 
 struct daemon {
 	const struct options *opts;
@@ -73,6 +89,13 @@ struct daemon {
 	struct aggregate *off_agg;         /* --off-cpu: the interval's waits, or NULL */
 	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
 	struct status_line *status;        /* on a terminal, during the run: its progress, or NULL */
+	struct cpu_ceiling ceiling;        /* --max-cpu: what to shed now */
+	enum cpu_shed_level shed;          /* the level the last turn ran at */
+	struct aggregate *alloc_agg;       /* --alloc: the interval's sampled allocations, or NULL */
+	struct aggregate *inuse_agg;       /* --alloc: the live ones at the interval's end, or NULL */
+	struct heap *heap;                 /* --alloc: live sampled allocations, or NULL */
+	struct alloc_probes *alloc_probes; /* --alloc: the files whose probes are attached, or NULL */
+	struct command command;            /* -- PROGRAM: the program started, or pid 0 */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -82,11 +105,40 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.opts = d->opts, .sampler = d->sampler, .agg = d->agg, .sym = d->sym, .processes = d->processes,
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces, .jvm = d->jvm,
-		.off_cpu = d->off_cpu,
+		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .heap = d->heap, .alloc_probes = d->alloc_probes,
 	};
 }
 
-/* Said once, when the symbolizer first finds kallsyms hidden (at start, or after a reload). */
+/* Modules served by the symbolizer's cheaper tier: said once each, here (the library never prints). */
+static void log_symbol_notices(struct daemon *d)
+{
+	struct sym_notice n;
+
+	while (symbolizer_next_notice(d->sym, &n))
+		log_info("Symbolizing %s%s%s%s with its ELF symbols only (no source lines nor inline frames): %s "
+			 "(%.1f MiB; a module may use %.1f MiB of --symbol-cache at most)", n.path,
+			 n.build_id[0] ? " (build id " : "", n.build_id, n.build_id[0] ? ")" : "", n.why,
+			 (double)n.bytes / (1 << 20), (double)n.share / (1 << 20));
+}
+
+/* One read of the ring buffer: at most SAMPLER_CONSUME_BUDGET_MS, and no module opened past
+ * TURN_OPEN_BUDGET_MS (nor at all while the CPU ceiling defers opens), so that no record holds the
+ * loop for long. */
+static int consume_samples(struct daemon *d)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	int r;
+
+	d->shed = cpu_ceiling_update(&d->ceiling, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+	record_path_set_shedding(d->records, d->shed >= CPU_SHED_DROP_SAMPLES, d->shed >= CPU_SHED_DEFER_OPENS);
+	symbolizer_set_open_deadline(d->sym, d->shed >= CPU_SHED_DEFER_OPENS ? 1 :
+					     now + TURN_OPEN_BUDGET_MS * 1000000ULL);
+	record_path_replay(d->records, false); /* the samples the last turn's deadline put off, first */
+	r = sampler_consume(d->sampler);
+	symbolizer_set_open_deadline(d->sym, 0);
+	return r;
+}
+
 /* What the JVM room did (-v). */
 static void log_jvm_counters(struct jvm_attacher *jvm)
 {
@@ -102,6 +154,7 @@ static void log_jvm_counters(struct jvm_attacher *jvm)
 			  c.jvms, c.perf_maps, c.failed, c.not_attachable, c.queue_full, c.table_full);
 }
 
+/* Said once, when the symbolizer first finds kallsyms hidden (at start, or after a reload). */
 static void warn_kallsyms_hidden(struct daemon *d)
 {
 	if (d->kallsyms_hidden_logged || !symbolizer_stats(d->sym)->kallsyms_hidden)
@@ -144,20 +197,31 @@ static int publish_trace_proc(void *ctx, uint32_t pid, const struct otelprof_tra
 	return d->sampler ? sampler_set_trace_proc(d->sampler, pid, entry) : -ENODEV;
 }
 
-static struct profile *build_interval(struct daemon *d)
+static struct profile *build_interval(struct daemon *d, uint64_t open_budget_ms)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	struct profile *p = profile_build(d->agg, d->sym, &(struct profile_build_options){
+	struct profile *p;
+
+	symbolizer_set_open_deadline(d->sym, now + open_budget_ms * 1000000ULL);
+	if (d->heap) {
+		/* What the processes hold now: every live sampled allocation. */
+		aggregate_reset(d->inuse_agg);
+		if (heap_add_inuse(d->heap, d->inuse_agg))
+			log_warn("The in-use profile is incomplete: out of memory");
+	}
+	p = profile_build(d->agg, d->sym, &(struct profile_build_options){
 		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
 		.duration_ns = now - d->interval_start_monotonic_ns,
 		.describe_process = process_describe, .describe_ctx = &(struct process_describer){
 			.processes = d->processes, .metadata = d->metadata, .k8s = d->k8s, .traces = d->traces,
-		}, .off_cpu = d->off_agg,
+		}, .off_cpu = d->off_agg, .allocs = d->alloc_agg, .inuse = d->inuse_agg,
 	});
 
+	symbolizer_set_open_deadline(d->sym, 0);
 	d->interval_start_monotonic_ns = now;
 	if (p)
 		aggregate_count_dropped_at_build(d->agg, p->counters.dropped_table_full);
+	log_symbol_notices(d);
 	return p;
 }
 
@@ -165,11 +229,13 @@ static struct profile *build_interval(struct daemon *d)
 static void export_interval(struct daemon *d, bool last)
 {
 	struct self_sources src = self_sources_of(d);
-	struct profile *p = build_interval(d);
+	struct profile *p = build_interval(d, last ? FINAL_OPEN_BUDGET_MS : EXPORT_OPEN_BUDGET_MS);
 
 	aggregate_reset(d->agg);
 	if (d->off_agg)
 		aggregate_reset(d->off_agg);
+	if (d->alloc_agg)
+		aggregate_reset(d->alloc_agg);
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		return;
@@ -198,8 +264,99 @@ static void tick(struct daemon *d, uint64_t now)
 	process_table_sweep_unsampled(d->processes, forget_process, d);
 	if (d->traces)
 		trace_table_tick(d->traces, now);
+	log_symbol_notices(d);
+	if (d->alloc_probes)
+		alloc_probes_scan(d->alloc_probes, now);
 	self_report_update(&d->report, &src, now);
 	status_line_update(d->status, &d->report.now, now);
+}
+
+/* The run's last records: read for FINAL_DRAIN_MS, the samples still waiting then dropped (counted)
+ * so the ring buffer empties at once; exec, fork and exit records are still read. */
+static int drain_at_exit(struct daemon *d)
+{
+	uint64_t until = clock_ns(CLOCK_MONOTONIC) + FINAL_DRAIN_MS * 1000000ULL;
+	int r;
+
+	do
+		r = consume_samples(d);
+	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	record_path_replay(d->records, true); /* put off again at the last read: added as they are */
+	if (r < 0 || !sampler_pending(d->sampler))
+		return r < 0 ? r : 0;
+	record_path_drop_remaining(d->records);
+	until += FINAL_DRAIN_MS * 1000000ULL;
+	do
+		r = sampler_consume(d->sampler);
+	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	return r < 0 ? r : 0;
+}
+
+/* The allocation sampler that --alloc attaches at start and preloads into a program it starts. */
+static const char *alloc_library(void)
+{
+	const char *path = getenv("OTELPROFD_ALLOC_LIB");
+
+	return path && *path ? path : OTELPROFD_ALLOC_LIB;
+}
+
+static int attach_alloc_file(void *ctx, const char *path)
+{
+	struct daemon *d = ctx;
+	int r = sampler_attach_alloc(d->sampler, path);
+
+	if (r)
+		log_debug("Failed to attach the otel_memory probes of %s: %s", path, strerror(-r));
+	else
+		log_debug("Attached the otel_memory probes of %s", path);
+	return r;
+}
+
+/* --alloc: the installed library's probes now (every process preloading it, from its first
+ * allocation), then the files the running processes map that fire them. */
+static int start_alloc_probes(struct daemon *d)
+{
+	const char *lib = alloc_library();
+	int r;
+
+	d->alloc_probes = alloc_probes_new(&(struct alloc_probes_config){
+		.attach = attach_alloc_file, .attach_ctx = d, .pids = d->opts->pids, .npids = d->opts->npids,
+	});
+	if (!d->alloc_probes) {
+		log_error("Out of memory");
+		return -ENOMEM;
+	}
+	r = alloc_probes_add_file(d->alloc_probes, lib);
+	if (r && (d->opts->command || getenv("OTELPROFD_ALLOC_LIB"))) {
+		log_error("Failed to attach the allocation sampler %s: %s", lib,
+			  r == -ENOENT ? "no such file, or no otel_memory probes in it" : strerror(-r));
+		return r;
+	}
+	alloc_probes_scan(d->alloc_probes, 0);
+	return 0;
+}
+
+/* -- PROGRAM: started now, waiting, so that it is the target from its first instruction. */
+static int start_command(struct daemon *d, struct options *opts)
+{
+	pid_t *pids = malloc(sizeof(*pids));
+	int r;
+
+	if (!pids)
+		return -ENOMEM;
+	r = command_start(&d->command, &(struct command_config){
+		.argv = opts->command, .alloc_lib = opts->alloc ? alloc_library() : NULL,
+		.alloc_sample = opts->alloc_sample,
+	});
+	if (r) {
+		free(pids);
+		return r;
+	}
+	pids[0] = d->command.pid;
+	opts->pids = pids;
+	opts->npids = 1;
+	opts->follow_children = true;
+	return 0;
 }
 
 /* Sample until the duration ends or a signal arrives. */
@@ -224,6 +381,11 @@ static int run_loop(struct daemon *d)
 
 		record_path_settle(d->records, now);
 		service_notify_watchdog(now);
+		/* -- PROGRAM: the run ends with the program. */
+		if (d->command.pid && command_exited(&d->command)) {
+			r = 0;
+			goto out;
+		}
 		tick(d, now);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -234,7 +396,7 @@ static int run_loop(struct daemon *d)
 		/* Samples do not wake us (see sampler_fd()): drain them on this period. */
 		if (sampler_pending(d->sampler) || now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL) {
 			last_drain_ns = now;
-			r = sampler_consume(d->sampler);
+			r = consume_samples(d);
 			if (r < 0 && r != -EINTR) {
 				log_error("Failed to read samples: %s", strerror(-r));
 				goto out;
@@ -244,7 +406,7 @@ static int run_loop(struct daemon *d)
 			int fd = events[i].data.fd;
 
 			if (fd == ringfd) {
-				r = sampler_consume(d->sampler);
+				r = consume_samples(d);
 				if (r < 0 && r != -EINTR) {
 					log_error("Failed to read samples: %s", strerror(-r));
 					goto out;
@@ -267,7 +429,7 @@ static int run_loop(struct daemon *d)
 
 				if (read(fds.intervalfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 					log_warn("Failed to read the interval timer: %s", strerror(errno));
-				sampler_consume(d->sampler);
+				consume_samples(d);
 				export_interval(d, false);
 				loop_fds_arm(fds.intervalfd, export_loop_next_interval_ns(d->export));
 			}
@@ -275,7 +437,7 @@ static int run_loop(struct daemon *d)
 	}
 out:
 	service_notify_stopping();
-	if (sampler_consume(d->sampler) < 0)
+	if (drain_at_exit(d) < 0)
 		log_warn("Failed to read the last samples");
 	off_cpu_finish(d->off_cpu, clock_ns(CLOCK_MONOTONIC), d->monotonic_to_unix_ns, sampler_off_cpu_waiting,
 		       d->sampler);
@@ -346,14 +508,16 @@ int main(int argc, char **argv)
 			.agg = d.off_agg, .threshold_ns = opts.off_cpu_threshold_ns,
 			.probability = opts.off_cpu_probability, .max_pending = opts.off_cpu_max_inflight,
 		});
+	if (opts.alloc && (d.alloc_agg = aggregate_new(&limits)) && (d.inuse_agg = aggregate_new(&limits)))
+		d.heap = heap_new(&(struct heap_config){ .allocs = d.alloc_agg, .max_live = opts.alloc_max_live });
 	d.records = record_path_new(&(struct record_path_config){
 		.sym = d.sym, .processes = d.processes, .agg = d.agg, .traces = d.traces, .off_cpu = d.off_cpu,
+		.heap = d.heap,
 		.python_publish = sampler_publish_python, .python_publish_ctx = &d.sampler,
 		.go_publish = sampler_publish_go, .go_publish_ctx = &d.sampler,
 	});
 	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records || (!opts.no_trace_context && !d.traces) ||
-
-	    (opts.off_cpu && !d.off_cpu)) {
+	    (opts.off_cpu && !d.off_cpu) || (opts.alloc && !d.heap)) {
 		log_error("Out of memory");
 		goto out;
 	}
@@ -367,6 +531,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	if (opts.command && start_command(&d, &opts)) {
+		status = 2;
+		goto out;
+	}
 	d.sampler = sampler_open(&(struct sampler_config){
 		.frequency = opts.frequency, .pids = opts.pids, .npids = opts.npids,
 		.follow_children = opts.follow_children, .include_idle = opts.include_idle,
@@ -374,10 +542,15 @@ int main(int argc, char **argv)
 		.cgroup_ids = ncgroup_ids ? cgroup_ids : NULL, .ncgroup_ids = ncgroup_ids, .track_processes = true,
 		.stack_copy = opts.stack_copy, .trace_context = !opts.no_trace_context, .off_cpu = opts.off_cpu,
 		.off_cpu_sample = off_cpu_sample_of(opts.off_cpu_probability),
-		.off_cpu_max_inflight = opts.off_cpu_max_inflight, .python = true, .go_labels = true,
+		.off_cpu_max_inflight = opts.off_cpu_max_inflight, .python = true, .alloc = opts.alloc,
+		.go_labels = true,
 	}, record_path_handle, d.records, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
+		goto out;
+	}
+	if (opts.alloc && start_alloc_probes(&d)) {
+		status = 2;
 		goto out;
 	}
 	/* Capabilities are per thread and a thread inherits its creator's: drop them before the first
@@ -389,7 +562,7 @@ int main(int argc, char **argv)
 	if (keep_bpf)
 		log_info("Keeping CAP_BPF: this kernel (before 5.19, kernel.unprivileged_bpf_disabled set) refuses "
 			 "the BPF counters' reads to a process without it");
-	r = privileges_drop_after_setup(keep_bpf);
+	r = privileges_drop_after_setup(keep_bpf, opts.alloc);
 	if (r)
 		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));
 	if (opts.export.enabled && !(d.export = export_loop_new(&opts.export))) {
@@ -418,9 +591,11 @@ int main(int argc, char **argv)
 	d.monotonic_to_unix_ns = d.start_unix_ns - d.start_monotonic_ns;
 	record_path_set_time_offset(d.records, d.monotonic_to_unix_ns);
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;
+	cpu_ceiling_init(&d.ceiling, opts.max_cpu, d.start_monotonic_ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
 	self_report_log_start(&opts, sampler_cpu_count(d.sampler));
 
 	d.status = status_line_new(&opts, d.start_monotonic_ns);
+	command_release(&d.command);
 	loop_r = run_loop(&d);
 	status_line_free(d.status); /* erased before the run's last words */
 	if (loop_r)
@@ -437,7 +612,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	p = build_interval(&d);
+	p = build_interval(&d, FINAL_OPEN_BUDGET_MS);
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		goto out;
@@ -451,8 +626,13 @@ int main(int argc, char **argv)
 		goto out;
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d.processes, forget_process, &d);
-	status = loop_r ? 1 : 0;
+	status = loop_r ? 1 : d.command.pid ? command_exit_code(&d.command) : 0;
 out:
+	command_abort(&d.command);
+	alloc_probes_free(d.alloc_probes);
+	heap_free(d.heap);
+	aggregate_free(d.alloc_agg);
+	aggregate_free(d.inuse_agg);
 	export_loop_finish(d.export, 0);
 	k8s_stop(d.k8s);
 	metrics_server_stop(d.metrics);

@@ -1,19 +1,35 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs every build and test dependency of otelprofd from Debian 12's packages.
+# Installs otelprofd's dependencies from Debian 12's packages.
+#   install-deps.sh          everything: building, running and the whole test suite (scripts/test.sh)
+#   install-deps.sh --run    building and running only (scripts/run.sh): no test tools
 # Unattended and idempotent: safe to run again; does nothing when all is present.
+# Bare-machine times of each: docs/operations.md.
 set -euo pipefail
 
-packages=(
-  build-essential meson ninja-build pkg-config
-  clang llvm libclang-rt-14-dev bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libiberty-dev zlib1g-dev
-  protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-  libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev
-  python3 python3-yaml systemd man-db chromium
-  libcmocka-dev rustc golang-go openjdk-17-jdk-headless curl
-  openssl socat ca-certificates util-linux xz-utils binutils elfutils
-  debhelper dpkg-dev fakeroot lintian git
+# Building the daemon and its BPF programs, and running it.
+run_packages=(
+  build-essential meson ninja-build pkg-config python3
+  clang bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libiberty-dev zlib1g-dev
+  protobuf-c-compiler libprotobuf-c-dev
+  libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev ca-certificates
 )
+# The test suite only: sanitizers, test programs in other languages, the HTML page's browser,
+# the Debian package's tools, the Collector suite's Go (scripts/build-collector.sh needs 1.26).
+test_packages=(
+  llvm libclang-rt-14-dev protobuf-compiler libcmocka-dev
+  python3-yaml systemd man-db chromium
+  rustc golang-go openjdk-17-jdk-headless curl
+  openssl socat util-linux xz-utils binutils elfutils
+  debhelper dpkg-dev fakeroot lintian git
+  debootstrap systemd-container
+)
+
+case "${1:-}" in
+  --run) packages=("${run_packages[@]}") ;;
+  "") packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: $0 [--run]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

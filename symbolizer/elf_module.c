@@ -36,6 +36,15 @@ int elf_module__file_cost(int fd, size_t *size, struct elf_cost *cost)
 	return r;
 }
 
+void elf_module__refused(struct elf_module *m, size_t bytes)
+{
+	size_t total = elf_cost_add(elf_module_bytes(m), bytes, 0);
+
+	m->counters.inflate_refused++;
+	if (total > m->counters.refused_bytes)
+		m->counters.refused_bytes = total;
+}
+
 /* Whether bytes more keep the module within its bound. */
 bool elf_module__affords(const struct elf_module *m, size_t bytes)
 {
@@ -47,10 +56,15 @@ bool elf_module__affords(const struct elf_module *m, size_t bytes)
  * symbol table without the DWARF, or neither (offsets still map to addresses, and the build id
  * still names the file for a backend to symbolize).
  */
-static void admit_binary(struct elf_module *m, size_t size, const struct elf_cost *cost)
+static void admit_binary(struct elf_module *m, size_t size, const struct elf_cost *cost, bool symbols_only)
 {
 	m->file_bytes += size;
 	m->cfi_bytes_max += cost->cfi / LIBDW_FDE_MIN_SIZE * LIBDW_FDE_BYTES;
+	if (symbols_only && elf_module__affords(m, cost->symbols)) {
+		m->no_dwarf = true; /* asked for: not a refusal of this file's claims */
+		m->libdw_bytes += cost->symbols;
+		return;
+	}
 	if (!elf_module__affords(m, cost->symbols)) {
 		m->no_symbols = m->no_dwarf = true;
 	} else if (!elf_module__affords(m, elf_cost_add(cost->symbols, cost->dwarf, 0))) {
@@ -60,7 +74,7 @@ static void admit_binary(struct elf_module *m, size_t size, const struct elf_cos
 		m->libdw_bytes += cost->symbols + cost->dwarf;
 		return;
 	}
-	m->counters.inflate_refused++;
+	elf_module__refused(m, elf_cost_add(cost->symbols, cost->dwarf, 0));
 }
 
 int elf_module_peek(int fd, struct elf_module_peek *peek)
@@ -160,7 +174,7 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 		err = -r;
 		goto fail;
 	}
-	admit_binary(m, size, &cost);
+	admit_binary(m, size, &cost, options->symbols_only);
 	m->has_htlhash = sym_htlhash_fd(fd, m->htlhash) == 0;
 	m->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,

@@ -49,6 +49,8 @@ struct elf_module_options {
 	size_t max_bytes;              /* most bytes the module may account for (elf_module_bytes());
 					  what libdw would inflate past it is never opened: the DWARF,
 					  the debug file, or even the symbol table. 0: the default */
+	bool symbols_only;             /* the cheaper tier: the file's own ELF symbols and .eh_frame,
+					  never the DWARF nor a debug file (nothing inflated for them) */
 };
 
 struct elf_module_counters {
@@ -64,6 +66,7 @@ struct elf_module_counters {
 	uint64_t go_lookups;        /* lookups answered from the Go function table */
 	uint64_t inflate_refused;   /* files (the binary or a debug file) whose compressed sections
 				       claim more than max_bytes allows: not handed to libdw */
+	uint64_t refused_bytes;     /* the most a refused file would have made the module account for */
 };
 
 struct elf_module;

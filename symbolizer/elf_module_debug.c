@@ -71,7 +71,7 @@ static int accept_debug_fd(struct elf_module *m, int fd, GElf_Word crc, bool che
 			m->cfi_bytes_max += cost.cfi / LIBDW_FDE_MIN_SIZE * LIBDW_FDE_BYTES;
 			return fd;
 		}
-		m->counters.inflate_refused++;
+		elf_module__refused(m, elf_cost_add(size, cost.symbols, cost.dwarf));
 	}
 	close(fd);
 	return -1;

@@ -127,6 +127,8 @@ struct elf_module {
 
 /* A regular, sane ELF file: its size, and what it costs once libdw has inflated its sections. */
 int elf_module__file_cost(int fd, size_t *size, struct elf_cost *cost);
+/* A file that would add bytes was refused for the bound: counted, and what it would have cost kept. */
+void elf_module__refused(struct elf_module *m, size_t bytes);
 /* Whether bytes more keep the module within its bound. */
 bool elf_module__affords(const struct elf_module *m, size_t bytes);
 /* libdwfl's find_debuginfo callback (*userdata is the module): an fd of the separate debug file,

@@ -86,7 +86,10 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	if (!s->config.bad_file_retry_ns)
 		s->config.bad_file_retry_ns = 60ULL * 1000000000ULL;
 	s->modules = calloc(s->config.max_modules, sizeof(*s->modules));
-	if (!s->modules) {
+	s->history = calloc(1, sizeof(*s->history));
+	if (!s->modules || !s->history) {
+		free(s->modules);
+		free(s->history);
 		free(s);
 		return NULL;
 	}
@@ -115,6 +118,7 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nmodules; i++)
 		symbolizer__module_free(s->modules[i]);
 	free(s->modules);
+	free(s->history);
 	free(s->rules);
 	kallsyms_free(s->kallsyms);
 	python_cache_free(s->python);
@@ -175,7 +179,25 @@ void symbolizer_maintain(struct symbolizer *s)
 
 const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s)
 {
+	struct symbolizer *w = (struct symbolizer *)s;
+
 	if (s->python)
-		((struct symbolizer *)s)->stats.python = *python_cache_stats(s->python);
+		w->stats.python = *python_cache_stats(s->python);
+	w->stats.module_history_dropped = s->history->dropped;
 	return &s->stats;
+}
+
+void symbolizer_set_open_deadline(struct symbolizer *s, uint64_t deadline_ns)
+{
+	s->open_deadline_ns = deadline_ns;
+}
+
+bool symbolizer_next_notice(struct symbolizer *s, struct sym_notice *out)
+{
+	if (!s->nnotices)
+		return false;
+	*out = s->notices[s->notice_head];
+	s->notice_head = (s->notice_head + 1) % SYM_NOTICE_SLOTS;
+	s->nnotices--;
+	return true;
 }

@@ -72,7 +72,9 @@ struct symbolizer_config {
 	size_t max_module_bytes;   /* bytes of cached modules (files mapped, decompressed sections,
 				      our memory and libdw's estimated), held as modules grow, and of
 				      loaded perf maps; one module's sections are never inflated past
-				      it; default 2 GiB (the daemon's --symbol-cache: 128 MiB) */
+				      half of it (a module over that share gets the symbols tier, see
+				      symbolizer_next_notice()); default 2 GiB (the daemon's
+				      --symbol-cache: 128 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
@@ -138,7 +140,7 @@ struct symbolizer_stats {
 	uint64_t lines_by_libdw;   /* compile units whose line program only libdw could read */
 	uint64_t debuglink_too_big; /* .gnu_debuglink candidates too big to CRC-check (not used) */
 	uint64_t modules_too_big;  /* binaries and debug files whose compressed sections claim more than
-				      max_module_bytes allows: kept without the DWARF (or the symbols)
+				      half of max_module_bytes allows: kept without the DWARF (or the symbols)
 				      they would inflate, so frames keep their mapping and build id */
 	uint64_t go_tables;        /* modules opened with a Go function table read */
 	uint64_t go_tables_refused; /* modules whose .gopclntab was refused (malformed, or older than
@@ -149,6 +151,28 @@ struct symbolizer_stats {
 				       morestack, asmcgocall) or signal trampoline: callers on another stack */
 	uint64_t go_sp_frames;     /* frames of Go text without CFI stepped with Go's SP-delta table */
 	uint64_t debuginfod_reloaded; /* modules reopened because their debug file arrived */
+	/* Admission (see symbolizer_next_notice()): a module is opened with its debug info only when
+	 * it fits in half of max_module_bytes; otherwise, and when it left the cache under pressure or
+	 * opened slowly not long ago, it is served by the cheaper tier (the file's ELF symbols and
+	 * .eh_frame unwinding, nothing inflated). */
+	uint64_t modules_full;      /* opens with debug info (DWARF lines, inline frames) */
+	uint64_t modules_symbols_tier; /* opens served by the cheaper tier, all reasons */
+	uint64_t modules_tier_too_big; /* ... because the debug info is over the module's share */
+	uint64_t modules_tier_thrash;  /* ... because it left the cache under pressure soon before */
+	uint64_t modules_tier_slow;    /* ... because its last full open took over 100 ms */
+	uint64_t module_pressure_evictions; /* modules evicted to make room (not for being idle) */
+	uint64_t modules_not_admitted; /* opens refused: the module left the cache under pressure at
+				      the symbols tier too, not long before, and did not fit without
+				      evicting another (its frames keep mapping and build id; its
+				      mappings look again a second later) */
+	uint64_t module_opens_deferred; /* lookups that found their module unopened after the open
+				      deadline (symbolizer_set_open_deadline()): frames keep their
+				      mapping, unsymbolized */
+	uint64_t module_history_dropped; /* remembered modules forgotten for newer ones (bounded table) */
+	uint64_t module_open_ns_total; /* time spent opening modules */
+	uint64_t module_open_ns_max;   /* the longest open */
+	uint64_t module_open_bytes_max; /* the most bytes one open accounted for */
+	uint64_t notices_dropped;   /* cheaper-tier notices not kept (the caller did not take them) */
 	struct python_cache_stats python; /* CPython code objects (refreshed by every call) */
 	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);
 				      refreshed by symbolizer_maintain() */
@@ -244,5 +268,27 @@ void symbolizer_forget_process(struct symbolizer *s, pid_t pid);
 void symbolizer_maintain(struct symbolizer *s);
 
 const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s);
+
+/*
+ * Modules not cached yet are not opened from deadline_ns on (CLOCK_MONOTONIC; 0: no deadline):
+ * lookups still fill the mapping and build id of cached files, and count the rest in
+ * module_opens_deferred; the next lookup after the deadline is lifted opens them. A caller bounds
+ * the time a batch of lookups may spend in opens (a loop's turn, a profile built at shutdown), or
+ * defers all opens (deadline 1) while it sheds work.
+ */
+void symbolizer_set_open_deadline(struct symbolizer *s, uint64_t deadline_ns);
+
+/* A module served by the cheaper tier, told once per module (library code never prints: the
+ * caller logs it). Strings are copies (path cut to fit). */
+struct sym_notice {
+	char path[256];        /* the mapped file's path as its process sees it */
+	char build_id[129];    /* hex, or "" */
+	const char *why;       /* static words: why the cheaper tier */
+	uint64_t bytes;        /* the most the module accounted for (at the full tier when it was) */
+	uint64_t share;        /* the most one module may account for at the full tier */
+	uint64_t open_ns;      /* its last open's time */
+};
+/* The oldest notice not taken yet into out: false when there is none. */
+bool symbolizer_next_notice(struct symbolizer *s, struct sym_notice *out);
 
 #endif

@@ -23,6 +23,7 @@
 #include "elf_module.h"
 #include "htlhash.h"
 #include "kallsyms.h"
+#include "module_history.h"
 #include "perf_map.h"
 #include "symbolizer.h"
 
@@ -31,6 +32,8 @@
 #define RULE_CACHE_SLOTS 8192
 /* File identities (device, inode) remembered per module: identical copies of one file. */
 #define MODULE_FILE_IDS 4
+/* Cheaper-tier notices waiting for the caller (symbolizer_next_notice()); more are dropped, counted. */
+#define SYM_NOTICE_SLOTS 16
 
 struct file_id {
 	uint64_t dev, inode;
@@ -47,6 +50,8 @@ struct cached_module {
 	unsigned refs;           /* mappings pointing here */
 	size_t bytes;            /* elf_module_bytes() when last measured (after each use) */
 	uint64_t serial;         /* unique per module ever opened: the rule cache's key */
+	struct module_key key;   /* its entry in the module history */
+	enum module_tier tier;   /* what it was opened with */
 	bool shareable;          /* may serve identical copies in other files: its file is root's and
 				    writable by root alone (nobody else can change what was compared),
 				    and its debug file came from no process's root */
@@ -137,6 +142,11 @@ struct symbolizer {
 	uint64_t next_serial;
 	struct rule_slot *rules;    /* RULE_CACHE_SLOTS, allocated at the first unwind */
 	struct python_cache *python; /* CPython code objects; NULL until a process is attached */
+	struct module_history *history; /* what each module cost and how it was served */
+	uint64_t open_deadline_ns;  /* no module is opened from then on (0: none); see
+				       symbolizer_set_open_deadline() */
+	struct sym_notice notices[SYM_NOTICE_SLOTS]; /* a ring: first at notice_head */
+	size_t notice_head, nnotices;
 };
 
 /* CLOCK_MONOTONIC in nanoseconds. */

@@ -111,6 +111,32 @@ void symbolizer__evict_at(struct symbolizer *s, size_t i)
 	s->stats.module_bytes = s->module_bytes;
 }
 
+/* A module under 1/8 of its share (1/16 of the cache) that opened fast may be opened in full
+ * again after an eviction: such a reopen costs less than a loop turn's budget. */
+#define MODULE_CHEAP_SHARE_DIVISOR 8
+
+/* A mapping whose module was not admitted looks again (whether it fits now) after this long. */
+#define ADMISSION_RETRY_NS (1000ULL * 1000000ULL)
+
+/* The most bytes one module may account for at the full tier: its share of the cache. */
+static size_t module_cap(const struct symbolizer *s)
+{
+	return s->config.max_module_bytes / MODULE_SHARE_DIVISOR;
+}
+
+/* m leaves to make room: remembered, so that it is not opened at full cost again soon after. */
+static void evicted_for_room(struct symbolizer *s, const struct cached_module *m)
+{
+	struct module_history_entry *e;
+
+	if (!m->elf)
+		return;
+	s->stats.module_pressure_evictions++;
+	e = module_history_get(s->history, &m->key, symbolizer__now_ns(), false);
+	if (e)
+		module_history_evicted(e, e->touched_ns, module_cap(s) / MODULE_CHEAP_SHARE_DIVISOR);
+}
+
 /* Least recently used module other than keep, unreferenced ones first; SIZE_MAX when none. */
 static size_t lru_victim(const struct symbolizer *s, const struct cached_module *keep)
 {
@@ -173,6 +199,7 @@ void symbolizer__enforce_bounds(struct symbolizer *s, size_t room, const struct 
 				s->stats.module_bytes_over++;
 			break;
 		}
+		evicted_for_room(s, s->modules[victim]);
 		symbolizer__evict_at(s, victim);
 	}
 }
@@ -188,6 +215,13 @@ void symbolizer__module_measure(struct symbolizer *s, struct cached_module *m)
 	s->module_bytes = s->module_bytes - m->bytes + bytes;
 	m->bytes = bytes;
 	s->stats.module_bytes = s->module_bytes;
+	if (m->tier == MODULE_TIER_FULL && bytes > module_cap(s)) {
+		/* Grown past its share (line tables, indexes): its next open is at the symbols tier. */
+		struct module_history_entry *e = module_history_get(s->history, &m->key, symbolizer__now_ns(), false);
+
+		if (e)
+			module_history_measured(e, bytes, module_cap(s));
+	}
 	if (symbolizer__bytes_held(s) > s->config.max_module_bytes)
 		symbolizer__enforce_bounds(s, 0, m, NULL);
 }
@@ -257,18 +291,17 @@ static bool same_contents(const struct elf_module *elf, int fd, uint64_t size)
  * and get a module of their own.
  */
 static struct cached_module *share_by_build_id(struct symbolizer *s, int fd, const struct sym_map *map,
-					       const struct stat *st)
+					       const struct stat *st, const struct module_key *key)
 {
-	struct elf_module_peek peek;
 	char htlhash[SYM_HTLHASH_HEX_LEN + 1];
 	bool claimed = false;
 
-	if (elf_module_peek(fd, &peek) || !peek.build_id_len)
+	if (!key->build_id_len)
 		return NULL;
 	for (size_t i = 0; i < s->nmodules; i++) {
 		struct cached_module *m = s->modules[i];
 
-		if (!has_build_id(m->elf, peek.build_id, peek.build_id_len))
+		if (!has_build_id(m->elf, key->build_id, key->build_id_len))
 			continue;
 		claimed = true;
 		if (!m->shareable || !same_contents(m->elf, fd, (uint64_t)st->st_size))
@@ -282,6 +315,68 @@ static struct cached_module *share_by_build_id(struct symbolizer *s, int fd, con
 	return NULL;
 }
 
+/* Who the file fd is for the module history: its build id, or (none, or not ELF) its identity. */
+static void module_key_of(int fd, const struct sym_map *map, struct module_key *key)
+{
+	struct elf_module_peek peek;
+
+	*key = (struct module_key){ .dev = map->dev, .inode = map->inode };
+	if (elf_module_peek(fd, &peek) == 0 && peek.build_id_len) {
+		memcpy(key->build_id, peek.build_id, peek.build_id_len);
+		key->build_id_len = peek.build_id_len;
+	}
+}
+
+/* Queue the notice of a module served by the cheaper tier (dropped, counted, when the ring is full). */
+static void notice(struct symbolizer *s, const struct cached_module *m, const struct module_history_entry *e,
+		   enum module_tier_reason reason, const char *path)
+{
+	struct sym_notice *n;
+	const char *id = m->elf ? elf_module_build_id(m->elf) : NULL;
+
+	if (s->nnotices == SYM_NOTICE_SLOTS) {
+		s->stats.notices_dropped++;
+		return;
+	}
+	n = &s->notices[(s->notice_head + s->nnotices++) % SYM_NOTICE_SLOTS];
+	snprintf(n->path, sizeof(n->path), "%s", path ? path : "");
+	snprintf(n->build_id, sizeof(n->build_id), "%s", id ? id : "");
+	n->why = module_history_reason_name(reason);
+	n->bytes = e->peak_bytes;
+	n->share = module_cap(s);
+	n->open_ns = e->open_ns;
+}
+
+/* An open ended: its cost measured and remembered, its tier counted, a cheaper tier told once. */
+static void opened(struct symbolizer *s, struct cached_module *m, struct module_history_entry *e,
+		   enum module_tier_reason reason, const char *path, uint64_t open_ns)
+{
+	uint64_t bytes = m->elf ? elf_module_bytes(m->elf) : 0;
+
+	s->stats.module_open_ns_total += open_ns;
+	if (open_ns > s->stats.module_open_ns_max)
+		s->stats.module_open_ns_max = open_ns;
+	if (bytes > s->stats.module_open_bytes_max)
+		s->stats.module_open_bytes_max = bytes;
+	if (!m->elf)
+		return;
+	module_history_opened(e, m->tier, reason, bytes, open_ns, symbolizer__now_ns());
+	if (reason == MODULE_REASON_TOO_BIG && e->peak_bytes < elf_module_counters(m->elf)->refused_bytes)
+		e->peak_bytes = elf_module_counters(m->elf)->refused_bytes; /* what the full tier would take */
+	if (m->tier == MODULE_TIER_FULL) {
+		s->stats.modules_full++;
+		return;
+	}
+	s->stats.modules_symbols_tier++;
+	s->stats.modules_tier_too_big += reason == MODULE_REASON_TOO_BIG;
+	s->stats.modules_tier_thrash += reason == MODULE_REASON_THRASH;
+	s->stats.modules_tier_slow += reason == MODULE_REASON_SLOW;
+	if (!e->noticed) {
+		e->noticed = true;
+		notice(s, m, e, reason, path);
+	}
+}
+
 /*
  * Open and cache the file behind map. When the file cannot be opened for this process (it exited,
  * or its path now names another file: a FIFO, a symlink, a replaced binary) that is a fact about
@@ -290,20 +385,22 @@ static struct cached_module *share_by_build_id(struct symbolizer *s, int fd, con
  * cached as bad for a while.
  */
 static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct sym_map *map,
-					 bool *per_process_failure)
+					 bool *per_process_failure, bool *not_admitted)
 {
 	struct cached_module *m = calloc(1, sizeof(*m)), *same;
 	struct stat st;
 	int root = -1, fd;
 
-	*per_process_failure = false;
+	*per_process_failure = *not_admitted = false;
 	if (!m)
 		return NULL;
 	m->serial = ++s->next_serial;
 	s->stats.module_cache_misses++;
 	root = symbolizer__open_root(pid);
 	fd = open_mapped_file(s, pid, map, root, &st);
-	if (fd >= 0 && (same = share_by_build_id(s, fd, map, &st))) {
+	if (fd >= 0)
+		module_key_of(fd, map, &m->key);
+	if (fd >= 0 && (same = share_by_build_id(s, fd, map, &st, &m->key))) {
 		close(fd);
 		if (root >= 0)
 			close(root);
@@ -311,10 +408,32 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		return same;
 	}
 	if (fd >= 0) {
+		enum module_tier_reason reason;
+		struct module_history_entry *e = module_history_get(s->history, &m->key, symbolizer__now_ns(), true);
+		uint64_t started = symbolizer__now_ns();
+
+		m->tier = module_history_decide(e, started, &reason);
+		if (module_history_must_fit(e, started) &&
+		    elf_cost_add(symbolizer__bytes_held(s), e->bytes, 0) > s->config.max_module_bytes) {
+			/* Twice out under pressure already: not again at another module's expense. */
+			s->stats.modules_not_admitted++;
+			*not_admitted = true;
+			close(fd);
+			if (root >= 0)
+				close(root);
+			symbolizer__module_free(m);
+			return NULL;
+		}
 		m->elf = elf_module_open(fd, &(struct elf_module_options){
 			.root_fd = root, .path = map->path, .debug_dirs = s->config.debug_dirs,
-			.debuginfod = s->debuginfod, .max_bytes = s->config.max_module_bytes,
+			.debuginfod = s->debuginfod, .max_bytes = module_cap(s),
+			.symbols_only = m->tier == MODULE_TIER_SYMBOLS,
 		});
+		if (m->elf && m->tier == MODULE_TIER_FULL && elf_module_counters(m->elf)->inflate_refused) {
+			m->tier = MODULE_TIER_SYMBOLS; /* the DWARF or the debug file did not fit its share */
+			reason = MODULE_REASON_TOO_BIG;
+		}
+		opened(s, m, e, reason, map->path, symbolizer__now_ns() - started);
 	}
 	if (root >= 0)
 		close(root);
@@ -353,7 +472,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map)
 {
 	struct cached_module *m;
-	bool per_process_failure;
+	bool per_process_failure, not_admitted;
 
 	if (map->tried && !map->module && map->retry_ns) {
 		if (symbolizer__now_ns() < map->retry_ns)
@@ -373,13 +492,18 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 			}
 	}
 	m = find_module(s, map->dev, map->inode);
-	if (m)
+	if (m) {
 		s->stats.module_cache_hits++;
-	else
-		m = open_module(s, pid, map, &per_process_failure);
-	if (!m && per_process_failure) {
+	} else if (s->open_deadline_ns && symbolizer__now_ns() >= s->open_deadline_ns) {
+		s->stats.module_opens_deferred++; /* opened by a lookup after the deadline is lifted */
+		return NULL;
+	} else {
+		m = open_module(s, pid, map, &per_process_failure, &not_admitted);
+	}
+	if (!m && (per_process_failure || not_admitted)) {
 		map->tried = true;
-		map->retry_ns = symbolizer__now_ns() + s->config.bad_file_retry_ns;
+		map->retry_ns = symbolizer__now_ns() +
+				(not_admitted ? ADMISSION_RETRY_NS : s->config.bad_file_retry_ns);
 		return NULL;
 	}
 	if (!m)

@@ -46,13 +46,13 @@ static void ctx_free(struct ctx *c)
 
 static int folded(struct ctx *c, unsigned slot, const char *text)
 {
-	return read_folded(text, strlen(text), &(struct read_target){ c->f, c->view, slot }, &c->info, c->err,
+	return read_folded(text, strlen(text), &(struct read_target){ .flame = c->f, .view = c->view, .slot = slot }, &c->info, c->err,
 			   sizeof(c->err));
 }
 
 static int pprof(struct ctx *c, const uint8_t *data, size_t len)
 {
-	return read_pprof(data, len, &(struct read_target){ c->f, c->view, 0 }, &c->info, c->err, sizeof(c->err));
+	return read_pprof(data, len, &(struct read_target){ .flame = c->f, .view = c->view }, &c->info, c->err, sizeof(c->err));
 }
 
 static char *report(struct ctx *c, bool top)
@@ -114,7 +114,7 @@ static void test_folded_errors(void **state)
 		ctx_free(c);
 	}
 	c = ctx_new(false);
-	assert_int_equal(read_folded("a;b 1\0c 2", 9, &(struct read_target){ c->f, c->view, 0 }, &c->info, c->err,
+	assert_int_equal(read_folded("a;b 1\0c 2", 9, &(struct read_target){ .flame = c->f, .view = c->view }, &c->info, c->err,
 				     sizeof(c->err)), -EINVAL);
 	assert_non_null(strstr(c->err, "binary"));
 	ctx_free(c);

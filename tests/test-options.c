@@ -133,6 +133,13 @@ static void test_flags(void **state)
 	assert_int_equal(parse(&o, "--symbol-cache 1GiB"), OPTIONS_OK);
 	assert_int_equal(o.symbol_cache, 1ULL << 30);
 	options_free(&o);
+	assert_true(o.max_cpu == 0); /* no ceiling unless asked for */
+	assert_int_equal(parse(&o, "--max-cpu 12.5"), OPTIONS_OK);
+	assert_true(o.max_cpu == 12.5);
+	options_free(&o);
+	assert_int_equal(parse(&o, "--max-cpu=0"), OPTIONS_OK);
+	assert_true(o.max_cpu == 0);
+	options_free(&o);
 
 	assert_int_equal(parse(&o, "--output=x.folded --duration=0"), OPTIONS_OK);
 	assert_int_equal(o.format, OUTPUT_FOLDED);
@@ -170,6 +177,7 @@ static void test_bad_input(void **state)
 		"--ringbuf-size 100", "--top 0", "--no-such-flag", "stray", "-v -q", "--frequency",
 		"--kubernetes yes", "--kubernetes", "--stack-copy 65537", "--stack-copy 1MiB", "--stack-copy -1",
 		"--stack-copy lots", "--symbol-cache 1000", "--symbol-cache big",
+		"--max-cpu 101", "--max-cpu -1", "--max-cpu 5%", "--max-cpu 1.2.3", "--max-cpu", "--max-cpu ''",
 		/* Empty list elements. */
 		"--pid 1,,2", "--pid 1,", "--pid ,1", "--pid +1",
 		/* Ports 1-65535; IPv6 in brackets; host names of RFC 1123 characters. */

@@ -2,7 +2,8 @@
 /*
  * The record path (daemon/sampling/record_path.c) without BPF: records built by hand for this very
  * process reach the process table and the aggregate; malformed ones are counted and dropped; a lost
- * exec record never leaves a child described with its parent's environment.
+ * exec record never leaves a child described with its parent's environment; a Python process whose
+ * first records are switch-outs (--off-cpu) has its interpreter found all the same.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 #include "process/process_table.h"
 #include "profile/aggregate.h"
 #include "records.h"
+#include "sampling/off_cpu.h"
 #include "sampling/record_path.h"
 #include "sample-record.h"
 #include "symbolizer.h"
@@ -276,6 +280,62 @@ static void test_lost_exec_not_parents(void **state)
 	rmdir(root);
 }
 
+static int published;
+
+static int count_publish(void *ctx, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry)
+{
+	(void)ctx, (void)pid, (void)start_ns;
+	published += entry != NULL;
+	return 0;
+}
+
+/* Python's interpreter is looked for at a process's first records whichever their kind: with
+ * --off-cpu most Python processes' first records are switch-outs (threads taking turns at the GIL),
+ * and a look at on-CPU samples only missed them all (native frames only). */
+static void test_python_found_at_switch_outs(void **state)
+{
+	struct fixture *f = *state;
+	struct agg_limits limits = { 100, 1 << 20, 1000 };
+	struct aggregate *agg = aggregate_new(&limits);
+	struct off_cpu *oc = off_cpu_new(&(struct off_cpu_config){ .agg = agg, .probability = 1, .max_pending = 16 });
+	struct record_path *rp = record_path_new(&(struct record_path_config){
+		.sym = f->sym, .processes = f->processes, .agg = agg, .off_cpu = oc, .python_publish = count_publish });
+	int to_child[2];
+	pid_t python;
+	struct otelprof_sample s;
+	uint64_t start_ns = 0;
+
+	assert_non_null(rp);
+	assert_int_equal(pipe(to_child), 0);
+	python = fork();
+	if (python == 0) {
+		dup2(to_child[0], 0);
+		close(to_child[1]);
+		execl("/usr/bin/python3", "python3", "-c", "import sys; sys.stdin.read()", (char *)NULL);
+		_exit(127);
+	}
+	close(to_child[0]);
+	assert_true(python > 0);
+	/* Its interpreter mapped: it waits on stdin once its maps name libpython's or python3's file. */
+	for (int i = 0; i < 200 && !published; i++) {
+		usleep(20000);
+		if (start_ns || !process_start_ns("/proc", (uint32_t)python, &start_ns)) {
+			s = sample_record((uint32_t)python, (uint32_t)python, 0, "python3", "python3");
+			s.hdr.kind = OTELPROF_RECORD_OFF_CPU;
+			s.time_ns = 1000 + (uint64_t)i;
+			s.process_start_ns = start_ns;
+			record_path_handle(rp, &s, sizeof(s));
+		}
+	}
+	assert_int_equal(published, 1);
+	assert_int_equal(record_path_python_counters(rp)->found, 1);
+	close(to_child[1]);
+	waitpid(python, NULL, 0);
+	record_path_free(rp);
+	off_cpu_free(oc);
+	aggregate_free(agg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_sample_reaches_aggregate),
 		cmocka_unit_test(test_exec_settles),
 		cmocka_unit_test(test_lost_exec_not_parents),
+		cmocka_unit_test(test_python_found_at_switch_outs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <errno.h>
 #include <cmocka.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -189,13 +190,21 @@ static void test_pprof_read_back(void **state)
 	FILE *out = open_memstream(&text, &tlen);
 
 	assert_int_equal(encode_pprof(f->profile, &buf, &len), 0);
-	assert_int_equal(read_pprof(buf, len, &(struct read_target){ fl, view, 0 }, &info, err, sizeof(err)), 0);
+	assert_int_equal(read_pprof(buf, len, &(struct read_target){ .flame = fl, .view = view }, &info, err, sizeof(err)), 0);
 	assert_string_equal(info.sample_type, "samples/count");
 	assert_int_equal(info.total, 3);
 	assert_int_equal(flame_each_stack(fl, view, stack_line, (void *[]){ fl, out }), 0);
 	fclose(out);
 	assert_non_null(strstr(text, "app/process;root_fn/native;mid_fn/native;leaf_fn/native 2\n"));
 	assert_non_null(strstr(text, "app/process;root_fn/native;mid_fn/native;leaf_fn/native;do_kernel_work/kernel 1\n"));
+	/* Another sample type by name (diff --sample-type), and one the profile does not have. */
+	assert_int_equal(read_pprof(buf, len, &(struct read_target){ .flame = fl, .view = view, .sample_type = "cpu" },
+				    &info, err, sizeof(err)), 0);
+	assert_string_equal(info.sample_type, "cpu/nanoseconds");
+	assert_int_equal(read_pprof(buf, len, &(struct read_target){ .flame = fl, .view = view,
+								     .sample_type = "inuse_space" }, &info, err,
+				    sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--sample-type"));
 	free(text);
 	free(buf);
 	flame_free(fl);

@@ -25,7 +25,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	view = flame_add_view(f, "On-CPU", "samples", false);
 	flame_set_title(f, "bench/html: synthetic profile", argv[1]);
-	if (read_profile_file(argv[1], &(struct read_target){ f, view, 0 }, &info, err, sizeof(err))) {
+	if (read_profile_file(argv[1], &(struct read_target){ .flame = f, .view = view }, &info, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", argv[1], err);
 		return 2;
 	}

@@ -37,10 +37,14 @@ static const struct option long_options[] = {
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "symbol-cache", required_argument, NULL, OPT_SYMBOL_CACHE },
+	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-threshold", required_argument, NULL, OPT_OFF_CPU_THRESHOLD },
 	{ "off-cpu-probability", required_argument, NULL, OPT_OFF_CPU_PROBABILITY },
 	{ "off-cpu-max-inflight", required_argument, NULL, OPT_OFF_CPU_MAX_INFLIGHT },
+	{ "alloc", no_argument, NULL, OPT_ALLOC },
+	{ "alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE },
+	{ "alloc-max-live", required_argument, NULL, OPT_ALLOC_MAX_LIVE },
 	{ "endpoint", required_argument, NULL, OPT_ENDPOINT },
 	{ "protocol", required_argument, NULL, OPT_PROTOCOL },
 	{ "headers", required_argument, NULL, OPT_HEADERS },
@@ -204,6 +208,7 @@ static void options_init(struct options *opts)
 		.off_cpu_threshold_ns = OPTIONS_DEFAULT_OFF_CPU_THRESHOLD_NS,
 		.off_cpu_probability = OPTIONS_DEFAULT_OFF_CPU_PROBABILITY,
 		.off_cpu_max_inflight = OTELPROF_OFF_CPU_INFLIGHT,
+		.alloc_max_live = OPTIONS_DEFAULT_ALLOC_MAX_LIVE,
 	};
 }
 
@@ -334,6 +339,18 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		opts->symbol_cache = bytes;
 		break;
 	}
+	case OPT_MAX_CPU: {
+		char *end;
+
+		/* Percent of one CPU: 0 is off; the daemon runs on one thread mostly, its helpers seldom. */
+		if (!*arg || strspn(arg, "0123456789.") != strlen(arg) || strchr(arg, '.') != strrchr(arg, '.') ||
+		    (opts->max_cpu = strtod(arg, &end), *end) || opts->max_cpu > 100) {
+			fprintf(err, "otelprofd: --max-cpu: '%s' is not a percentage of one CPU from 0 (off) to 100 "
+				"(example: 10)\n", arg);
+			return -EINVAL;
+		}
+		break;
+	}
 	case OPT_MAX_STACKS:
 		if (options_number_value("max-stacks", arg, 1, 1 << 24, &v, err))
 			return -EINVAL;
@@ -362,6 +379,25 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 		if (options_number_value("off-cpu-max-inflight", arg, 1, 1 << 22, &v, err))
 			return -EINVAL;
 		opts->off_cpu_max_inflight = (unsigned)v;
+		break;
+	case OPT_ALLOC:
+		opts->alloc = true;
+		break;
+	case OPT_ALLOC_SAMPLE: {
+		size_t bytes;
+
+		if (parse_size(arg, &bytes) || bytes < 1 || bytes > (1ULL << 40)) {
+			fprintf(err, "otelprofd: --alloc-sample: '%s' is not a size from 1 to 1TiB (examples: 512KiB, 16384)\n",
+				arg);
+			return -EINVAL;
+		}
+		opts->alloc_sample = bytes;
+		break;
+	}
+	case OPT_ALLOC_MAX_LIVE:
+		if (options_number_value("alloc-max-live", arg, 1, 1 << 24, &v, err))
+			return -EINVAL;
+		opts->alloc_max_live = (size_t)v;
 		break;
 	case 'v':
 		opts->verbose = true;
@@ -578,7 +614,10 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 			break;
 		}
 	}
-	if (optind < argc) {
+	/* Everything after "--" is a program to start and profile. */
+	if (optind < argc && optind > 0 && !strcmp(argv[optind - 1], "--")) {
+		opts->command = argv + optind;
+	} else if (optind < argc) {
 		fprintf(err, "otelprofd: unexpected argument '%s'\n", parse_escape(argv[optind], shown, sizeof(shown)));
 		goto usage;
 	}
@@ -587,6 +626,10 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 		goto fail;
 	if (opts->follow_children && !opts->npids) {
 		report_pair(err, opts, line, OPT_FOLLOW_CHILDREN, 'p', true);
+		goto usage;
+	}
+	if (opts->command && opts->npids) {
+		fprintf(err, "otelprofd: -- PROGRAM and --pid exclude each other\n");
 		goto usage;
 	}
 	if (opts->verbose && opts->quiet) {
@@ -612,11 +655,14 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 		/* An ad hoc run writing a file ignores a collector configured in the environment. */
 		opts->export.enabled = false;
 	}
+	/* A program started runs until it exits, unless told a duration. */
+	if (opts->command && !opts->duration_set)
+		opts->duration_ns = 0;
 	/* A collector makes otelprofd a daemon: it runs until SIGTERM unless told a duration. */
 	if (opts->export.enabled && !opts->duration_set)
 		opts->duration_ns = 0;
 	/* An ad hoc look (one process, or under a minute) needs more samples than a host watched for hours. */
-	if (!set['F'] && !line['F'] && (opts->npids || (opts->duration_ns && opts->duration_ns < OPTIONS_AD_HOC_NS)))
+	if (!set['F'] && !line['F'] && (opts->npids || opts->command || (opts->duration_ns && opts->duration_ns < OPTIONS_AD_HOC_NS)))
 		opts->frequency = OPTIONS_AD_HOC_FREQUENCY;
 	/* Named processes' switches are few and cheap to take all, and a 5% sample of a few seconds of
 	 * one thread is too noisy to read; a host watched as a service keeps its sampled default. */

@@ -37,6 +37,8 @@
 /* --off-cpu: one switch-out in 20 takes stacks (the cost), waits scaled by 20; bench/RESULTS.md. */
 #define OPTIONS_DEFAULT_OFF_CPU_PROBABILITY 0.05
 #define OPTIONS_DEFAULT_OFF_CPU_THRESHOLD_NS 0
+/* --alloc: live sampled allocations kept (sampling/heap.h's HEAP_MAX_LIVE). */
+#define OPTIONS_DEFAULT_ALLOC_MAX_LIVE 65536
 
 /* Chosen by --format, else by the -o file's name (the suffix in each comment). */
 enum output_format {
@@ -77,6 +79,7 @@ struct options {
 	unsigned ringbuf_kib;     /* BPF ring buffer size */
 	unsigned stack_copy;      /* bytes of user stack copied per sample (0: frame pointers only) */
 	uint64_t symbol_cache;    /* bytes of binaries and debug info the symbolizer keeps cached */
+	double max_cpu;           /* --max-cpu: the daemon's CPU ceiling in percent of one CPU; 0: none */
 	size_t max_stacks;        /* bound on distinct stacks aggregated per interval */
 	size_t max_samples;       /* bound on samples aggregated per interval */
 	bool verbose;
@@ -88,6 +91,12 @@ struct options {
 	uint64_t off_cpu_threshold_ns; /* waits shorter than this are not reported */
 	double off_cpu_probability;    /* of a switch-out taking stacks, (0, 1] */
 	unsigned off_cpu_max_inflight; /* bound of the kernel's in-flight map (sampled tasks away) */
+	bool alloc;               /* --alloc: allocation and in-use profiles (otel_memory USDT probes) */
+	uint64_t alloc_sample;    /* --alloc-sample: mean bytes between samples in the processes otelprofd
+				     starts (OTELPROFD_ALLOC_SAMPLE); 0: the library's default */
+	size_t alloc_max_live;    /* --alloc-max-live: live sampled allocations kept for the in-use profile */
+	char **command;           /* -- PROGRAM ARGS: start it and profile it until it exits (points into
+				     argv, NULL-terminated); NULL: none */
 };
 
 struct config_file;

@@ -22,12 +22,13 @@ struct diff_options {
 	enum diff_format format;
 	bool format_set;
 	unsigned top;
+	const char *sample_type; /* --sample-type: pprof's type to compare; NULL: the first */
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: otelprofd diff BASE NEW [-o FILE] [--format=FORMAT] [--top=N]\n"
+		"Usage: otelprofd diff BASE NEW [-o FILE] [--format=FORMAT] [--top=N] [--sample-type=TYPE]\n"
 		"Compare two profiles: BASE and NEW are otelprofd's pprof files (.pb.gz) or folded stacks.\n"
 		"Shares are of each profile's own total, so runs of different lengths compare.\n"
 		"\n"
@@ -35,6 +36,8 @@ static void usage(FILE *out)
 		"                      FILE.folded: 'stack BASE NEW' lines; '-': standard output (default)\n"
 		"      --format=FORMAT top (default), folded or html, whatever the file name\n"
 		"      --top=N         rows of the table of changes (default 20)\n"
+		"      --sample-type=TYPE  the pprof sample type compared: samples (default, the first),\n"
+		"                      off_cpu, alloc_space, alloc_objects, inuse_space, inuse_objects\n"
 		"  -h, --help          show this help and exit\n"
 		"\n"
 		"Exit status: 0 on success, 1 when the output cannot be written, 2 on bad or mismatched input.\n");
@@ -65,7 +68,8 @@ static int parse_args(struct diff_options *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' },
-		{ "top", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' }, { 0 },
+		{ "top", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
+		{ "sample-type", required_argument, NULL, 's' }, { 0 },
 	};
 	char shown[128];
 	unsigned long long v;
@@ -94,6 +98,13 @@ static int parse_args(struct diff_options *o, int argc, char **argv)
 				return 2;
 			}
 			o->top = (unsigned)v;
+			break;
+		case 's':
+			if (parse_has_control(optarg)) {
+				fprintf(stderr, "otelprofd diff: --sample-type: control characters are not allowed\n");
+				return 2;
+			}
+			o->sample_type = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -167,8 +178,8 @@ static int read_both(const struct diff_options *o, struct flame *f, int view, st
 	char err[512], shown[2][256];
 
 	for (unsigned slot = 0; slot < 2; slot++) {
-		int r = read_profile_file(paths[slot], &(struct read_target){ f, view, slot }, &info[slot], err,
-					  sizeof(err));
+		int r = read_profile_file(paths[slot], &(struct read_target){ f, view, slot, o->sample_type }, &info[slot],
+					  err, sizeof(err));
 
 		if (r) {
 			fprintf(stderr, "otelprofd diff: %s: %s\n", parse_escape(paths[slot], shown[0], sizeof(shown[0])),

@@ -101,6 +101,7 @@ struct pprof_reader {
 	uint32_t *loc_nframes;
 	uint32_t *frames;      /* per location, outermost first */
 	size_t nframes;
+	size_t value;          /* the index of the sample type read */
 	const char *why;
 };
 
@@ -228,7 +229,7 @@ static int add_samples(struct pprof_reader *rd, struct read_info *info)
 			r = -EINVAL;
 			break;
 		}
-		if (s->value[0] < 0) {
+		if (s->value[rd->value] < 0) {
 			rd->why = "a negative sample value";
 			r = -EINVAL;
 			break;
@@ -249,13 +250,14 @@ static int add_samples(struct pprof_reader *rd, struct read_info *info)
 				n += rd->loc_nframes[li];
 			}
 		}
-		if (r || !s->value[0])
+		if (r || !s->value[rd->value])
 			continue;
-		if (flame_add_stack(rd->t->flame, rd->t->view, stack, n, rd->t->slot, (uint64_t)s->value[0]) == -ENOMEM) {
+		if (flame_add_stack(rd->t->flame, rd->t->view, stack, n, rd->t->slot, (uint64_t)s->value[rd->value]) ==
+		    -ENOMEM) {
 			rd->why = "out of memory";
 			r = -ENOMEM;
 		}
-		info->total += (uint64_t)s->value[0];
+		info->total += (uint64_t)s->value[rd->value];
 		info->stacks++;
 	}
 	free(stack);
@@ -273,8 +275,16 @@ static int read_message(const PProfile *p, const struct read_target *t, struct r
 		*why = "no sample type";
 		return -EINVAL;
 	}
-	snprintf(info->sample_type, sizeof(info->sample_type), "%s/%s", string_at(p, p->sample_type[0]->type, &ok),
-		 string_at(p, p->sample_type[0]->unit, &ok));
+	/* The sample type asked for, by name, else the first. */
+	for (size_t i = 0; t->sample_type && i < p->n_sample_type; i++)
+		if (!strcmp(string_at(p, p->sample_type[i]->type, &ok), t->sample_type))
+			rd.value = i;
+	if (t->sample_type && strcmp(string_at(p, p->sample_type[rd.value]->type, &ok), t->sample_type)) {
+		*why = "no such sample type in the profile (--sample-type)";
+		return -EINVAL;
+	}
+	snprintf(info->sample_type, sizeof(info->sample_type), "%s/%s",
+		 string_at(p, p->sample_type[rd.value]->type, &ok), string_at(p, p->sample_type[rd.value]->unit, &ok));
 	if (!ok) {
 		*why = "the sample type's string index is out of the string table";
 		return -EINVAL;

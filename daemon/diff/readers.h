@@ -24,7 +24,7 @@
 #define READ_MAX_FRAMES 8192
 
 struct read_info {
-	char sample_type[64]; /* "samples/count" for folded stacks; pprof's first type/unit */
+	char sample_type[64]; /* "samples/count" for folded stacks; pprof's type/unit read */
 	uint64_t total;       /* sum of what was added */
 	uint64_t stacks;      /* stacks added */
 };
@@ -34,6 +34,7 @@ struct read_target {
 	struct flame *flame;
 	int view;
 	unsigned slot;
+	const char *sample_type; /* pprof: the sample type to read ("inuse_space"); NULL: the first */
 };
 
 /* Folded stacks, "process;root;...;leaf count" a line ("_[k]" marks kernel frames). 0, or -EINVAL

@@ -148,6 +148,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("samples_skipped_total", "samples not kept by design, by reason", "reason=\"other_process\"",
 		  m->bpf[OTELPROF_CNT_FILTERED]),
 		C("samples_skipped_total", NULL, "reason=\"other_cgroup\"", m->bpf[OTELPROF_CNT_CGROUP_FILTERED]),
+		C("samples_skipped_total", NULL, "reason=\"other_pid_namespace\"", m->bpf[OTELPROF_CNT_OTHER_PIDNS]),
 		C("samples_skipped_total", NULL, "reason=\"idle\"", m->bpf[OTELPROF_CNT_IDLE]),
 		C("samples_dropped_total", dropped, "reason=\"ring_buffer_full\"", m->bpf[OTELPROF_CNT_RINGBUF_FULL]),
 		C("samples_dropped_total", NULL, "reason=\"stack_table_full\"", a->dropped_entries),
@@ -156,6 +157,22 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("samples_dropped_total", NULL, "reason=\"out_of_memory\"", a->dropped_nomem),
 		C("samples_dropped_total", NULL, "reason=\"malformed\"", a->malformed + m->malformed_records),
 		C("samples_dropped_total", NULL, "reason=\"profile_table_full\"", a->dropped_at_build),
+		C("samples_dropped_total", NULL, "reason=\"cpu_ceiling\"", m->samples_shed),
+		C("samples_dropped_total", NULL, "reason=\"at_exit\"", m->samples_at_exit),
+		C("samples_dropped_total", NULL, "reason=\"stale\"", m->samples_stale),
+		C("samples_put_off_total", "samples handled again at the next turn: a module they needed was not "
+		  "opened within the turn's budget", NULL, m->samples_put_off),
+		G("cpu_ceiling_percent", "--max-cpu: the CPU ceiling in percent of one CPU (0: none)", NULL,
+		  m->ceiling.max_percent),
+		G("cpu_window_percent", "the daemon's CPU over the last whole second, in percent of one CPU (with --max-cpu)",
+		  NULL, m->ceiling.last_percent),
+		G("cpu_shed_level", "work shed over the CPU ceiling: 0 none, 1 module opens deferred to export, "
+		  "2 samples dropped", NULL, m->ceiling.level),
+		C("cpu_ceiling_windows_over_total", "seconds that ended over the CPU ceiling", NULL, m->ceiling.windows_over),
+		C("cpu_ceiling_windows_spent_total", "seconds whose CPU share was spent before they ended (samples "
+		  "dropped until then)", NULL, m->ceiling.windows_spent),
+		C("ring_buffer_reads_out_of_time_total", "ring buffer reads stopped at their time budget (50 ms)", NULL,
+		  m->ring_reads_out_of_time),
 		C("stack_errors_total", "stack walks the kernel could not do, by side", "side=\"kernel\"",
 		  m->bpf[OTELPROF_CNT_KSTACK_ERROR]),
 		C("stack_errors_total", NULL, "side=\"user\"", m->bpf[OTELPROF_CNT_USTACK_ERROR]),
@@ -194,7 +211,29 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_debuglink_too_big_total", "debuglink candidates too big to CRC-check", NULL,
 		  y->debuglink_too_big),
 		C("symbolizer_modules_too_big_total", "binaries and debug files whose compressed sections claim more "
-		  "than --symbol-cache allows (kept without what they would inflate)", NULL, y->modules_too_big),
+		  "than half of --symbol-cache allows (kept without what they would inflate)", NULL, y->modules_too_big),
+		C("symbolizer_module_opens_total", "modules opened, by tier: full (debug info) or symbols (ELF symbols "
+		  "and .eh_frame only)", "tier=\"full\"", y->modules_full),
+		C("symbolizer_module_opens_total", NULL, "tier=\"symbols\"", y->modules_symbols_tier),
+		C("symbolizer_symbols_tier_total", "modules served by the symbols tier, by reason", "reason=\"too_big\"",
+		  y->modules_tier_too_big),
+		C("symbolizer_symbols_tier_total", NULL, "reason=\"thrash\"", y->modules_tier_thrash),
+		C("symbolizer_symbols_tier_total", NULL, "reason=\"slow\"", y->modules_tier_slow),
+		C("symbolizer_module_pressure_evictions_total", "modules evicted to make room (not for being idle)", NULL,
+		  y->module_pressure_evictions),
+		C("symbolizer_modules_not_admitted_total", "opens refused: a module out twice under pressure lately "
+		  "did not fit without evicting another", NULL, y->modules_not_admitted),
+		C("symbolizer_module_opens_deferred_total", "lookups whose module was not opened: past a turn's or an "
+		  "export's open budget, or deferred over the CPU ceiling", NULL, y->module_opens_deferred),
+		C("symbolizer_module_history_dropped_total", "remembered modules forgotten for newer ones", NULL,
+		  y->module_history_dropped),
+		C("symbolizer_module_open_seconds_total", "time spent opening modules", NULL,
+		  (double)y->module_open_ns_total / 1e9),
+		G("symbolizer_module_open_seconds_max", "the longest module open", NULL, (double)y->module_open_ns_max / 1e9),
+		G("symbolizer_module_open_bytes_max", "the most bytes one module open accounted for", NULL,
+		  y->module_open_bytes_max),
+		C("symbolizer_notices_dropped_total", "symbols-tier notices not logged (too many at once)", NULL,
+		  y->notices_dropped),
 		G("kallsyms_hidden", "1 when kernel addresses are hidden (kptr_restrict)", NULL, y->kallsyms_hidden),
 		C("process_events_total", "process records from BPF, by kind", "kind=\"exec\"", p->execs),
 		C("process_events_total", NULL, "kind=\"fork\"", p->forks),
@@ -310,6 +349,30 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  m->off_cpu.below_threshold),
 		G("off_cpu_pending", "sampled threads off CPU whose stack waits for their end", NULL, m->off_cpu.pending),
 	};
+	struct series alloc[] = {
+		C("alloc_probes_total", "otel_memory probes that ran, by probe", "probe=\"alloc\"",
+		  m->alloc_bpf[OTELPROF_ALLOC_CNT_ALLOCS]),
+		C("alloc_probes_total", NULL, "probe=\"free\"", m->alloc_bpf[OTELPROF_ALLOC_CNT_FREES]),
+		C("alloc_sampled_total", "sampled allocations added to the profile", NULL, m->heap.allocs),
+		C("alloc_sampled_bytes_total", "the bytes they stand for (the library's weights)", NULL,
+		  m->heap.alloc_bytes),
+		C("alloc_frees_total", "frees of sampled allocations, by whether the allocation was known",
+		  "known=\"yes\"", m->heap.frees),
+		C("alloc_frees_total", NULL, "known=\"no\"", m->heap.unknown_frees),
+		C("alloc_dropped_total", "sampled allocations lost or not kept live, by reason",
+		  "reason=\"ring_buffer_full\"", m->alloc_bpf[OTELPROF_ALLOC_CNT_RINGBUF_FULL]),
+		C("alloc_dropped_total", NULL, "reason=\"scratch_busy\"", m->alloc_bpf[OTELPROF_ALLOC_CNT_SCRATCH_BUSY]),
+		C("alloc_dropped_total", NULL, "reason=\"live_table_full\"", m->heap.live_full),
+		C("alloc_dropped_total", NULL, "reason=\"aggregate\"", m->heap.aggregate_dropped),
+		C("alloc_dropped_total", NULL, "reason=\"free_lost\"", m->heap.replaced),
+		G("alloc_live", "sampled allocations live now (the in-use profile)", NULL, m->heap.live),
+		G("alloc_live_bytes", "the bytes they stand for", NULL, m->heap.live_bytes),
+		C("alloc_files_attached_total", "files whose otel_memory probes were attached", NULL,
+		  m->alloc_probes.files_attached),
+		C("alloc_files_skipped_total", "files with the probes not attached, by reason", "reason=\"attach_failed\"",
+		  m->alloc_probes.attach_failed),
+		C("alloc_files_skipped_total", NULL, "reason=\"table_full\"", m->alloc_probes.files_full),
+	};
 	const struct python_cache_stats *pc = &y->python;
 	struct series python[] = {
 		G("python_processes", "CPython processes whose frames are read now", NULL, pc->processes),
@@ -381,7 +444,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 	/* Every series below, each optional part on, fits with a slot to spare (test-self-metrics takes a
 	 * full s[] for a cut one): a series added past the bound fails the build, not /metrics. */
 	_Static_assert(N(all) + N(unwinding) + UNWIND_END_MAX + N(traces) + TRACE_REJECT_MAX + N(exported) + N(kube) +
-		       N(off_cpu) + N(python) + N(go) + N(jvm) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
+		       N(off_cpu) + N(alloc) + N(python) + N(go) + N(jvm) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
 	for (size_t i = 0; i < N(all) && n < max; i++)
 		s[n++] = all[i];
 	for (size_t i = 0; i < N(unwinding) && n < max; i++)
@@ -407,6 +470,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		s[n++] = kube[i];
 	for (size_t i = 0; m->off_cpu_enabled && i < N(off_cpu) && n < max; i++)
 		s[n++] = off_cpu[i];
+	for (size_t i = 0; m->alloc_enabled && i < N(alloc) && n < max; i++)
+		s[n++] = alloc[i];
 	for (size_t i = 0; i < N(python) && n < max; i++)
 		s[n++] = python[i];
 	for (size_t i = 0; i < N(go) && n < max; i++)
@@ -438,7 +503,8 @@ uint64_t self_metrics_dropped_samples(const struct self_metrics *m)
 	const struct agg_counters *a = &m->aggregate;
 
 	return m->bpf[OTELPROF_CNT_RINGBUF_FULL] + a->dropped_entries + a->dropped_stack_bytes + a->dropped_samples +
-	       a->dropped_nomem + a->malformed + m->malformed_records + a->dropped_at_build;
+	       a->dropped_nomem + a->malformed + m->malformed_records + a->dropped_at_build + m->samples_shed +
+	       m->samples_at_exit + m->samples_stale;
 }
 
 uint64_t self_metrics_unsymbolized(const struct self_metrics *m)
@@ -453,10 +519,12 @@ void self_metrics_format_totals(const struct self_metrics *m, char *buf, size_t 
 
 	snprintf(buf, size, "%" PRIu64 " %s kept, %" PRIu64 " dropped (ring buffer full %" PRIu64
 		 ", stack table full %" PRIu64 ", sample bound %" PRIu64 ", out of memory %" PRIu64 ", malformed %" PRIu64
-		 ", profile tables full %" PRIu64 "), %" PRIu64 " %s not symbolized",
+		 ", profile tables full %" PRIu64 ", cpu ceiling %" PRIu64 ", at exit %" PRIu64 ", stale %" PRIu64
+		 "), %" PRIu64 " %s not symbolized",
 		 a->samples, plural(a->samples, "sample", "samples"), self_metrics_dropped_samples(m),
 		 m->bpf[OTELPROF_CNT_RINGBUF_FULL], a->dropped_entries + a->dropped_stack_bytes, a->dropped_samples,
-		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, unsymbolized,
+		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, m->samples_shed, m->samples_at_exit,
+		 m->samples_stale, unsymbolized,
 		 plural(unsymbolized, "frame", "frames"));
 }
 

@@ -17,7 +17,10 @@
 #include "process/process_table.h"
 #include "process/trace_table.h"
 #include "records.h"
+#include "ops/cpu_ceiling.h"
 #include "symbolizer.h"
+#include "sampling/alloc_probes.h"
+#include "sampling/heap.h"
 #include "sampling/off_cpu.h"
 #include "jvm_attacher.h"
 #include "go_labels.h"
@@ -29,6 +32,12 @@
 struct self_metrics {
 	uint64_t bpf[OTELPROF_CNT_MAX];   /* BPF-side counters (enum otelprof_counter) */
 	uint64_t malformed_records;       /* ring buffer records user space could not read */
+	uint64_t samples_shed;            /* samples dropped over the CPU ceiling (--max-cpu) */
+	uint64_t samples_at_exit;         /* samples still unread when the run's last read ran out of time */
+	uint64_t samples_put_off;         /* samples put off to the next turn by its open deadline */
+	uint64_t samples_stale;           /* ... dropped then: their process had exec'd or gone */
+	uint64_t ring_reads_out_of_time;  /* ring buffer reads stopped at their time budget */
+	struct cpu_ceiling ceiling;       /* --max-cpu: ceiling, level, last window's CPU */
 	struct agg_counters aggregate;
 	struct symbolizer_stats symbolizer;
 	struct process_table_counters processes;
@@ -54,6 +63,10 @@ struct self_metrics {
 	bool off_cpu_enabled;             /* --off-cpu: the two below are filled */
 	uint64_t off_cpu_bpf[OTELPROF_OFFCPU_CNT_MAX]; /* the sched_switch program's counters */
 	struct off_cpu_counters off_cpu;  /* waits joined, scaled and dropped in user space */
+	bool alloc_enabled;               /* --alloc: the three below are filled */
+	uint64_t alloc_bpf[OTELPROF_ALLOC_CNT_MAX]; /* the USDT programs' counters */
+	struct heap_counters heap;        /* sampled allocations kept, freed, dropped in user space */
+	struct alloc_probes_counters alloc_probes; /* the files whose probes were attached */
 	struct python_table_counters python_processes; /* CPython processes found (docs/python.md) */
 	struct python_sample_counters python; /* Python frames put in stacks */
 	enum python_walk_form python_bpf_walk; /* the BPF Python frame walk loaded */

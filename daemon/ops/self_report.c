@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/self_report.h"
 
+#include "ops/cpu_ceiling.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,8 @@
 #include "process/process_table.h"
 #include "profile/aggregate.h"
 #include "profile/profile.h"
+#include "sampling/alloc_probes.h"
+#include "sampling/heap.h"
 #include "sampling/record_path.h"
 #include "sampling/sampler.h"
 #include "symbolizer.h"
@@ -30,6 +34,13 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->bpf_verified_insns = load.verified_insns;
 	m->python_bpf_walk = (enum python_walk_form)load.python_walk;
 	m->malformed_records = record_path_counters(src->records)->malformed_records;
+	m->samples_shed = record_path_counters(src->records)->samples_shed;
+	m->samples_at_exit = record_path_counters(src->records)->samples_at_exit;
+	m->samples_put_off = record_path_counters(src->records)->samples_put_off;
+	m->samples_stale = record_path_counters(src->records)->replay_stale;
+	m->ring_reads_out_of_time = sampler_time_stops(src->sampler);
+	if (src->ceiling)
+		m->ceiling = *src->ceiling;
 	m->aggregate = *aggregate_counters(src->agg);
 	m->symbolizer = *symbolizer_stats(src->sym);
 	m->processes = *process_table_counters(src->processes);
@@ -61,6 +72,12 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	if (src->jvm) {
 		m->jvm_enabled = true;
 		jvm_attacher_counters(src->jvm, &m->jvm);
+	}
+	if (src->heap && src->alloc_probes) {
+		m->alloc_enabled = true;
+		sampler_alloc_counters(src->sampler, m->alloc_bpf);
+		m->heap = *heap_counters(src->heap);
+		m->alloc_probes = *alloc_probes_counters(src->alloc_probes);
 	}
 	self_metrics_read_process(m);
 }
@@ -140,6 +157,30 @@ static void log_off_cpu(const struct self_sources *src)
 		 oc->below_threshold, oc->unfinished, oc->lost_ends);
 }
 
+/* --alloc: what the probes sent, what the heap kept, which files were attached. */
+static void log_alloc(const struct self_sources *src)
+{
+	const struct heap_counters *h = heap_counters(src->heap);
+	const struct alloc_probes_counters *a = alloc_probes_counters(src->alloc_probes);
+	uint64_t b[OTELPROF_ALLOC_CNT_MAX] = { 0 };
+
+	sampler_alloc_counters(src->sampler, b);
+	log_info("Allocations: %" PRIu64 " sampled (%.1f MiB estimated), %" PRIu64 " live now (%.1f MiB), %" PRIu64
+		 " frees of sampled ones; %" PRIu64 " frees of allocations not known, %" PRIu64
+		 " live ones forgotten at their process's exit; dropped: %" PRIu64 " ring buffer full, %" PRIu64
+		 " scratch busy, %" PRIu64 " not kept live (table full), %" PRIu64 " by the aggregate, %" PRIu64
+		 " replaced (free lost)",
+		 h->allocs, h->alloc_bytes / 1048576.0, h->live, h->live_bytes / 1048576.0, h->frees, h->unknown_frees,
+		 h->exited, b[OTELPROF_ALLOC_CNT_RINGBUF_FULL], b[OTELPROF_ALLOC_CNT_SCRATCH_BUSY], h->live_full,
+		 h->aggregate_dropped, h->replaced);
+	log_debug("alloc: bpf: %" PRIu64 " alloc and %" PRIu64 " free probes ran, %" PRIu64 " of other processes, %" PRIu64
+		  " allocs and %" PRIu64 " frees sent; files: %" PRIu64 " attached, %" PRIu64 " failed, %" PRIu64
+		  " checked, %" PRIu64 " not looked at (table full); %" PRIu64 " scans read %" PRIu64 " processes",
+		  b[OTELPROF_ALLOC_CNT_ALLOCS], b[OTELPROF_ALLOC_CNT_FREES], b[OTELPROF_ALLOC_CNT_FILTERED],
+		  b[OTELPROF_ALLOC_CNT_SENT], b[OTELPROF_ALLOC_CNT_FREES_SENT], a->files_attached, a->attach_failed,
+		  a->files_checked, a->files_full, a->scans, a->processes_read);
+}
+
 /* Where the Python frames of samples went (-v): found by the BPF walk, put in stacks, or lost. */
 static void log_python(const struct self_metrics *m, const uint64_t *bc)
 {
@@ -187,17 +228,31 @@ void self_report_log_counters(const struct self_sources *src)
 	sampler_counters(src->sampler, bc);
 	log_debug("bpf: %" PRIu64 " perf events, %" PRIu64 " other processes, %" PRIu64 " idle, "
 		  "%" PRIu64 " kernel / %" PRIu64 " user stack errors, %" PRIu64 " children followed; "
-		  "%" PRIu64 " ring buffer reads stopped at %d records",
+		  "%" PRIu64 " ring buffer reads stopped at %d records or %d ms (%" PRIu64 " by the time)",
 		  (uint64_t)bc[OTELPROF_CNT_SAMPLES], (uint64_t)bc[OTELPROF_CNT_FILTERED], (uint64_t)bc[OTELPROF_CNT_IDLE],
 		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
 		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED], sampler_budget_stops(src->sampler),
-		  SAMPLER_CONSUME_BUDGET);
+		  SAMPLER_CONSUME_BUDGET, SAMPLER_CONSUME_BUDGET_MS, m.ring_reads_out_of_time);
+	log_debug("module cache: %" PRIu64 " opened with debug info, %" PRIu64 " with ELF symbols only (%" PRIu64
+		  " too big, %" PRIu64 " out under pressure lately, %" PRIu64 " slow to open), %" PRIu64
+		  " not admitted, %" PRIu64 " evicted to make room, %" PRIu64 " opens deferred; opens took %.1f ms "
+		  "in all, %.1f ms and %.1f MiB at most", ss->modules_full, ss->modules_symbols_tier,
+		  ss->modules_tier_too_big, ss->modules_tier_thrash, ss->modules_tier_slow, ss->modules_not_admitted,
+		  ss->module_pressure_evictions, ss->module_opens_deferred, (double)ss->module_open_ns_total / 1e6,
+		  (double)ss->module_open_ns_max / 1e6, (double)ss->module_open_bytes_max / (1 << 20));
+	if (m.ceiling.max_percent > 0)
+		log_msg(m.samples_shed ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG,
+			"CPU ceiling %.2f%% of a CPU: %" PRIu64 " %s over it, %" PRIu64 " spent before their end; "
+			"%" PRIu64 " samples dropped for it; level now %s, the last second %.2f%%", m.ceiling.max_percent,
+			m.ceiling.windows_over, plural(m.ceiling.windows_over, "second", "seconds"),
+			m.ceiling.windows_spent, m.samples_shed, cpu_shed_level_name(m.ceiling.level),
+			m.ceiling.last_percent);
 	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
 		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
 		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
 	if (ss->modules_too_big)
-		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than --symbol-cache allows "
+		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,
 			 plural(ss->modules_too_big, "binary or debug file", "binaries or debug files"));
 	if (ss->process_table_full || ss->processes_evicted)
@@ -234,6 +289,8 @@ void self_report_log_counters(const struct self_sources *src)
 		log_go_labels(&m, bc);
 	if (src->off_cpu)
 		log_off_cpu(src);
+	if (src->heap && src->alloc_probes)
+		log_alloc(src);
 }
 
 void self_report_log_start(const struct options *opts, unsigned ncpus)

@@ -21,12 +21,16 @@ struct export_loop;
 struct k8s;
 struct metrics_server;
 struct off_cpu;
+struct heap;
+struct alloc_probes;
 struct options;
 struct profile;
 struct record_path;
 struct sampler;
 
 /* What the reports read: the daemon's parts, borrowed. */
+struct cpu_ceiling;
+
 struct self_sources {
 	const struct options *opts;      /* the export interval (readiness) and --stats-interval */
 	struct sampler *sampler;         /* the BPF-side counters */
@@ -40,6 +44,9 @@ struct self_sources {
 	struct trace_table *traces;      /* NULL with --no-trace-context */
 	struct off_cpu *off_cpu;         /* NULL without --off-cpu */
 	struct jvm_attacher *jvm;        /* NULL with --no-jvm-attach */
+	const struct cpu_ceiling *ceiling; /* --max-cpu's state, or NULL */
+	struct heap *heap;               /* NULL without --alloc */
+	struct alloc_probes *alloc_probes; /* NULL without --alloc */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

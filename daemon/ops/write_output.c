@@ -29,6 +29,27 @@ static int write_output_off_cpu(const struct profile *p, const char *output)
 	return r;
 }
 
+/* --alloc with folded output: the bytes allocated and in use go to x.alloc_space.folded and
+ * x.inuse_space.folded. */
+static int write_output_heap(const struct profile *p, const char *output)
+{
+	static const enum pf_view views[] = { PF_VIEW_ALLOC_SPACE, PF_VIEW_INUSE_SPACE };
+	char path[4096];
+	int r = 0;
+
+	if (!p->alloc_enabled || !strcmp(output, "-"))
+		return 0;
+	for (size_t i = 0; !r && i < sizeof(views) / sizeof(views[0]); i++) {
+		r = folded_view_path(output, views[i], path, sizeof(path));
+		if (!r)
+			r = write_folded_view_file(p, views[i], path);
+		if (!r)
+			log_info("Wrote %.1f MiB %s to %s", (views[i] == PF_VIEW_ALLOC_SPACE ? p->alloc_bytes : p->inuse_bytes) /
+				 1048576.0, views[i] == PF_VIEW_ALLOC_SPACE ? "allocated" : "in use", path);
+	}
+	return r;
+}
+
 /* The profile in the chosen format to out (a file's stream or standard output). */
 static int write_format(const struct options *opts, const struct profile *p, FILE *out)
 {
@@ -69,7 +90,9 @@ static int write_output_to(const struct options *opts, const struct profile *p, 
 		return r;
 	}
 	r = output_file_commit(f);
-	return r ?: opts->format == OUTPUT_FOLDED ? write_output_off_cpu(p, path) : 0;
+	if (r || opts->format != OUTPUT_FOLDED)
+		return r;
+	return write_output_off_cpu(p, path) ?: write_output_heap(p, path);
 }
 
 static bool writes_file(const struct options *opts)

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define FLAME_MAX_VIEWS 4
+#define FLAME_MAX_VIEWS 8
 #define FLAME_DEFAULT_MAX_NODES (8u << 20)
 
 struct flame;

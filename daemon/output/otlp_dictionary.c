@@ -14,7 +14,7 @@ static const char *const cstr_text[NCSTR] = {
 	"samples", "count", "cpu", "nanoseconds", "thread.id", "thread.name", "cpu.logical_number",
 	"profile.frame.type", "kernel", "native", "process.executable.build_id.gnu",
 	"process.executable.build_id.htlhash", "off_cpu", "go", "process.executable.build_id.go",
-	"cpython",
+	"cpython", "alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "bytes",
 };
 
 int32_t otlp__map_string(struct chunk *c, uint32_t id)

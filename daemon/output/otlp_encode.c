@@ -186,6 +186,13 @@ static int chunk_build(struct chunk *c, const uint32_t *procs, size_t n, const s
 		c->off_cpu_type.type_strindex = otlp__const_string(c, CSTR_OFF_CPU);
 		c->off_cpu_type.unit_strindex = otlp__const_string(c, CSTR_NANOSECONDS);
 	}
+	for (int k = 0; k < HEAP_PROFILES; k++) {
+		opentelemetry__proto__profiles__v1development__value_type__init(&c->heap_types[k]);
+		if (c->p->alloc_enabled) {
+			c->heap_types[k].type_strindex = otlp__const_string(c, (enum cstr)(CSTR_ALLOC_OBJECTS + k));
+			c->heap_types[k].unit_strindex = otlp__const_string(c, k % 2 ? CSTR_BYTES : CSTR_COUNT);
+		}
+	}
 	for (size_t i = 0; i < n; i++)
 		if ((r = otlp__add_process(c, procs[i], bp)))
 			return r;
@@ -241,6 +248,9 @@ static int encode_range(const struct profile *p, const struct otlp_encode_option
 
 	for (size_t i = 0; i < n; i++) {
 		nsamples += bp->first[procs[i] + 1] - bp->first[procs[i]];
+		/* A heap sample is in two Profiles: its objects' and its bytes'. */
+		for (uint32_t j = bp->first[procs[i]]; p->alloc_enabled && j < bp->first[procs[i] + 1]; j++)
+			nsamples += p->samples[bp->order[j]].heap != PF_HEAP_NONE;
 		nkvs += p->processes[procs[i]].nattributes + opts->nresource_attrs;
 	}
 	if ((r = chunk_init(&c, p, opts, n, nsamples, nkvs)))

@@ -55,11 +55,15 @@ typedef Opentelemetry__Proto__Resource__V1__Resource PbResource;
 enum cstr {
 	CSTR_SAMPLES, CSTR_COUNT, CSTR_CPU, CSTR_NANOSECONDS, CSTR_THREAD_ID, CSTR_THREAD_NAME,
 	CSTR_CPU_NUMBER, CSTR_FRAME_TYPE, CSTR_KERNEL, CSTR_NATIVE, CSTR_BUILD_ID_GNU, CSTR_HTLHASH, CSTR_OFF_CPU,
-	CSTR_GO, CSTR_BUILD_ID_GO, CSTR_CPYTHON, NCSTR,
+	CSTR_GO, CSTR_BUILD_ID_GO, CSTR_CPYTHON, CSTR_ALLOC_OBJECTS, CSTR_ALLOC_SPACE, CSTR_INUSE_OBJECTS,
+	CSTR_INUSE_SPACE, CSTR_BYTES, NCSTR,
 };
 
-/* Profiles per process: on-CPU, and off-CPU when the process has waits (--off-cpu). */
-#define PROFILES_PER_PROCESS 2
+/* The heap Profiles (--alloc): alloc_objects, alloc_space, inuse_objects, inuse_space. */
+#define HEAP_PROFILES 4
+/* Profiles per process: on-CPU, off-CPU when the process has waits (--off-cpu), and the heap ones
+ * it has samples of (--alloc). */
+#define PROFILES_PER_PROCESS (2 + HEAP_PROFILES)
 
 /* Process i's samples are p->samples[order[first[i] .. first[i + 1])]. */
 struct by_process {
@@ -111,6 +115,7 @@ struct chunk {
 	struct intern *link_keys;
 	PbLink *links; PbLink **link_ptrs; size_t nlinks;
 	PbValueType off_cpu_type; /* off_cpu/nanoseconds: the second Profile's sample type */
+	PbValueType heap_types[HEAP_PROFILES]; /* alloc_objects/count, alloc_space/bytes, inuse_... */
 };
 
 /* otlp_dictionary.c: request indices of what the profile holds, each added once. Negative: an

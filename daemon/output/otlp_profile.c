@@ -2,8 +2,10 @@
 /*
  * The OTLP encoder's Profiles (see otlp_encode_internal.h): per process a ResourceProfiles with its
  * resource attributes, one ScopeProfiles "otelprofd", the on-CPU Profile (samples/count, timestamps
- * only) and, with --off-cpu, a second Profile of its waits (off_cpu/nanoseconds, a value and a
- * timestamp per wait). Samples are keyed by stack, attributes and link, merged when they meet.
+ * only), with --off-cpu a second Profile of its waits (off_cpu/nanoseconds, a value and a
+ * timestamp per wait), and with --alloc pprof's four heap types as four Profiles (alloc_objects/count,
+ * alloc_space/bytes, inuse_objects/count, inuse_space/bytes: one value per sample, its sum). Samples
+ * are keyed by stack, attributes and link, merged when they meet.
  */
 #include "output/otlp_encode_internal.h"
 
@@ -138,8 +140,9 @@ static int merge_off_cpu(struct chunk *c, PbSample *out, const struct pf_sample 
  * request sample when their stacks differ only in ways the request does not keep (one file
  * mapped twice in a process): their timestamps are merged, so sample identity stays unique.
  */
-static int add_sample(struct chunk *c, struct intern *ids, const struct pf_sample *s)
+static int add_sample(struct chunk *c, struct intern *ids, const struct pf_sample *s, enum pf_view view)
 {
+	bool heap = view >= PF_VIEW_ALLOC_OBJECTS;
 	struct sample_key k;
 	PbSample *out;
 	int64_t id;
@@ -164,7 +167,14 @@ static int add_sample(struct chunk *c, struct intern *ids, const struct pf_sampl
 	k.profile_link = s->link;
 	if ((id = intern_put(ids, &k, sizeof(k), &added)) < 0)
 		return (int)id;
-	c->timestamps += s->count;
+	/* Samples sent: a heap sample counts once (in its bytes' Profile), not in each of its two. */
+	if (view != PF_VIEW_ALLOC_OBJECTS && view != PF_VIEW_INUSE_OBJECTS)
+		c->timestamps += s->count;
+	if (!added && heap) {
+		out = c->sample_ptrs[c->nsamples - intern_count(ids) + (size_t)id];
+		out->values[0] += (int64_t)profile_sample_value(s, view);
+		return 0;
+	}
 	if (!added && s->off_cpu)
 		return merge_off_cpu(c, c->sample_ptrs[c->nsamples - intern_count(ids) + (size_t)id], s);
 	if (!added) {
@@ -194,6 +204,18 @@ static int add_sample(struct chunk *c, struct intern *ids, const struct pf_sampl
 		c->sample_attrs[c->nsample_attrs++] = (int32_t)id;
 		out->n_attribute_indices++;
 	}
+	if (heap) {
+		/* Heap: values only, one per sample, the objects or bytes it stands for. */
+		int64_t *value = malloc(sizeof(*value));
+
+		if (!value || keep_merged(c, value))
+			return -ENOMEM;
+		*value = (int64_t)profile_sample_value(s, view);
+		out->values = value;
+		out->n_values = 1;
+		c->sample_ptrs[c->nsamples++] = out;
+		return 0;
+	}
 	/* Timestamps only: each counts one sample (one shape for the whole profile). */
 	out->timestamps_unix_nano = s->timestamps;
 	out->n_timestamps_unix_nano = s->count;
@@ -219,9 +241,9 @@ static void set_profile_id(struct chunk *c, size_t k, uint32_t process)
 	c->profiles[k].profile_id.len = 16;
 }
 
-/* The samples of process in prof: on-CPU ones, or with off_cpu the waits; its time covers them. */
+/* The samples of process in prof: those of one view (on-CPU, off-CPU, a heap type); its time covers them. */
 static int fill_profile(struct chunk *c, PbProfile *prof, uint32_t process, const struct by_process *bp,
-			bool off_cpu)
+			enum pf_view view)
 {
 	const struct profile *p = c->p;
 	uint64_t start = p->time_unix_ns, end = p->time_unix_ns + p->duration_ns;
@@ -234,9 +256,9 @@ static int fill_profile(struct chunk *c, PbProfile *prof, uint32_t process, cons
 	for (uint32_t j = bp->first[process]; j < bp->first[process + 1]; j++) {
 		const struct pf_sample *s = &p->samples[bp->order[j]];
 
-		if (s->off_cpu != off_cpu)
+		if (!profile_sample_in_view(s, view))
 			continue;
-		if ((r = add_sample(c, ids, s)))
+		if ((r = add_sample(c, ids, s, view)))
 			break;
 		/* Timestamps are sorted; the interval must contain them all. */
 		if (s->count && s->timestamps[0] < start)
@@ -254,21 +276,21 @@ static int fill_profile(struct chunk *c, PbProfile *prof, uint32_t process, cons
 }
 
 /*
- * The process's second Profile: its off-CPU samples, sample type off_cpu/nanoseconds, a value (ns
- * away, scaled by the sampling) and a timestamp (when the thread ran again) per wait. None when the
- * process has no off-CPU sample.
+ * One of the process's other Profiles (slot in its PROFILES_PER_PROCESS), of one view: its off-CPU
+ * samples (off_cpu/nanoseconds, a value, ns away scaled by the sampling, and a timestamp, when the
+ * thread ran again, per wait), or a heap type's. None when the process has no sample of the view.
  */
-static int add_off_cpu_profile(struct chunk *c, uint32_t process, const struct by_process *bp,
-			       PbScopeProfiles *sp)
+static int add_view_profile(struct chunk *c, uint32_t process, const struct by_process *bp, PbScopeProfiles *sp,
+			    size_t slot, enum pf_view view, PbValueType *type)
 {
-	size_t k = PROFILES_PER_PROCESS * (size_t)c->nrps + 1;
+	size_t k = PROFILES_PER_PROCESS * (size_t)c->nrps + slot;
 	PbProfile *prof = &c->profiles[k];
 	int r;
 
 	opentelemetry__proto__profiles__v1development__profile__init(prof);
-	prof->sample_type = &c->off_cpu_type;
+	prof->sample_type = type;
 	set_profile_id(c, k, process);
-	if ((r = fill_profile(c, prof, process, bp, true)))
+	if ((r = fill_profile(c, prof, process, bp, view)))
 		return r;
 	if (prof->n_samples)
 		sp->profiles[sp->n_profiles++] = prof;
@@ -299,13 +321,17 @@ int otlp__add_process(struct chunk *c, uint32_t process, const struct by_process
 	prof->period_type = &c->period_type;
 	prof->period = (int64_t)p->period_ns;
 	set_profile_id(c, PROFILES_PER_PROCESS * i, process);
-	if ((r = fill_profile(c, prof, process, bp, false)))
+	if ((r = fill_profile(c, prof, process, bp, PF_VIEW_CPU)))
 		return r;
-	/* A process that only waited has no on-CPU Profile. */
-	if (prof->n_samples || !p->off_cpu_count)
+	/* A process that only waited or allocated has no on-CPU Profile. */
+	if (prof->n_samples || (!p->off_cpu_count && !p->alloc_enabled))
 		sp->profiles[sp->n_profiles++] = prof;
-	if (p->off_cpu_count && (r = add_off_cpu_profile(c, process, bp, sp)))
+	if (p->off_cpu_count && (r = add_view_profile(c, process, bp, sp, 1, PF_VIEW_OFF_CPU, &c->off_cpu_type)))
 		return r;
+	for (int k = 0; p->alloc_enabled && k < HEAP_PROFILES; k++)
+		if ((r = add_view_profile(c, process, bp, sp, 2 + k, (enum pf_view)(PF_VIEW_ALLOC_OBJECTS + k),
+					  &c->heap_types[k])))
+			return r;
 	c->rp_ptrs[c->nrps++] = rp;
 	return 0;
 }

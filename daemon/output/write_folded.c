@@ -37,8 +37,8 @@ static int by_stack(const void *a, const void *b)
 	return strcmp(((const struct folded_row *)a)->stack, ((const struct folded_row *)b)->stack);
 }
 
-/* Folded lines of the on-CPU samples (counts), or with off_cpu of the waits (microseconds away). */
-static int folded(const struct profile *p, bool off_cpu, FILE *out)
+/* Folded lines of the view's samples: on-CPU counts, off-CPU microseconds away, objects or bytes. */
+static int folded(const struct profile *p, enum pf_view view, FILE *out)
 {
 	struct intern *lines = intern_new(SIZE_MAX);
 	uint64_t *counts = calloc(p->nsamples + 1, sizeof(*counts));
@@ -55,7 +55,7 @@ static int folded(const struct profile *p, bool off_cpu, FILE *out)
 		size_t len = 0;
 		int64_t id;
 
-		if (s->off_cpu != off_cpu)
+		if (!profile_sample_in_view(s, view))
 			continue;
 		len = (size_t)snprintf(line, FOLDED_MAX_LINE, "%s",
 				       profile_string(p, p->processes[s->process].name));
@@ -73,7 +73,7 @@ static int folded(const struct profile *p, bool off_cpu, FILE *out)
 		id = intern_put(lines, line, len + 1, NULL);
 		if (id < 0)
 			goto out;
-		counts[id] += off_cpu ? s->value_sum : s->count;
+		counts[id] += profile_sample_value(s, view);
 	}
 
 	nrows = intern_count(lines);
@@ -86,7 +86,7 @@ static int folded(const struct profile *p, bool off_cpu, FILE *out)
 	/* Each write checked: the cause (a full disk) is known only when it happens. */
 	for (size_t i = 0; i < nrows; i++)
 		if (fprintf(out, "%s %" PRIu64 "\n", rows[i].stack,
-			    off_cpu ? (rows[i].count + 500) / 1000 : rows[i].count) < 0) {
+			    view == PF_VIEW_OFF_CPU ? (rows[i].count + 500) / 1000 : rows[i].count) < 0) {
 			err = -errno;
 			goto out;
 		}
@@ -102,22 +102,27 @@ out:
 
 int write_folded(const struct profile *p, FILE *out)
 {
-	return folded(p, false, out);
+	return folded(p, PF_VIEW_CPU, out);
 }
 
 int write_folded_off_cpu(const struct profile *p, FILE *out)
 {
-	return folded(p, true, out);
+	return folded(p, PF_VIEW_OFF_CPU, out);
 }
 
-static int folded_file(const struct profile *p, bool off_cpu, const char *path)
+int write_folded_view(const struct profile *p, enum pf_view view, FILE *out)
+{
+	return folded(p, view, out);
+}
+
+static int folded_file(const struct profile *p, enum pf_view view, const char *path)
 {
 	struct output_file *f = output_file_open(path);
 	int r;
 
 	if (!f)
 		return -errno;
-	r = folded(p, off_cpu, output_file_stream(f));
+	r = folded(p, view, output_file_stream(f));
 	if (r) {
 		output_file_abort(f);
 		return r;
@@ -127,21 +132,32 @@ static int folded_file(const struct profile *p, bool off_cpu, const char *path)
 
 int write_folded_file(const struct profile *p, const char *path)
 {
-	return folded_file(p, false, path);
+	return folded_file(p, PF_VIEW_CPU, path);
 }
 
 int write_folded_off_cpu_file(const struct profile *p, const char *path)
 {
-	return folded_file(p, true, path);
+	return folded_file(p, PF_VIEW_OFF_CPU, path);
 }
 
-int folded_off_cpu_path(const char *path, char *buf, size_t size)
+int write_folded_view_file(const struct profile *p, enum pf_view view, const char *path)
+{
+	return folded_file(p, view, path);
+}
+
+int folded_view_path(const char *path, enum pf_view view, char *buf, size_t size)
 {
 	size_t n = strlen(path), suffix = strlen(".folded");
 	int len;
 
 	if (n >= suffix && !strcmp(path + n - suffix, ".folded"))
 		n -= suffix;
-	len = snprintf(buf, size, "%.*s.off-cpu.folded", (int)n, path);
+	len = snprintf(buf, size, "%.*s.%s.folded", (int)n, path,
+		       view == PF_VIEW_OFF_CPU ? "off-cpu" : profile_view_name(view));
 	return len < 0 || (size_t)len >= size ? -ENAMETOOLONG : 0;
+}
+
+int folded_off_cpu_path(const char *path, char *buf, size_t size)
+{
+	return folded_view_path(path, PF_VIEW_OFF_CPU, buf, size);
 }

@@ -58,7 +58,7 @@ static int64_t location_frame(struct flame *f, const struct profile *p, const st
 }
 
 /* The view's stacks: process frame, then callers down to the leaf. */
-static int add_samples(struct flame *f, int view, const struct profile *p, bool off_cpu)
+static int add_samples(struct flame *f, int view, const struct profile *p, enum pf_view pv)
 {
 	uint32_t *frames = NULL;
 	size_t cap = 0;
@@ -71,7 +71,7 @@ static int add_samples(struct flame *f, int view, const struct profile *p, bool 
 		size_t n = 0, need = 1;
 		int64_t id;
 
-		if (s->off_cpu != off_cpu)
+		if (!profile_sample_in_view(s, pv))
 			continue;
 		for (size_t j = 0; j < st->n; j++) {
 			const struct pf_location *loc = &p->locations[p->stack_locations[st->first + j]];
@@ -103,13 +103,26 @@ static int add_samples(struct flame *f, int view, const struct profile *p, bool 
 			r = (int)id;
 			break;
 		}
-		r = flame_add_stack(f, view, frames, n, 0, off_cpu ? s->value_sum : s->count);
+		r = flame_add_stack(f, view, frames, n, 0, profile_sample_value(s, pv));
 		if (r == -ENOSPC)
 			r = 0; /* counted: the page says how many were left out */
 	}
 	free(frames);
 	return r;
 }
+
+/* The page's views, in its order: on-CPU, off-CPU (--off-cpu), the heap's (--alloc). */
+static const struct {
+	enum pf_view view;
+	const char *name, *unit;
+} views[] = {
+	{ PF_VIEW_CPU, "On-CPU", "samples" },
+	{ PF_VIEW_OFF_CPU, "Off-CPU", "ns" },
+	{ PF_VIEW_ALLOC_SPACE, "Allocated bytes", "bytes" },
+	{ PF_VIEW_ALLOC_OBJECTS, "Allocations", "objects" },
+	{ PF_VIEW_INUSE_SPACE, "In-use bytes", "bytes" },
+	{ PF_VIEW_INUSE_OBJECTS, "In-use objects", "objects" },
+};
 
 static int fill_flame(struct flame *f, const struct profile *p)
 {
@@ -126,14 +139,18 @@ static int fill_flame(struct flame *f, const struct profile *p)
 	r = flame_set_title(f, title, subtitle);
 	if (r)
 		return r;
-	view = flame_add_view(f, "On-CPU", "samples", false);
-	if (view < 0)
-		return view;
-	r = add_samples(f, view, p, false);
-	if (r || !p->off_cpu_enabled)
-		return r;
-	view = flame_add_view(f, "Off-CPU", "ns", false);
-	return view < 0 ? view : add_samples(f, view, p, true);
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		if ((views[i].view == PF_VIEW_OFF_CPU && !p->off_cpu_enabled) ||
+		    (views[i].view >= PF_VIEW_ALLOC_OBJECTS && !p->alloc_enabled))
+			continue;
+		view = flame_add_view(f, views[i].name, views[i].unit, false);
+		if (view < 0)
+			return view;
+		r = add_samples(f, view, p, views[i].view);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 int write_html(const struct profile *p, FILE *out)

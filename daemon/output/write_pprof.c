@@ -24,15 +24,19 @@ typedef Perftools__Profiles__ValueType PValueType;
 /* Strings pprof needs beyond the profile's own: appended after them. */
 enum extra_string {
 	STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS, STR_PID, STR_TID, STR_THREAD_NAME,
-	STR_PROCESS_NAME, STR_CPU_LABEL, STR_KERNEL, STR_TRACE_ID, STR_SPAN_ID, STR_OFF_CPU, NEXTRA,
+	STR_PROCESS_NAME, STR_CPU_LABEL, STR_KERNEL, STR_TRACE_ID, STR_SPAN_ID, STR_OFF_CPU, STR_ALLOC_OBJECTS,
+	STR_ALLOC_SPACE, STR_INUSE_OBJECTS, STR_INUSE_SPACE, STR_BYTES, NEXTRA,
 };
 static const char *const extra_strings[NEXTRA] = {
 	"samples", "count", "cpu", "nanoseconds", "pid", "tid", "thread_name", "process_name",
-	"cpu", "[kernel.kallsyms]", "trace_id", "span_id", "off_cpu",
+	"cpu", "[kernel.kallsyms]", "trace_id", "span_id", "off_cpu", "alloc_objects",
+	"alloc_space", "inuse_objects", "inuse_space", "bytes",
 };
 
-/* Sample types: samples/count, cpu/nanoseconds, and with --off-cpu off_cpu/nanoseconds. */
-#define MAX_TYPES 3
+/* Sample types: samples/count, cpu/nanoseconds, with --off-cpu off_cpu/nanoseconds, and with --alloc
+ * pprof's heap types alloc_objects/count, alloc_space/bytes, inuse_objects/count, inuse_space/bytes. */
+#define MAX_TYPES 7
+#define HEAP_TYPES 4
 
 #define LABELS_PER_SAMPLE 5
 
@@ -95,6 +99,7 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 	size_t nlabels = 0, nlocids = 0;
 	struct pprof_arena a = { 0 };
 	PProfile prof;
+	size_t heap_type;
 	int err = -ENOMEM;
 
 	for (size_t i = 0; i < p->nsamples; i++) {
@@ -144,8 +149,13 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 	a.period_type.unit = extra(p, STR_NANOSECONDS);
 	a.types[2].type = extra(p, STR_OFF_CPU);
 	a.types[2].unit = extra(p, STR_NANOSECONDS);
+	heap_type = p->off_cpu_enabled ? 3 : 2;
+	for (int i = 0; i < HEAP_TYPES; i++) {
+		a.types[heap_type + i].type = extra(p, (enum extra_string)(STR_ALLOC_OBJECTS + i));
+		a.types[heap_type + i].unit = extra(p, i % 2 ? STR_BYTES : STR_COUNT);
+	}
 	prof.sample_type = a.type_ptrs;
-	prof.n_sample_type = p->off_cpu_enabled ? 3 : 2;
+	prof.n_sample_type = heap_type + (p->alloc_enabled ? HEAP_TYPES : 0);
 	prof.period_type = &a.period_type;
 	prof.period = (int64_t)p->period_ns;
 	prof.time_nanos = (int64_t)p->time_unix_ns;
@@ -220,12 +230,18 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 			a.location_ids[nextid++] = p->stack_locations[st->first + j];
 		s->value = a.values + MAX_TYPES * i;
 		s->n_value = prof.n_sample_type;
-		s->value[0] = (int64_t)src->count;
-		s->value[1] = (int64_t)(src->count * p->period_ns);
-		/* An off-CPU sample has only its time away; on-CPU ones have 0 there. */
-		if (src->off_cpu)
-			s->value[0] = s->value[1] = 0;
-		s->value[2] = (int64_t)src->value_sum;
+		/* A sample has its own type's values, 0 in the others'. */
+		if (src->heap) {
+			size_t at = heap_type + (src->heap == PF_HEAP_INUSE ? 2 : 0);
+
+			s->value[at] = (int64_t)src->objects;
+			s->value[at + 1] = (int64_t)src->value_sum;
+		} else if (src->off_cpu) {
+			s->value[2] = (int64_t)src->value_sum;
+		} else {
+			s->value[0] = (int64_t)src->count;
+			s->value[1] = (int64_t)(src->count * p->period_ns);
+		}
 		set_label(&l[0], extra(p, STR_PID), 0, p->processes[src->process].pid);
 		set_label(&l[1], extra(p, STR_TID), 0, src->tid);
 		set_label(&l[2], extra(p, STR_THREAD_NAME), src->thread_name, 0);

@@ -26,6 +26,39 @@ static int by_self(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+static int by_total(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return by_self(a, b);
+}
+
+/* A heap section (--alloc): functions by the bytes allocated (or held) through them, the leaf being
+ * the sampler library's own frames. */
+static void print_heap(const struct profile *p, enum pf_view view, const struct top_row *rows, size_t nrows,
+		       unsigned nrows_max, FILE *out)
+{
+	bool inuse = view == PF_VIEW_INUSE_SPACE;
+	uint64_t bytes = inuse ? p->inuse_bytes : p->alloc_bytes, objects = inuse ? p->inuse_objects : p->alloc_objects;
+
+	fprintf(out, "\n%s: %.1f MiB in %" PRIu64 " %s (estimated from the sampled ones)\n",
+		inuse ? "In use at the end" : "Allocated", bytes / 1048576.0, objects,
+		plural(objects, "allocation", "allocations"));
+	if (!bytes) {
+		fprintf(out, "No %s.\n", inuse ? "sampled allocation is live" : "allocation was sampled");
+		return;
+	}
+	fprintf(out, "%7s %12s  %-50s %s\n", "TOTAL%", "MIB", "FUNCTION", "MODULE");
+	for (size_t i = 0; i < nrows && i < nrows_max; i++) {
+		const char *label = rows[i].key, *module = label + strlen(label) + 1;
+
+		fprintf(out, "%7.2f %12.3f  %-50s %s\n", 100.0 * rows[i].total / bytes, rows[i].total / 1048576.0,
+			label, module);
+	}
+}
+
 /* The off-CPU section: functions by time away as the leaf (self) and anywhere in the stack (total). */
 static void print_off_cpu(const struct profile *p, const struct top_row *rows, size_t nrows, unsigned nrows_max,
 			  FILE *out)
@@ -57,14 +90,9 @@ static int64_t row_id(const struct profile *p, struct intern *rows, const struct
 	return intern_put(rows, key, len, NULL);
 }
 
-/* A sample's weight in the table: samples on CPU, nanoseconds away off CPU. */
-static uint64_t weight(const struct pf_sample *s, bool off_cpu)
-{
-	return off_cpu ? s->value_sum : s->count;
-}
-
-/* The table of on-CPU samples, or with off_cpu the off-CPU section (time away by function). */
-static int top_table(const struct profile *p, bool off_cpu, unsigned nrows_max, FILE *out)
+/* The table of on-CPU samples, or the section of another view: off-CPU (time away by function),
+ * or the heap's (bytes by function). */
+static int top_table(const struct profile *p, enum pf_view view, unsigned nrows_max, FILE *out)
 {
 	struct intern *ids = intern_new(SIZE_MAX);
 	uint64_t *self = NULL, *total = NULL, *seen = NULL;
@@ -78,7 +106,7 @@ static int top_table(const struct profile *p, bool off_cpu, unsigned nrows_max, 
 		const struct pf_sample *s = &p->samples[i];
 		const struct pf_stack *st = &p->stacks[s->stack];
 
-		if (s->off_cpu != off_cpu)
+		if (!profile_sample_in_view(s, view))
 			continue;
 		for (size_t j = 0; j < st->n; j++) {
 			const struct pf_location *loc = &p->locations[p->stack_locations[st->first + j]];
@@ -110,11 +138,11 @@ static int top_table(const struct profile *p, bool off_cpu, unsigned nrows_max, 
 					cap = ncap;
 				}
 				if (j == 0 && l == 0)
-					self[id] += weight(s, off_cpu);
+					self[id] += profile_sample_value(s, view);
 				/* A function counts once per stack in its total, however often it recurses. */
 				if (seen[id] != i + 1) {
 					seen[id] = i + 1;
-					total[id] += weight(s, off_cpu);
+					total[id] += profile_sample_value(s, view);
 				}
 			}
 		}
@@ -126,10 +154,14 @@ static int top_table(const struct profile *p, bool off_cpu, unsigned nrows_max, 
 		goto out;
 	for (size_t i = 0; i < nrows; i++)
 		rows[i] = (struct top_row){ intern_key(ids, (uint32_t)i, NULL), self[i], total[i] };
-	qsort(rows, nrows, sizeof(*rows), by_self);
+	qsort(rows, nrows, sizeof(*rows), view >= PF_VIEW_ALLOC_OBJECTS ? by_total : by_self);
 
-	if (off_cpu) {
+	if (view == PF_VIEW_OFF_CPU) {
 		print_off_cpu(p, rows, nrows, nrows_max, out);
+		goto done;
+	}
+	if (view != PF_VIEW_CPU) {
+		print_heap(p, view, rows, nrows, nrows_max, out);
 		goto done;
 	}
 	fprintf(out, "%" PRIu64 " %s from %zu %s over %.1f s at %u Hz\n", p->total_count,
@@ -161,9 +193,13 @@ out:
 
 int write_top(const struct profile *p, unsigned nrows_max, FILE *out)
 {
-	int r = top_table(p, false, nrows_max, out);
+	int r = top_table(p, PF_VIEW_CPU, nrows_max, out);
 
 	if (!r && p->off_cpu_enabled)
-		r = top_table(p, true, nrows_max, out);
+		r = top_table(p, PF_VIEW_OFF_CPU, nrows_max, out);
+	if (!r && p->alloc_enabled)
+		r = top_table(p, PF_VIEW_ALLOC_SPACE, nrows_max, out);
+	if (!r && p->alloc_enabled)
+		r = top_table(p, PF_VIEW_INUSE_SPACE, nrows_max, out);
 	return r;
 }

@@ -25,10 +25,18 @@ int write_folded_off_cpu(const struct profile *p, FILE *out);
 int write_folded_off_cpu_file(const struct profile *p, const char *path);
 /* The off-CPU file beside a folded file: "x.folded" -> "x.off-cpu.folded". 0 or -ENAMETOOLONG. */
 int folded_off_cpu_path(const char *path, char *buf, size_t size);
+/* The samples of one view (profile.h) folded the same way, weighted by their value there (objects,
+ * bytes; off-CPU: microseconds), to a stream or a file; the file beside a folded file for a view:
+ * "x.folded" -> "x.alloc_space.folded" ("x.off-cpu.folded" for off-CPU). */
+int write_folded_view(const struct profile *p, enum pf_view view, FILE *out);
+int write_folded_view_file(const struct profile *p, enum pf_view view, const char *path);
+int folded_view_path(const char *path, enum pf_view view, char *buf, size_t size);
 /* The top rows functions by self samples, with self and total percentages; with off-CPU waits in
- * the profile, a second section ranks functions by time away. */
+ * the profile, a second section ranks functions by time away; with allocations, two more rank them
+ * by bytes allocated and bytes in use through them. */
 int write_top(const struct profile *p, unsigned rows, FILE *out);
-/* A self-contained HTML page with an interactive flame graph (and the off-CPU one when collected). */
+/* A self-contained HTML page with an interactive flame graph, one view per sample type collected
+ * (on-CPU, off-CPU, allocated and in-use bytes and objects). */
 int write_html(const struct profile *p, FILE *out);
 /* An uncompressed pprof Profile message; *buf is malloc'ed and owned by the caller. */
 int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len);

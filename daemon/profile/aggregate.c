@@ -380,6 +380,16 @@ int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *s, 
 	return 0;
 }
 
+int aggregate_add_heap(struct aggregate *agg, const struct otelprof_sample *s, uint64_t process_instance,
+		       uint64_t time_unix_ns, uint64_t bytes, uint64_t objects)
+{
+	int r = aggregate_add_value(agg, s, process_instance, time_unix_ns, bytes);
+
+	if (!r)
+		agg->last_entry->objects_sum += objects;
+	return r;
+}
+
 size_t aggregate_entry_count(const struct aggregate *agg)
 {
 	return agg->nentries;

@@ -42,6 +42,7 @@ struct agg_entry {
 				       scaled by the sampling); NULL for counted samples */
 	size_t values_capacity;     /* of values: grown to capacity when timestamps grew */
 	uint64_t value_sum;         /* sum of values */
+	uint64_t objects_sum;       /* aggregate_add_heap(): the objects the allocations stand for */
 };
 
 /*
@@ -86,6 +87,10 @@ int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *sa
  * takes either counted samples or valued ones, not both. */
 int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
 			uint64_t time_unix_ns, uint64_t value);
+/* The same for a sampled allocation (--alloc): value its bytes, objects the allocations it stands for
+ * (both already scaled by the sampling). */
+int aggregate_add_heap(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
+		       uint64_t time_unix_ns, uint64_t bytes, uint64_t objects);
 /* Forget every sample: a new interval starts. Counters are kept. */
 void aggregate_reset(struct aggregate *agg);
 

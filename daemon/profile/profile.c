@@ -523,15 +523,14 @@ static int compare_pair(const void *a, const void *b)
 }
 
 /*
- * The off-CPU samples, after the on-CPU ones and in the same tables: a process or stack seen by both
- * is one entry. A sample's values follow its timestamps' sorted order.
+ * Valued samples (off-CPU waits, allocations), after the on-CPU ones and in the same tables: a process
+ * or stack seen by both is one entry. A sample's values follow its timestamps' sorted order.
  */
-static int add_off_cpu_samples(struct builder *b, const struct aggregate *agg,
-			       const struct profile_build_options *options)
+static int add_valued_samples(struct builder *b, const struct aggregate *agg, const struct profile_build_options *options,
+			      enum pf_heap heap)
 {
 	struct profile *p = b->p;
 
-	p->off_cpu_enabled = true;
 	for (size_t i = 0; i < aggregate_entry_count(agg); i++) {
 		const struct agg_entry *e = aggregate_entry(agg, i);
 		struct value_pair *pairs;
@@ -546,7 +545,9 @@ static int add_off_cpu_samples(struct builder *b, const struct aggregate *agg,
 			return err;
 		s = &p->samples[p->nsamples - 1];
 		p->total_count -= s->count; /* add_sample counted them as on-CPU samples */
-		s->off_cpu = true;
+		s->off_cpu = heap == PF_HEAP_NONE;
+		s->heap = heap;
+		s->objects = e->objects_sum;
 		s->values = malloc(e->ntimestamps * sizeof(uint64_t));
 		pairs = malloc(e->ntimestamps * sizeof(*pairs));
 		if (!s->values || !pairs) {
@@ -562,8 +563,20 @@ static int add_off_cpu_samples(struct builder *b, const struct aggregate *agg,
 		}
 		free(pairs);
 		s->value_sum = e->value_sum;
-		p->off_cpu_ns += e->value_sum;
-		p->off_cpu_count += s->count;
+		switch (heap) {
+		case PF_HEAP_NONE:
+			p->off_cpu_ns += e->value_sum;
+			p->off_cpu_count += s->count;
+			break;
+		case PF_HEAP_ALLOC:
+			p->alloc_bytes += e->value_sum;
+			p->alloc_objects += e->objects_sum;
+			break;
+		case PF_HEAP_INUSE:
+			p->inuse_bytes += e->value_sum;
+			p->inuse_objects += e->objects_sum;
+			break;
+		}
 	}
 	return 0;
 }
@@ -600,7 +613,13 @@ struct profile *profile_build(const struct aggregate *agg, struct symbolizer *sy
 			goto fail;
 		}
 	}
-	if (options->off_cpu && (err = add_off_cpu_samples(&b, options->off_cpu, options)))
+	p->off_cpu_enabled = options->off_cpu != NULL;
+	if (options->off_cpu && (err = add_valued_samples(&b, options->off_cpu, options, PF_HEAP_NONE)))
+		goto fail;
+	p->alloc_enabled = options->allocs != NULL;
+	if (options->allocs && (err = add_valued_samples(&b, options->allocs, options, PF_HEAP_ALLOC)))
+		goto fail;
+	if (options->inuse && (err = add_valued_samples(&b, options->inuse, options, PF_HEAP_INUSE)))
 		goto fail;
 	intern_free(b.functions);
 	intern_free(b.mappings);
@@ -633,4 +652,60 @@ const char *profile_line_label(const struct profile *p, const struct pf_location
 		snprintf(buf, size, "%s+0x%" PRIx64, profile_string(p, loc->module), loc->file_address);
 	}
 	return buf;
+}
+
+bool profile_sample_in_view(const struct pf_sample *s, enum pf_view v)
+{
+	switch (v) {
+	case PF_VIEW_CPU:
+		return !s->heap && !s->off_cpu;
+	case PF_VIEW_OFF_CPU:
+		return s->off_cpu;
+	case PF_VIEW_ALLOC_OBJECTS:
+	case PF_VIEW_ALLOC_SPACE:
+		return s->heap == PF_HEAP_ALLOC;
+	case PF_VIEW_INUSE_OBJECTS:
+	case PF_VIEW_INUSE_SPACE:
+		return s->heap == PF_HEAP_INUSE;
+	default:
+		return false;
+	}
+}
+
+uint64_t profile_sample_value(const struct pf_sample *s, enum pf_view v)
+{
+	switch (v) {
+	case PF_VIEW_CPU:
+		return s->count;
+	case PF_VIEW_ALLOC_OBJECTS:
+	case PF_VIEW_INUSE_OBJECTS:
+		return s->objects;
+	default:
+		return s->value_sum;
+	}
+}
+
+static const char *const view_names[PF_NVIEWS] = {
+	"cpu", "off_cpu", "alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
+};
+static const char *const view_units[PF_NVIEWS] = {
+	"samples", "nanoseconds", "objects", "bytes", "objects", "bytes",
+};
+
+const char *profile_view_name(enum pf_view v)
+{
+	return (unsigned)v < PF_NVIEWS ? view_names[v] : "";
+}
+
+const char *profile_view_unit(enum pf_view v)
+{
+	return (unsigned)v < PF_NVIEWS ? view_units[v] : "";
+}
+
+int profile_view_by_name(const char *name)
+{
+	for (int v = 0; v < PF_NVIEWS; v++)
+		if (!strcmp(name, view_names[v]))
+			return v;
+	return -1;
 }

@@ -92,6 +92,14 @@ struct pf_process {
 	uint32_t nattributes;
 };
 
+/* What a heap sample (--alloc) is: pprof's heap sample types alloc_objects/alloc_space (sampled in the
+ * interval) and inuse_objects/inuse_space (live at its end). */
+enum pf_heap {
+	PF_HEAP_NONE = 0, /* not an allocation: on- or off-CPU */
+	PF_HEAP_ALLOC,    /* allocated in the interval */
+	PF_HEAP_INUSE,    /* live at the interval's end, allocated whenever */
+};
+
 struct pf_sample {
 	uint32_t process;
 	uint32_t tid;
@@ -103,8 +111,32 @@ struct pf_sample {
 	uint32_t link;         /* the trace span the samples ran under: links[link], 0 for none */
 	bool off_cpu;          /* an off-CPU sample: values says how long each wait was */
 	uint64_t *values;      /* off-CPU: ns away per timestamp (in the same order); else NULL */
-	uint64_t value_sum;    /* off-CPU: sum of values */
+	uint64_t value_sum;    /* off-CPU: sum of values; heap samples: their bytes */
+	enum pf_heap heap;     /* an allocation sample (--alloc): values are bytes per timestamp */
+	uint64_t objects;      /* heap samples: the allocations they stand for */
 };
+
+/* The sample types a profile can show one at a time (top table, folded, flame graph, diff). */
+enum pf_view {
+	PF_VIEW_CPU = 0,       /* on-CPU samples, counted */
+	PF_VIEW_OFF_CPU,       /* off-CPU waits, nanoseconds */
+	PF_VIEW_ALLOC_OBJECTS, /* allocations sampled in the interval, objects */
+	PF_VIEW_ALLOC_SPACE,   /* the same, bytes */
+	PF_VIEW_INUSE_OBJECTS, /* allocations live at the end, objects */
+	PF_VIEW_INUSE_SPACE,   /* the same, bytes */
+	PF_NVIEWS,
+};
+
+/* The sample belongs to the view. */
+bool profile_sample_in_view(const struct pf_sample *s, enum pf_view v);
+/* Its value there: samples, nanoseconds, objects or bytes. */
+uint64_t profile_sample_value(const struct pf_sample *s, enum pf_view v);
+/* "cpu", "off_cpu", "alloc_objects", "alloc_space", "inuse_objects", "inuse_space" (pprof's names). */
+const char *profile_view_name(enum pf_view v);
+/* Its unit: "samples", "nanoseconds", "objects", "bytes". */
+const char *profile_view_unit(enum pf_view v);
+/* The view by name, or -1. */
+int profile_view_by_name(const char *name);
 
 /* A link to a trace span (OTEP 4947 thread context) and the attributes the thread published with it. */
 struct pf_link {
@@ -151,6 +183,10 @@ struct profile {
 	uint64_t off_cpu_ns;    /* sum of the off-CPU samples' values */
 	uint64_t off_cpu_count; /* off-CPU waits (timestamps of off-CPU samples); not in total_count */
 
+	bool alloc_enabled;     /* allocations were collected (--alloc): writers add the heap types */
+	uint64_t alloc_bytes, alloc_objects; /* sums of the PF_HEAP_ALLOC samples (not in total_count) */
+	uint64_t inuse_bytes, inuse_objects; /* sums of the PF_HEAP_INUSE samples */
+
 	/* Allocation bookkeeping of the tables above (capacities); private to profile.c. */
 	struct {
 		size_t functions, mappings, locations, lines, stacks, stack_locations, processes,
@@ -175,6 +211,8 @@ struct profile_build_options {
 	profile_describe_process_fn describe_process; /* may be NULL */
 	void *describe_ctx;
 	const struct aggregate *off_cpu; /* the interval's off-CPU waits (valued entries), or NULL */
+	const struct aggregate *allocs;  /* --alloc: the interval's sampled allocations, or NULL */
+	const struct aggregate *inuse;   /* --alloc: the live sampled allocations at its end, or NULL */
 };
 
 /* NULL with errno set on allocation failure. */

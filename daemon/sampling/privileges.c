@@ -12,6 +12,9 @@
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
 #ifndef CAP_CHECKPOINT_RESTORE
 #define CAP_CHECKPOINT_RESTORE 40
 #endif
@@ -47,11 +50,12 @@ bool privileges_bpf_needs_cap_here(void)
 	return uname(&u) ? true : privileges_bpf_needs_cap(u.release, disabled);
 }
 
-int privileges_drop_after_setup(bool keep_bpf)
+int privileges_drop_after_setup(bool keep_bpf, bool keep_attach)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
-	uint64_t keep = privileges_kept_mask() | (keep_bpf ? 1ULL << CAP_BPF : 0);
+	uint64_t keep = privileges_kept_mask() | (keep_bpf || keep_attach ? 1ULL << CAP_BPF : 0) |
+			(keep_attach ? (1ULL << CAP_PERFMON) | (1ULL << CAP_SYS_ADMIN) : 0);
 
 	if (syscall(SYS_capget, &header, data))
 		return -errno;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "clock.h"
@@ -11,8 +12,10 @@
 #include "process/process_table.h"
 #include "process/python_table.h"
 #include "process/trace_table.h"
+#include "sampling/heap.h"
 #include "sampling/off_cpu.h"
 #include "profile/aggregate.h"
+#include "sampling/record_replay.h"
 #include "records.h"
 #include "symbolizer.h"
 
@@ -36,6 +39,7 @@ struct record_path {
 	struct jvm_attacher *jvm;        /* borrowed, or NULL */
 	uint8_t link[AGG_LINK_MAX];      /* the link of the sample being added */
 	struct off_cpu *off_cpu;         /* borrowed, may be NULL */
+	struct heap *heap;               /* borrowed, may be NULL */
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	struct record_path_counters counters;
 	struct python_table *pythons;    /* owned, or NULL (no Python frames) */
@@ -43,6 +47,11 @@ struct record_path {
 	void *go_publish_ctx;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	struct otelprof_sample with_python; /* the same with its Python frames put in */
+	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
+	bool drop_at_exit;               /* the run's last read is out of time: samples dropped as read */
+	bool replay_off;                 /* opens are deferred on purpose (CPU ceiling): no replays */
+	struct record_replay *replay;    /* owned: samples put off by the turn's open deadline */
+	unsigned tries;                  /* times the record being handled was handled before */
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
 	size_t nsettling;
 };
@@ -60,11 +69,18 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 	rp->off_cpu = cfg->off_cpu;
 	rp->go_publish = cfg->go_publish;
 	rp->go_publish_ctx = cfg->go_publish_ctx;
+	rp->replay = record_replay_new();
+	if (!rp->replay) {
+		free(rp);
+		return NULL;
+	}
+	rp->heap = cfg->heap;
 	if (cfg->python_publish) {
 		rp->pythons = python_table_new(&(struct python_table_config){
 			.publish = cfg->python_publish, .publish_ctx = cfg->python_publish_ctx,
 		});
 		if (!rp->pythons) {
+			record_replay_free(rp->replay);
 			free(rp);
 			return NULL;
 		}
@@ -74,8 +90,10 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 
 void record_path_free(struct record_path *rp)
 {
-	if (rp)
+	if (rp) {
 		python_table_free(rp->pythons);
+		record_replay_free(rp->replay);
+	}
 	free(rp);
 }
 
@@ -122,6 +140,9 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, con
 	else
 		process_table_exec_unrecorded(rp->processes, pid, start_ns, comm, cgroup_id, exec_id, maybe_in_execve);
 	pi = process_table_find(rp->processes, pid, start_ns);
+	/* The old program's heap went with it (--alloc). */
+	if (rp->heap && before && before != PROCESS_INSTANCE_UNKNOWN && (!pi || pi->instance != before))
+		heap_exit_instance(rp->heap, pid, start_ns, before);
 	if (pi && pi->instance == before) {
 		/* The record of a program its sample (taken during the execve) made an instance of: the
 		 * mappings read then were the execve's half-built ones (and what identifies the program
@@ -171,6 +192,8 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 			python_table_retire(rp->pythons, e->pid);
 		go_forget(rp, e->pid);
 		process_table_exit(rp->processes, e->pid, e->start_ns);
+		if (rp->heap)
+			heap_exit(rp->heap, e->pid, e->start_ns);
 		break;
 	}
 }
@@ -282,14 +305,36 @@ static const struct otelprof_sample *python_frames(struct record_path *rp, const
 }
 
 /*
- * A task left a CPU (--off-cpu): its stack takes an on-CPU sample's path (process table, unwinding,
- * modules opened) but waits in off_cpu for the time it was away.
+ * The stack of a record that is not an on-CPU sample (a switch-out, an allocation): its process
+ * found (or read) in the process table, its interpreter looked for, its user stack unwound, the files
+ * behind its frames opened at the process's first sample. *instance: the process's instance. The
+ * interpreter is looked for at a process's first few records of any kind: a Python process that
+ * switched out before its first on-CPU sample (most do) was never looked at, and had no Python frames.
+ */
+static const struct otelprof_sample *stack_of(struct record_path *rp, const void *data, size_t size,
+					      uint64_t *instance)
+{
+	const struct otelprof_sample *s = data;
+	const struct process_info *pi = sample_process(rp, s);
+
+	*instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
+	if (pi)
+		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
+	python_check(rp, s, pi);
+	s = unwind_sample(rp->sym, (pid_t)s->pid, *instance, data, size, &rp->unwound, &rp->counters.unwind);
+	if (pi && pi->samples == 1)
+		open_modules(rp, s, *instance);
+	return s;
+}
+
+/*
+ * A task left a CPU (--off-cpu): its stack takes an on-CPU sample's path (process table, the look
+ * for an interpreter, unwinding, modules opened) but waits in off_cpu for the time it was away.
  */
 static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 {
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
-	const struct process_info *pi;
 	uint64_t instance;
 
 	if (!rp->off_cpu || (hdr->kind == OTELPROF_RECORD_OFF_CPU && hdr->size < sizeof(*s)) ||
@@ -301,14 +346,49 @@ static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 		off_cpu_end(rp->off_cpu, data, rp->monotonic_to_unix_ns);
 		return;
 	}
-	pi = sample_process(rp, s);
-	instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
-	if (pi)
-		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
-	s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound, &rp->counters.unwind);
-	if (pi && pi->samples == 1)
-		open_modules(rp, s, instance);
+	s = stack_of(rp, data, size, &instance);
 	off_cpu_start(rp->off_cpu, s, instance);
+}
+
+/* A module this sample needed was not opened (the turn's open deadline): keep a copy for the next
+ * turn rather than add it unwound without that module's rules. False: add it as it is. */
+static bool put_off(struct record_path *rp, const void *data, size_t size, uint64_t deferred_before)
+{
+	if (rp->replay_off || rp->tries + 1 >= RECORD_REPLAY_TRIES ||
+	    symbolizer_stats(rp->sym)->module_opens_deferred == deferred_before)
+		return false;
+	if (record_replay_push(rp->replay, data, size, rp->tries + 1)) {
+		rp->counters.replay_full++;
+		return false;
+	}
+	rp->counters.samples_put_off++;
+	return true;
+}
+
+/*
+ * A sampled allocation (--alloc): its stack takes an on-CPU sample's path (process table, unwinding,
+ * modules opened) and goes to the heap with the allocation's fields that end the record; a free
+ * goes to the heap alone.
+ */
+static void on_heap(struct record_path *rp, const void *data, size_t size)
+{
+	const struct otelprof_record_header *hdr = data;
+	const struct otelprof_sample *s = data;
+	struct otelprof_alloc a;
+	uint64_t instance;
+
+	if (!rp->heap || (hdr->kind == OTELPROF_RECORD_ALLOC && hdr->size < sizeof(*s) + sizeof(a)) ||
+	    (hdr->kind == OTELPROF_RECORD_FREE && hdr->size < sizeof(struct otelprof_free))) {
+		rp->counters.malformed_records++;
+		return;
+	}
+	if (hdr->kind == OTELPROF_RECORD_FREE) {
+		heap_release(rp->heap, data);
+		return;
+	}
+	memcpy(&a, (const uint8_t *)data + hdr->size - sizeof(a), sizeof(a));
+	s = stack_of(rp, data, size, &instance);
+	heap_alloc(rp->heap, s, instance, &a, rp->monotonic_to_unix_ns);
 }
 
 void record_path_handle(void *ctx, const void *data, size_t size)
@@ -317,11 +397,19 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
 	const struct process_info *pi;
-	uint64_t instance;
+	uint64_t instance, deferred = symbolizer_stats(rp->sym)->module_opens_deferred;
 	size_t link_len;
 
 	if (size < sizeof(*hdr) || hdr->size > size) {
 		rp->counters.malformed_records++;
+		return;
+	}
+	if ((rp->drop_samples || rp->drop_at_exit) &&
+	    (hdr->kind == OTELPROF_RECORD_SAMPLE || hdr->kind == OTELPROF_RECORD_OFF_CPU)) {
+		if (rp->drop_at_exit)
+			rp->counters.samples_at_exit++;
+		else
+			rp->counters.samples_shed++;
 		return;
 	}
 	switch (hdr->kind) {
@@ -347,6 +435,8 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 				  &rp->counters.unwind);
 		if (pi && pi->samples == 1)
 			open_modules(rp, s, instance);
+		if (put_off(rp, data, size, deferred))
+			return;
 		s = python_frames(rp, s, pi, data, size);
 		aggregate_add_linked(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns, rp->link, link_len);
 		break;
@@ -362,6 +452,10 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 	case OTELPROF_RECORD_OFF_CPU:
 	case OTELPROF_RECORD_OFF_CPU_END:
 		on_off_cpu(rp, data, size);
+		break;
+	case OTELPROF_RECORD_ALLOC:
+	case OTELPROF_RECORD_FREE:
+		on_heap(rp, data, size);
 		break;
 	default:
 		rp->counters.malformed_records++;
@@ -386,6 +480,42 @@ void record_path_settle(struct record_path *rp, uint64_t now)
 			symbolizer_refresh_instance(rp->sym, (pid_t)e->pid, e->instance);
 	}
 	rp->nsettling = kept;
+}
+
+void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool opens_deferred)
+{
+	rp->drop_samples = drop_samples;
+	rp->replay_off = opens_deferred;
+}
+
+void record_path_drop_remaining(struct record_path *rp)
+{
+	rp->drop_at_exit = true;
+}
+
+void record_path_replay(struct record_path *rp, bool last)
+{
+	size_t n = record_replay_count(rp->replay);
+	void *data;
+	size_t size;
+	unsigned tries;
+
+	/* The copies queued before this call, each once: those put off again wait for the next. */
+	while (n-- && record_replay_pop(rp->replay, &data, &size, &tries)) {
+		const struct otelprof_sample *s = data;
+		const struct process_info *pi = process_table_find(rp->processes, s->pid, s->process_start_ns);
+
+		/* Its process exec'd or was swept since: handled now, it could be taken for what runs now. */
+		if (!pi || pi->exec_id != s->exec_id) {
+			rp->counters.replay_stale++;
+		} else {
+			rp->counters.samples_replayed++;
+			rp->tries = last ? RECORD_REPLAY_TRIES : tries;
+			record_path_handle(rp, data, size);
+			rp->tries = 0;
+		}
+		free(data);
+	}
 }
 
 bool record_path_settling(const struct record_path *rp)

@@ -43,6 +43,7 @@
 
 struct aggregate;
 struct jvm_attacher;
+struct heap;
 struct off_cpu;
 struct process_table;
 struct symbolizer;
@@ -56,6 +57,8 @@ struct record_path_config {
 					    samples are not linked to traces */
 	struct off_cpu *off_cpu;         /* borrowed: where off-CPU stacks and ends go; NULL: none
 					    expected (such records count as malformed) */
+	struct heap *heap;               /* borrowed: where sampled allocations and frees go (--alloc);
+					    NULL: none expected (such records count as malformed) */
 	/* CPython frames (process/python_table.h): how the record path's table of Python processes
 	 * reaches the BPF map; NULL: samples keep native frames only. */
 	python_publish_fn python_publish;
@@ -68,6 +71,14 @@ struct record_path_config {
 struct record_path_counters {
 	uint64_t malformed_records;      /* records too short for their kind, or of no known kind */
 	uint64_t settle_dropped;         /* execs not read again: the settling list was full */
+	uint64_t samples_shed;           /* samples and off-CPU stacks dropped as read: the daemon was
+					    over its CPU ceiling (record_path_set_shedding()) */
+	uint64_t samples_at_exit;        /* samples and off-CPU stacks dropped as read at the end of the
+					    run, past the last read's time (record_path_drop_remaining()) */
+	uint64_t samples_put_off;        /* samples put off to the next turn (the open deadline) */
+	uint64_t samples_replayed;       /* ... and handled then */
+	uint64_t replay_stale;           /* ... dropped then: their process had exec'd or gone */
+	uint64_t replay_full;            /* samples not put off: the queue was full (added as they were) */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	struct python_sample_counters python; /* Python frames put in the samples' stacks */
 	struct go_process_counters go_processes; /* Go processes found, and published */
@@ -82,6 +93,20 @@ void record_path_free(struct record_path *rp);
 
 /* Add to a record's bpf_ktime_get_ns() to get unix time; set before the first record is read. */
 void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_unix_ns);
+
+/* Over the CPU ceiling (ops/cpu_ceiling.h): drop samples and off-CPU stacks as they are read
+ * (counted in samples_shed), process records still followed; opens_deferred: module opens are put
+ * off on purpose, so samples that meet the open deadline are not put off for the next turn. */
+void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool opens_deferred);
+/*
+ * A sample whose handling met the turn's open deadline (symbolizer_set_open_deadline(): a module it
+ * needed was not opened) is put off: copied (record_replay.h), and handled again by this call at the
+ * next turn, before the ring buffer is read. last: the run ends, so each is handled as it comes.
+ */
+void record_path_replay(struct record_path *rp, bool last);
+/* The run ends and its last read is out of time: drop the samples still to be read (counted in
+ * samples_at_exit) so that the ring buffer empties at once. */
+void record_path_drop_remaining(struct record_path *rp);
 
 /* The sampler's callback (sampler_record_fn): ctx is the record path. */
 void record_path_handle(void *ctx, const void *data, size_t size);

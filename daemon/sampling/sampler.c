@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sampling/bpf_log.h"
+#include "sampling/pid_namespace.h"
 #include "sampling/python_walk.h"
 #include "clock.h"
 #include "log.h"
@@ -44,8 +45,14 @@ struct sampler {
 	void *ctx;
 	struct sampler_load_stats load;
 	unsigned consumed;     /* records handed over by the sampler_consume() in progress */
-	bool pending;          /* the last one stopped at SAMPLER_CONSUME_BUDGET */
+	uint64_t consume_deadline_ns; /* CLOCK_MONOTONIC end of its time budget */
+	bool out_of_time;      /* it stopped at the time budget */
+	bool pending;          /* the last one stopped at its budget */
 	uint64_t budget_stops; /* how many did */
+	uint64_t time_stops;   /* how many of them at the time budget */
+	struct bpf_link *alloc_links[2 * SAMPLER_MAX_ALLOC_FILES]; /* --alloc: alloc and free per file */
+	unsigned nalloc_links;
+	struct pid_namespace pidns; /* the daemon's: pids translated into it when its own */
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -166,7 +173,10 @@ static int handle_record(void *ctx, void *data, size_t size)
 	s->fn(s->ctx, data, size);
 	/* Negative: libbpf keeps this record consumed and returns (the only way to stop it early
 	 * before libbpf 1.3's ring_buffer__consume_n()). */
-	return ++s->consumed >= SAMPLER_CONSUME_BUDGET ? -ECANCELED : 0;
+	if (++s->consumed >= SAMPLER_CONSUME_BUDGET)
+		return -ECANCELED;
+	s->out_of_time = clock_ns(CLOCK_MONOTONIC) >= s->consume_deadline_ns;
+	return s->out_of_time ? -ECANCELED : 0;
 }
 
 static void explain_load_failure(int err)
@@ -267,6 +277,36 @@ static void off_cpu_configure(struct profile_bpf *skel, const struct sampler_con
 		bpf_map__set_max_entries(skel->maps.off_cpu_inflight, config->off_cpu_max_inflight);
 }
 
+/* Without --alloc the USDT programs are not loaded and their scratch stays one entry. */
+static void alloc_configure(struct profile_bpf *skel, const struct sampler_config *config, __u32 ncpus)
+{
+	bpf_program__set_autoload(skel->progs.on_alloc, config->alloc);
+	bpf_program__set_autoload(skel->progs.on_free, config->alloc);
+	if (config->alloc)
+		bpf_map__set_max_entries(skel->maps.alloc_scratch, ncpus);
+}
+
+int sampler_attach_alloc(struct sampler *s, const char *path)
+{
+	struct bpf_link *alloc, *release;
+	int r;
+
+	if (s->nalloc_links + 2 > sizeof(s->alloc_links) / sizeof(s->alloc_links[0]))
+		return -ENOSPC;
+	alloc = bpf_program__attach_usdt(s->skel->progs.on_alloc, -1, path, "otel_memory", "alloc", NULL);
+	if (!alloc)
+		return -errno;
+	release = bpf_program__attach_usdt(s->skel->progs.on_free, -1, path, "otel_memory", "free", NULL);
+	if (!release) {
+		r = -errno;
+		bpf_link__destroy(alloc);
+		return r;
+	}
+	s->alloc_links[s->nalloc_links++] = alloc;
+	s->alloc_links[s->nalloc_links++] = release;
+	return 0;
+}
+
 static int off_cpu_attach(struct profile_bpf *skel)
 {
 	int r;
@@ -277,6 +317,24 @@ static int off_cpu_attach(struct profile_bpf *skel)
 	r = -errno;
 	log_error("Failed to attach to sched_switch: %s", strerror(-r));
 	return r;
+}
+
+/* Learn the daemon's PID namespace into s->pidns; 0, or -errno once the refusal is logged. */
+static int read_pid_namespace(struct sampler *s)
+{
+	int r = pid_namespace_read("/proc", &s->pidns);
+
+	if (!r && s->pidns.own &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_ns_current_pid_tgid, NULL) != 1)
+		r = -ENOSYS;
+	if (r) {
+		log_error("%s", pid_namespace_refusal(r));
+		return r;
+	}
+	if (s->pidns.own)
+		log_info("Running in a PID namespace of its own (pid:[%llu]): profiling the processes it shows, "
+			 "by their pids in it", (unsigned long long)s->pidns.ino);
+	return 0;
 }
 
 /*
@@ -299,12 +357,16 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	s->skel->rodata->stack_copy = config->stack_copy;
 	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
 	s->skel->rodata->trace_context = config->trace_context;
+	s->skel->rodata->pidns_translate = s->pidns.own;
+	s->skel->rodata->pidns_dev = s->pidns.dev;
+	s->skel->rodata->pidns_ino = s->pidns.ino;
 	python_walk_configure(s->skel, python);
 	s->skel->rodata->go_labels = go;
 	bpf_program__set_autoload(s->skel->progs.go_read_labels, go);
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	bpf_map__set_max_entries(s->skel->maps.scratch, ncpus);
 	off_cpu_configure(s->skel, config, ncpus);
+	alloc_configure(s->skel, config, ncpus);
 	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
@@ -366,6 +428,11 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 		goto fail;
 	}
 	ncpus = (__u32)r;
+	r = read_pid_namespace(s);
+	if (r) {
+		*err = r;
+		goto fail;
+	}
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC);
 	load_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	python = python_walk_choose(config->python);
@@ -484,6 +551,8 @@ void sampler_close(struct sampler *s)
 {
 	if (!s)
 		return;
+	for (unsigned i = 0; i < s->nalloc_links; i++)
+		bpf_link__destroy(s->alloc_links[i]);
 	for (int cpu = 0; s->links && cpu < s->ncpu_ids; cpu++)
 		bpf_link__destroy(s->links[cpu]);
 	for (int cpu = 0; s->perf_fds && cpu < s->ncpu_ids; cpu++)
@@ -506,10 +575,13 @@ int sampler_consume(struct sampler *s)
 	int r;
 
 	s->consumed = 0;
+	s->out_of_time = false;
+	s->consume_deadline_ns = clock_ns(CLOCK_MONOTONIC) + SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
 	r = ring_buffer__consume(s->rb);
 	s->pending = r == -ECANCELED;
 	if (s->pending) {
 		s->budget_stops++;
+		s->time_stops += s->out_of_time;
 		return (int)s->consumed;
 	}
 	return r;
@@ -523,6 +595,11 @@ bool sampler_pending(const struct sampler *s)
 uint64_t sampler_budget_stops(const struct sampler *s)
 {
 	return s->budget_stops;
+}
+
+uint64_t sampler_time_stops(const struct sampler *s)
+{
+	return s->time_stops;
 }
 
 /* Write pid's entry of trace_procs, or delete it when neither part is set. */
@@ -645,6 +722,11 @@ int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX
 int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF_OFFCPU_CNT_MAX])
 {
 	return sum_counters(s->skel->maps.off_cpu_counters, counters, OTELPROF_OFFCPU_CNT_MAX);
+}
+
+int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_ALLOC_CNT_MAX])
+{
+	return sum_counters(s->skel->maps.alloc_counters, counters, OTELPROF_ALLOC_CNT_MAX);
 }
 
 unsigned sampler_cpu_count(const struct sampler *s)

@@ -32,6 +32,7 @@ struct sampler_config {
 	bool off_cpu;               /* load and attach the sched_switch program (off-CPU records) */
 	uint32_t off_cpu_sample;    /* switch-outs sampled: probability * 2^32 (UINT32_MAX: all) */
 	uint32_t off_cpu_max_inflight; /* bound of the in-flight map (0: OTELPROF_OFF_CPU_INFLIGHT) */
+	bool alloc;                 /* load the otel_memory USDT programs (sampler_attach_alloc()) */
 };
 
 /* Called for every record; data is valid only during the call. */
@@ -56,16 +57,21 @@ void sampler_close(struct sampler *s);
 /* fd to wait on (epoll) for records. */
 int sampler_fd(const struct sampler *s);
 /*
- * Hand the pending records to the callback, at most SAMPLER_CONSUME_BUDGET of them: producers that
- * outpace the callback (a storm, a slow build) would otherwise keep one call going for ever, and
- * with it signals, exports and the end of the run. Records consumed, or -errno.
+ * Hand the pending records to the callback for at most SAMPLER_CONSUME_BUDGET_MS (the clock is read
+ * after each record, whatever one costs), and at most SAMPLER_CONSUME_BUDGET records: producers
+ * that outpace the callback (a storm, a slow symbolization) would otherwise keep one call going for
+ * ever, and with it signals, exports and the end of the run. The time budget is what bounds a turn
+ * of the loop; the loop that calls this bounds what one record may cost (symbolizer_set_open_deadline()).
+ * Records consumed, or -errno.
  */
 #define SAMPLER_CONSUME_BUDGET 4096
+#define SAMPLER_CONSUME_BUDGET_MS 50
 int sampler_consume(struct sampler *s);
 /* The last sampler_consume() stopped at its budget with records left: call it again soon. */
 bool sampler_pending(const struct sampler *s);
-/* Calls of sampler_consume() that stopped at the budget. */
+/* Calls of sampler_consume() that stopped at the budget (records or time), and at the time budget. */
 uint64_t sampler_budget_stops(const struct sampler *s);
+uint64_t sampler_time_stops(const struct sampler *s);
 /* Sum of the BPF-side per-CPU counters, indexed by enum otelprof_counter. 0 or -errno. */
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX]);
 /* Tell the BPF program where pid's threads keep their thread context (entry NULL: they do not).
@@ -90,6 +96,14 @@ int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF
 /* --off-cpu: thread tid is still off CPU since start_ns (its in-flight entry is there: the end of a
  * wait whose end record was lost is not). sampler is a struct sampler: off_cpu_finish()'s callback. */
 bool sampler_off_cpu_waiting(void *sampler, uint32_t tid, uint64_t start_ns);
+/* Files whose otel_memory probes can be attached (--alloc): each costs two uprobe links. */
+#define SAMPLER_MAX_ALLOC_FILES 256
+/* --alloc: attach the programs to the otel_memory:alloc and :free probes of the ELF file at path, for
+ * every process that maps it (now or later). 0, -ENOSPC (SAMPLER_MAX_ALLOC_FILES reached), -ENOENT
+ * (no such probes), or another -errno. */
+int sampler_attach_alloc(struct sampler *s, const char *path);
+/* Sum of the allocation programs' per-CPU counters (enum otelprof_alloc_counter). 0 or -errno. */
+int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_ALLOC_CNT_MAX]);
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 

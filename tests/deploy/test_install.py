@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""meson install puts the daemon, the systemd unit, the default configuration and the man page in
+"""meson install puts the daemon, the systemd unit, the default configuration, the man page and the
+allocation sampler (libotelprofd-alloc.so) in
 place (into a scratch DESTDIR), and the installed unit starts the installed binary with that file."""
 import os
 import re
@@ -20,7 +21,7 @@ found = {}
 for d, _, files in os.walk(dest):
     for f in files:
         found[f] = os.path.join(d, f)
-for want in ("otelprofd", "otelprofd.service", "otelprofd.conf", "otelprofd.8"):
+for want in ("otelprofd", "otelprofd.service", "otelprofd.conf", "otelprofd.8", "libotelprofd-alloc.so"):
     if want not in found:
         print(f"FAIL: meson install did not install {want}: {sorted(found)}")
         sys.exit(1)

@@ -81,3 +81,14 @@ def samples(path, frames=False):
         names = [locations.get(loc) for loc in locs] if frames else (locations.get(locs[0]) if locs else None)
         out.append((labels, names, values[0] if values else 0))
     return out
+
+
+def sample_types(path):
+    """([(type, unit)] of the profile, and its samples' values: [[int] per sample])."""
+    text = _decode(path)
+    strings = re.findall(r'^string_table: "(.*)"$', text, re.M)
+    types = [(strings[int(t)], strings[int(u)]) for t, u in
+             re.findall(r"^sample_type \{\n\s*type: (\d+)\n\s*unit: (\d+)\n\}", text, re.M)]
+    values = [[int(x) for x in re.findall(r"^  value: (-?\d+)$", body, re.M)]
+              for body in re.findall(r"^sample \{\n(.*?)^\}", text, re.M | re.S)]
+    return types, values

@@ -16,7 +16,6 @@ sched_switch program:
 - pprof has the off_cpu/nanoseconds sample type, with 0 there on on-CPU samples and 0 in the
   on-CPU types of off-CPU samples.
 """
-import gzip
 import os
 import re
 import shutil
@@ -25,6 +24,7 @@ import time
 
 import bpftest
 import cgrouptest
+import pprofdecode
 
 bpftest.require_bpf()
 workload = os.environ["WAITS_WORKLOAD"]
@@ -209,18 +209,11 @@ pprof = os.path.join(out, "waits.pb.gz")
 w, d, log, _ = profile(["2"], "pprof", "4s", extra=("-o", pprof))
 w.communicate(timeout=60)
 finish(d, log)
-proto = os.environ["PPROF_PROTO"]
-text = subprocess.run(["protoc", "--decode", "perftools.profiles.Profile", "--proto_path", os.path.dirname(proto),
-                       os.path.basename(proto)], input=gzip.open(pprof).read(), stdout=subprocess.PIPE,
-                      check=True).stdout.decode()
-strings = re.findall(r'^string_table: "(.*)"$', text, re.M)
-types = [(strings[int(t)], strings[int(u)]) for t, u in
-         re.findall(r"^sample_type \{\n\s*type: (\d+)\n\s*unit: (\d+)\n\}", text, re.M)]
+types, values = pprofdecode.sample_types(pprof)
 if types != [("samples", "count"), ("cpu", "nanoseconds"), ("off_cpu", "nanoseconds")]:
     bpftest.fail(f"pprof sample types {types}")
 on = offc = 0
-for body in re.findall(r"^sample \{\n(.*?)^\}", text, re.M | re.S):
-    v = [int(x) for x in re.findall(r"^  value: (-?\d+)$", body, re.M)]
+for v in values:
     if len(v) != 3 or (v[0] and v[2]) or (not v[0] and (v[1] or not v[2])):
         bpftest.fail(f"a pprof sample mixes on- and off-CPU values: {v}")
     on += v[0] > 0

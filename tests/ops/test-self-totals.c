@@ -25,6 +25,9 @@ static void fill(struct self_metrics *m)
 	m->aggregate.malformed = 32;
 	m->malformed_records = 64;
 	m->aggregate.dropped_at_build = 128;
+	m->samples_shed = 256;
+	m->samples_at_exit = 512;
+	m->samples_stale = 1024;
 	m->symbolizer.lookups = 5000;
 	m->symbolizer.symbolized = 4000;
 }
@@ -35,7 +38,7 @@ static void test_lines_agree(void **state)
 {
 	struct self_metrics m;
 	char stats[512], totals[512];
-	uint64_t s_kept, s_dropped, s_unsym, t_kept, t_dropped, t_unsym, parts[7];
+	uint64_t s_kept, s_dropped, s_unsym, t_kept, t_dropped, t_unsym, parts[10];
 
 	(void)state;
 	fill(&m);
@@ -46,15 +49,18 @@ static void test_lines_agree(void **state)
 				&s_kept, &s_dropped, &s_unsym), 3);
 	assert_int_equal(sscanf(totals, "%" SCNu64 " samples kept, %" SCNu64 " dropped (ring buffer full %" SCNu64
 				", stack table full %" SCNu64 ", sample bound %" SCNu64 ", out of memory %" SCNu64
-				", malformed %" SCNu64 ", profile tables full %" SCNu64 "), %" SCNu64 " frames not symbolized",
-				&t_kept, &t_dropped, &parts[0], &parts[1], &parts[2], &parts[3], &parts[4], &parts[5], &t_unsym),
-			 9);
+				", malformed %" SCNu64 ", profile tables full %" SCNu64 ", cpu ceiling %" SCNu64
+				", at exit %" SCNu64 ", stale %" SCNu64 "), %" SCNu64 " frames not symbolized",
+				&t_kept, &t_dropped, &parts[0], &parts[1], &parts[2], &parts[3], &parts[4], &parts[5], &parts[6],
+				&parts[7], &parts[8], &t_unsym),
+			 12);
 	assert_int_equal(s_kept, t_kept);
 	assert_int_equal(s_dropped, t_dropped);
 	assert_int_equal(s_unsym, t_unsym);
-	assert_int_equal(t_dropped, 255);
+	assert_int_equal(t_dropped, 2047);
 	assert_int_equal(t_unsym, 1000);
-	assert_int_equal(parts[0] + parts[1] + parts[2] + parts[3] + parts[4] + parts[5], t_dropped);
+	assert_int_equal(parts[0] + parts[1] + parts[2] + parts[3] + parts[4] + parts[5] + parts[6] + parts[7] +
+			 parts[8], t_dropped);
 }
 
 static char *render(const struct self_metrics *m)

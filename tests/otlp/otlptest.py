@@ -75,6 +75,26 @@ def dump(pattern):
     return [json.loads(line) for line in p.stdout.splitlines()]
 
 
+def received(daemon, log, collector, pid):
+    """After a run that exported to collector: the daemon exited 0 and every request was valid. The
+    resources of process pid, over all requests, in order."""
+    print(log[-3000:])
+    if daemon.returncode != 0:
+        bpftest.fail(f"otelprofd exited {daemon.returncode}")
+    stats = collector.stop()
+    if stats["invalid"]:
+        bpftest.fail(f"{stats['invalid']} requests broke the format: {stats['last_error']}")
+    summaries = dump(os.path.join(collector.out_dir, "*-grpc.pb"))
+    print(f"{len(summaries)} requests")
+    for s in summaries:
+        if not s["valid"]:
+            bpftest.fail(f"invalid request: {s['why']}")
+    mine = [r for s in summaries for r in s["resources"] if r["attributes"].get("process.pid") == pid]
+    if not mine:
+        bpftest.fail("no resource of the workload arrived")
+    return mine
+
+
 def samples_of(summaries, pid):
     """Every sample entry of the process pid, over all requests."""
     out = []

@@ -48,21 +48,7 @@ finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-print(log[-3000:])
-if daemon.returncode != 0:
-    bpftest.fail(f"otelprofd exited {daemon.returncode}")
-stats = collector.stop()
-if stats["invalid"]:
-    bpftest.fail(f"{stats['invalid']} requests broke the format: {stats['last_error']}")
-
-summaries = otlptest.dump(os.path.join(collector.out_dir, "*-grpc.pb"))
-print(f"{len(summaries)} requests")
-for s in summaries:
-    if not s["valid"]:
-        bpftest.fail(f"invalid request: {s['why']}")
-mine = [r for s in summaries for r in s["resources"] if r["attributes"].get("process.pid") == workload.pid]
-if not mine:
-    bpftest.fail("no resource of the workload arrived")
+mine = otlptest.received(daemon, log, collector, workload.pid)
 on_cpu, off_cpu = [], []
 both = 0
 for r in mine:

@@ -138,6 +138,8 @@
   }
   function fmtValue(x, unit) {
     if (unit === 'ns') return x >= 1e9 ? (x / 1e9).toFixed(2) + ' s' : (x / 1e6).toFixed(x >= 1e7 ? 0 : 2) + ' ms';
+    if (unit === 'bytes') return x >= 1073741824 ? (x / 1073741824).toFixed(2) + ' GiB' :
+      x >= 1048576 ? (x / 1048576).toFixed(1) + ' MiB' : x >= 1024 ? (x / 1024).toFixed(1) + ' KiB' : Math.round(x) + ' B';
     return Math.round(x).toLocaleString('en') + ' ' + unit;
   }
   function pct(x) { return (100 * x).toFixed(x >= 0.1 || x === 0 ? 1 : 2) + '%'; }

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sampled_set.h"
+
+static size_t slot_of(const struct sampled_set *set, uintptr_t p)
+{
+	return (size_t)(sampled_set_hash(p) >> 20) & set->mask;
+}
+
+static _Atomic uint16_t *filter_of(struct sampled_set *set, uintptr_t p)
+{
+	return &set->filter[(sampled_set_hash(p) >> 51) & (SAMPLED_SET_FILTER - 1)];
+}
+
+static void filter_add(_Atomic uint16_t *c, int delta)
+{
+	uint16_t seen = atomic_load_explicit(c, memory_order_relaxed);
+
+	while (seen != UINT16_MAX &&
+	       !atomic_compare_exchange_weak_explicit(c, &seen, (uint16_t)(seen + delta), memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
+void sampled_set_init(struct sampled_set *set, _Atomic uintptr_t *slots, size_t nslots)
+{
+	set->slots = slots;
+	set->mask = nslots - 1;
+	atomic_store_explicit(&set->live, 0, memory_order_relaxed);
+	for (size_t i = 0; i < SAMPLED_SET_FILTER; i++)
+		atomic_store_explicit(&set->filter[i], 0, memory_order_relaxed);
+}
+
+bool sampled_set_insert(struct sampled_set *set, const void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	size_t at = slot_of(set, p);
+
+	if (p <= SAMPLED_SET_REMOVED)
+		return false;
+	/* Counted before the pointer is stored: a lookup never finds it with its counter at 0. */
+	filter_add(filter_of(set, p), 1);
+	for (size_t i = 0; i < SAMPLED_SET_PROBES; i++, at = (at + 1) & set->mask) {
+		uintptr_t seen = atomic_load_explicit(&set->slots[at], memory_order_relaxed);
+
+		if (seen > SAMPLED_SET_REMOVED)
+			continue;
+		if (atomic_compare_exchange_strong_explicit(&set->slots[at], &seen, p, memory_order_acq_rel,
+							    memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&set->live, 1, memory_order_relaxed);
+			return true;
+		}
+	}
+	filter_add(filter_of(set, p), -1);
+	return false;
+}
+
+bool sampled_set_remove(struct sampled_set *set, const void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	size_t at;
+
+	if (!sampled_set_maybe(set, ptr))
+		return false;
+	at = slot_of(set, p);
+	for (size_t i = 0; i < SAMPLED_SET_PROBES; i++, at = (at + 1) & set->mask) {
+		uintptr_t seen = atomic_load_explicit(&set->slots[at], memory_order_acquire);
+
+		if (!seen)
+			return false; /* never used: the probe sequence of p ends here */
+		if (seen != p)
+			continue;
+		/* Only p's own free() removes it: the exchange cannot fail but for a double free. */
+		if (atomic_compare_exchange_strong_explicit(&set->slots[at], &seen, SAMPLED_SET_REMOVED,
+							    memory_order_acq_rel, memory_order_relaxed)) {
+			atomic_fetch_sub_explicit(&set->live, 1, memory_order_relaxed);
+			filter_add(filter_of(set, p), -1);
+			return true;
+		}
+		return false;
+	}
+	return false;
+}

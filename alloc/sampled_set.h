@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The pointers of sampled allocations that are still live, so that free() fires its probe for them
+ * alone. Lock-free (compare-and-swap on each slot), allocation-free (the caller provides the slots,
+ * a static array in libotelprofd-alloc.so) and bounded: a pointer is looked for in at most
+ * SAMPLED_SET_PROBES slots from its hash, so a full neighbourhood drops the insertion (counted by
+ * the caller). In front of the slots, a counting filter small enough to stay in the CPU's first
+ * cache (SAMPLED_SET_FILTER counters, 16 KiB): a pointer whose counter is 0 is not in the set, so an
+ * unsampled free() costs one hash and one load of that cache, not a miss in the slots' 512 KiB.
+ *
+ * A pointer is inserted before its allocation returns and removed by its free(): one pointer is
+ * never inserted twice at the same time, which is what makes reusing removed slots safe.
+ */
+#ifndef OTELPROFD_ALLOC_SAMPLED_SET_H
+#define OTELPROFD_ALLOC_SAMPLED_SET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SAMPLED_SET_PROBES 32
+#define SAMPLED_SET_FILTER 8192
+#define SAMPLED_SET_REMOVED ((uintptr_t)1)
+
+struct sampled_set {
+	_Atomic uintptr_t *slots; /* 0: empty; SAMPLED_SET_REMOVED: was used; else a pointer */
+	size_t mask;              /* slots - 1 (a power of two) */
+	_Atomic size_t live;      /* pointers in the set */
+	/* Pointers in the set by their filter index (another part of the hash than the slot's); one
+	 * that reached UINT16_MAX stays there (its index then always says "maybe"). */
+	_Atomic uint16_t filter[SAMPLED_SET_FILTER];
+};
+
+
+/* Allocations are 16-byte aligned: the low bits say nothing. Fibonacci hashing of the rest. */
+static inline uint64_t sampled_set_hash(uintptr_t p)
+{
+	return (uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The pointer may be in the set (its filter counter is not 0); false: it is not. Inlined into free(). */
+static inline bool sampled_set_maybe(struct sampled_set *set, const void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+
+	return p > SAMPLED_SET_REMOVED &&
+	       atomic_load_explicit(&set->filter[(sampled_set_hash(p) >> 51) & (SAMPLED_SET_FILTER - 1)],
+				    memory_order_relaxed);
+}
+
+/* nslots: a power of two; slots zeroed. */
+void sampled_set_init(struct sampled_set *set, _Atomic uintptr_t *slots, size_t nslots);
+/* false: no free slot near the pointer's hash (or ptr is 0 or 1). */
+bool sampled_set_insert(struct sampled_set *set, const void *ptr);
+/* true when ptr was in the set (it is removed). */
+bool sampled_set_remove(struct sampled_set *set, const void *ptr);
+
+#endif

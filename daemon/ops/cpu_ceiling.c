@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The --max-cpu ceiling's arithmetic (ops/cpu_ceiling.h). */
+#include "ops/cpu_ceiling.h"
+
+void cpu_ceiling_init(struct cpu_ceiling *c, double max_percent, uint64_t now, uint64_t cpu_ns)
+{
+	*c = (struct cpu_ceiling){
+		.max_percent = max_percent > 0 ? max_percent : 0, .window_start_ns = now, .window_start_cpu_ns = cpu_ns,
+	};
+}
+
+enum cpu_shed_level cpu_ceiling_update(struct cpu_ceiling *c, uint64_t now, uint64_t cpu_ns)
+{
+	uint64_t elapsed = now - c->window_start_ns, used = cpu_ns - c->window_start_cpu_ns;
+
+	if (c->max_percent <= 0)
+		return CPU_SHED_NONE;
+	if (elapsed >= CPU_CEILING_WINDOW_NS) {
+		c->last_percent = 100.0 * (double)used / (double)elapsed;
+		if (c->last_percent > c->max_percent) {
+			c->windows_over++;
+			if (c->level < CPU_SHED_DROP_SAMPLES)
+				c->level++;
+		} else if (c->last_percent < c->max_percent * CPU_CEILING_RELAX_PERCENT / 100 && c->level > CPU_SHED_NONE) {
+			c->level--;
+		}
+		c->window_start_ns = now;
+		c->window_start_cpu_ns = cpu_ns;
+		c->window_spent = false;
+		return c->level;
+	}
+	if (!c->window_spent && (double)used >= c->max_percent / 100.0 * (double)CPU_CEILING_WINDOW_NS) {
+		c->window_spent = true;
+		c->windows_spent++;
+	}
+	return c->window_spent ? CPU_SHED_DROP_SAMPLES : c->level;
+}
+
+const char *cpu_shed_level_name(enum cpu_shed_level level)
+{
+	switch (level) {
+	case CPU_SHED_DEFER_OPENS:
+		return "defer_opens";
+	case CPU_SHED_DROP_SAMPLES:
+		return "drop_samples";
+	case CPU_SHED_NONE:
+		break;
+	}
+	return "none";
+}
