@@ -16,6 +16,7 @@ trace_id/span_id. workC runs under 10 labels, one value 100 bytes long: its samp
 first bucket), and the self-metrics count the labels dropped and cut, as well as the
 Go processes and the labelled samples.
 """
+import atexit
 import hashlib
 import os
 import subprocess
@@ -82,6 +83,8 @@ for name, path in binaries.items():
     print(f"{name}: {path}")
 
 collector = otlptest.Collector(os.path.join(out, "collector"))
+# Not left running when the test stops early (a failure, an exception).
+atexit.register(lambda: collector.proc.poll() is None and collector.proc.kill())
 procs = {name: subprocess.Popen([path, "30"], stdout=subprocess.DEVNULL) for name, path in binaries.items()}
 pprof_path = os.path.join(out, "go.pb.gz")
 pids = ",".join(str(p.pid) for p in procs.values())
