@@ -23,6 +23,7 @@ const volatile __u32 stack_copy = 0;         /* bytes of user stack copied per s
 const volatile __u64 wakeup_bytes = 0;       /* wake user space once this much is waiting (0: every record) */
 const volatile bool trace_context = false;   /* read the OTEP 4947 thread context of processes in trace_procs */
 const volatile bool python_frames = false;   /* walk the CPython frames of processes in trace_procs */
+const volatile bool go_labels = false;       /* read the goroutine labels of processes in go_procs */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -79,6 +80,23 @@ struct {
 	__type(value, __u32);
 } python_walker SEC(".maps");
 
+/* Go processes and their runtime's offsets (runtimes/go/go_process.c), and the program that reads
+ * their goroutine labels (go_read_labels), tail-called by on_cpu_sample for them only. LRU: a
+ * process pushed out loses its labels until user space sees it again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, OTELPROF_MAX_GO_PROCS);
+	__type(key, __u32); /* pid (thread group id) */
+	__type(value, struct otelprof_go_proc);
+} go_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} go_labeler SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, OTELPROF_CNT_MAX);
@@ -93,9 +111,11 @@ struct {
  */
 static __always_inline void count(enum otelprof_counter which);
 #include "python.bpf.h"
+#include "go_labels.bpf.h"
 
-/* Bytes of the largest Python tail. */
+/* Bytes of the largest Python tail; the Go labels' tail (never with Python frames) fits in it. */
 #define PYTHON_TAIL_MAX (OTELPROF_PYTHON_MAX_SLOTS * sizeof(struct otelprof_python_frame))
+_Static_assert(sizeof(struct otelprof_go_labels) <= PYTHON_TAIL_MAX, "the Go labels' tail must fit");
 
 struct sample_buf {
 	struct otelprof_sample s;
@@ -524,6 +544,14 @@ static __always_inline void fill_sample_header(struct otelprof_sample *s, __u32 
 	BPF_CORE_READ_STR_INTO(&s->process_comm, task, group_leader, comm);
 }
 
+/* pid's entry in go_procs, when it is of this process (a reused pid's is not), or NULL. */
+static __always_inline const struct otelprof_go_proc *go_process(__u32 pid, __u64 start_ns)
+{
+	const struct otelprof_go_proc *gp = bpf_map_lookup_elem(&go_procs, &pid);
+
+	return gp && gp->start_ns == start_ns ? gp : NULL;
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -597,16 +625,46 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		bpf_tail_call(ctx, &python_walker, 0);
 		count(OTELPROF_CNT_PYTHON_NO_WALKER);
 	}
+	if (go_labels && !(s->flags & OTELPROF_SAMPLE_KERNEL_THREAD) && go_process(pid, s->process_start_ns)) {
+		/* The label reader sends the sample; on return the tail call failed (none loaded). */
+		b->py.tail = tail;
+		bpf_tail_call(ctx, &go_labeler, 0);
+		count(OTELPROF_CNT_GO_NO_READER);
+	}
 	send_sample(b, task, tp, tail);
 	return 0;
 }
 
-/*
- * The Python walk of a sample on_cpu_sample prepared in this CPU's scratch (header, stacks, stack
- * window, b->py.tail): the thread's Python frames, then the rest of the sample.
- */
-static __always_inline int python_walk(bool loop)
+/* What a program on_cpu_sample tail-calls adds to the sample. */
+enum resume_part {
+	RESUME_PYTHON_LOOP,    /* the Python frames, walked with bpf_loop() */
+	RESUME_PYTHON_BOUNDED, /* the Python frames, walked by a bounded loop */
+	RESUME_GO_LABELS,      /* the goroutine's labels */
+};
+
+/* The goroutine labels of a Go process's thread, appended at (u8 *)&b->w + off: the bytes added. */
+static __always_inline __u32 add_go_labels(struct sample_buf *b, __u32 pid, struct task_struct *task, __u32 off)
 {
+	const struct otelprof_go_proc *gp = go_process(pid, b->s.process_start_ns);
+	__u32 added;
+
+	if (!gp || off > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
+		return 0;
+	added = go_labels_read(gp, BPF_CORE_READ(task, thread.fsbase), (struct otelprof_go_labels *)((__u8 *)&b->w + off));
+	if (added != sizeof(struct otelprof_go_labels))
+		return 0;
+	b->s.flags |= OTELPROF_SAMPLE_GO_LABELS;
+	return added;
+}
+
+/*
+ * The rest of a sample on_cpu_sample prepared in this CPU's scratch (header, stacks, stack window,
+ * b->py.tail) and tail-called a runtime's program for: that runtime's part, then the thread context
+ * and the record into the ring buffer.
+ */
+static __always_inline int resume_sample(enum resume_part part)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 cpu = bpf_get_smp_processor_id();
 	const struct otelprof_trace_proc *tp;
 	struct sample_buf *b;
@@ -620,21 +678,34 @@ static __always_inline int python_walk(bool loop)
 	tail = b->py.tail;
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY)
 		tail = 0;
-	tail += add_python(b, tp, b->s.tid, (__u32)tail, loop);
-	send_sample(b, (struct task_struct *)bpf_get_current_task(), tp, tail);
+	if (part == RESUME_GO_LABELS)
+		tail += add_go_labels(b, b->s.pid, task, (__u32)tail);
+	else
+		tail += add_python(b, tp, b->s.tid, (__u32)tail, part == RESUME_PYTHON_LOOP);
+	/* Through memory: the verifier then checks the rest once, not once per way the part ended. */
+	b->py.tail = tail;
+	tail = *(volatile __u32 *)&b->py.tail;
+	send_sample(b, task, tp, tail);
 	return 0;
 }
 
 SEC("perf_event")
 int py_walk_loop(struct bpf_perf_event_data *ctx)
 {
-	return python_walk(true);
+	return resume_sample(RESUME_PYTHON_LOOP);
 }
 
 SEC("perf_event")
 int py_walk_bounded(struct bpf_perf_event_data *ctx)
 {
-	return python_walk(false);
+	return resume_sample(RESUME_PYTHON_BOUNDED);
+}
+
+/* The goroutine labels of a Go process's sample (go_procs): on_cpu_sample tail-calls it. */
+SEC("perf_event")
+int go_read_labels(struct bpf_perf_event_data *ctx)
+{
+	return resume_sample(RESUME_GO_LABELS);
 }
 
 /* Send a process life event of task (the current task, or a child it just forked), pid as records

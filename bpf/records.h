@@ -39,6 +39,11 @@
 #define OTELPROF_PYTHON_MAX_SLOTS 128
 #define OTELPROF_PYTHON_MAX_WALK 96
 #define OTELPROF_PYTHON_MAX_THREADS 64
+/* Go pprof labels (docs/go.md): labels kept per sample, and bytes kept of a key or a value. */
+#define OTELPROF_GO_MAX_LABELS 8
+#define OTELPROF_GO_LABEL_LEN 64
+/* Bound on the Go processes whose labels the BPF program reads (map go_procs, LRU). */
+#define OTELPROF_MAX_GO_PROCS 4096
 /* An offset of struct otelprof_python_proc that the interpreter's layout does not have. */
 #define OTELPROF_PYTHON_NONE 0xff
 
@@ -65,6 +70,9 @@ enum otelprof_sample_flag {
 	/* python_slots struct otelprof_python_frame follow the stack window (before the thread
 	 * context, if any): the thread's CPython frame chain, innermost first. */
 	OTELPROF_SAMPLE_PYTHON = 1 << 7,
+	/* A struct otelprof_go_labels follows the stack window (before the thread context, if any):
+	 * the pprof labels of the goroutine the sampled thread ran (runtimes/go/go_labels.bpf.h). */
+	OTELPROF_SAMPLE_GO_LABELS = 1 << 8,
 };
 
 /* Indices of the per-CPU counter array "counters". */
@@ -101,6 +109,13 @@ enum otelprof_counter {
 	OTELPROF_CNT_STACK_TOP_USED,    /* windows cut at a remembered stack top, without a failing read */
 	OTELPROF_CNT_OTHER_PIDNS,       /* samples of tasks without a pid in the daemon's PID namespace, left
 					   out (bpf/pidns.bpf.h) */
+	OTELPROF_CNT_GO_LABELLED,       /* samples sent with their goroutine's labels */
+	OTELPROF_CNT_GO_READ_ERROR,     /* Go label reads stopped by unreadable memory (g, m, labels) */
+	OTELPROF_CNT_GO_LABELS_DROPPED, /* samples with labels left out: beyond OTELPROF_GO_MAX_LABELS,
+					   or (Go <= 1.23) outside the label map's first bucket */
+	OTELPROF_CNT_GO_LABELS_CUT,     /* labels whose key or value was cut at OTELPROF_GO_LABEL_LEN */
+	OTELPROF_CNT_GO_NO_READER,      /* samples of a Go process sent without labels: the label
+					   reader could not be tail-called (none loaded) */
 	OTELPROF_CNT_MAX,
 };
 
@@ -225,6 +240,44 @@ struct otelprof_trace_proc {
 	struct otelprof_python_proc python; /* CPython frame chain; zero: not Python (or not read) */
 };
 
+/* How a Go release keeps a goroutine's labels (struct otelprof_go_proc.layout). */
+enum otelprof_go_layout {
+	OTELPROF_GO_LABELS_MAP = 1,   /* Go 1.19-1.23: g.labels -> *map[string]string (an hmap) */
+	OTELPROF_GO_LABELS_SLICE = 2, /* Go 1.24+: g.labels -> []struct{key, value string} */
+};
+
+/*
+ * Value of the map go_procs (key: pid): a Go process and its release's runtime offsets
+ * (runtimes/go/go_process.c, from the binary's .go.buildinfo version). Offsets in bytes.
+ */
+struct otelprof_go_proc {
+	__u64 start_ns; /* the process's start (as in otelprof_sample): a reused pid does not match */
+	__u16 g_m;      /* runtime.g: m */
+	__u16 m_curg;   /* runtime.m: curg (the user goroutine, also when on g0 or gsignal) */
+	__u16 g_labels; /* runtime.g: labels */
+	__u8 layout;    /* enum otelprof_go_layout */
+	__s32 g_tls;    /* where the thread's g is, from the thread pointer (fs_base): -8 for a
+			   Go-linked binary, runtime.tlsg's place in the PT_TLS block for a cgo one */
+	__u8 reserved[4]; /* zero */
+};
+
+/* One goroutine label as read: lengths of the bytes kept, and the lengths Go has. */
+struct otelprof_go_label {
+	__u8 key_len;    /* bytes of key kept (<= OTELPROF_GO_LABEL_LEN) */
+	__u8 value_len;  /* bytes of value kept */
+	__u8 cut;        /* 1: the key or the value was longer and was cut */
+	__u8 reserved[5];
+	char key[OTELPROF_GO_LABEL_LEN];
+	char value[OTELPROF_GO_LABEL_LEN];
+};
+
+/* The tail of a sample with OTELPROF_SAMPLE_GO_LABELS. */
+struct otelprof_go_labels {
+	__u32 count;   /* labels in label[] (1 .. OTELPROF_GO_MAX_LABELS) */
+	__u32 dropped; /* labels the goroutine has beyond those (not read) */
+	struct otelprof_go_label label[OTELPROF_GO_MAX_LABELS];
+};
+
 /*
  * A process life event. Every kind carries the process's identity (pid, start time) and its cgroup;
  * fork also names the parent, exec the file that was executed.
@@ -254,6 +307,9 @@ OTELPROF_ASSERT_SIZE(struct otelprof_trace_ctx, 28 + 4 + OTELPROF_TRACE_ATTRS_MA
 OTELPROF_ASSERT_SIZE(struct otelprof_python_frame, 16);
 OTELPROF_ASSERT_SIZE(struct otelprof_python_proc, 32);
 OTELPROF_ASSERT_SIZE(struct otelprof_trace_proc, 40 + 32);
+OTELPROF_ASSERT_SIZE(struct otelprof_go_proc, 24);
+OTELPROF_ASSERT_SIZE(struct otelprof_go_label, 8 + 2 * OTELPROF_GO_LABEL_LEN);
+OTELPROF_ASSERT_SIZE(struct otelprof_go_labels, 8 + OTELPROF_GO_MAX_LABELS * (8 + 2 * OTELPROF_GO_LABEL_LEN));
 
 /*
  * Off-CPU (--off-cpu). A sampled task leaving a CPU sends an OTELPROF_RECORD_OFF_CPU: a struct

@@ -514,6 +514,7 @@ int main(int argc, char **argv)
 		.sym = d.sym, .processes = d.processes, .agg = d.agg, .traces = d.traces, .off_cpu = d.off_cpu,
 		.heap = d.heap,
 		.python_publish = sampler_publish_python, .python_publish_ctx = &d.sampler,
+		.go_publish = sampler_publish_go, .go_publish_ctx = &d.sampler,
 	});
 	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records || (!opts.no_trace_context && !d.traces) ||
 	    (opts.off_cpu && !d.off_cpu) || (opts.alloc && !d.heap)) {
@@ -542,6 +543,7 @@ int main(int argc, char **argv)
 		.stack_copy = opts.stack_copy, .trace_context = !opts.no_trace_context, .off_cpu = opts.off_cpu,
 		.off_cpu_sample = off_cpu_sample_of(opts.off_cpu_probability),
 		.off_cpu_max_inflight = opts.off_cpu_max_inflight, .python = true, .alloc = opts.alloc,
+		.go_labels = true,
 	}, record_path_handle, d.records, &r);
 	if (!d.sampler) {
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;

@@ -411,6 +411,23 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("python_code_cache_evicted_total", "code objects dropped to keep the cache's bounds", NULL,
 		  pc->codes_evicted),
 	};
+	struct series go[] = {
+		G("go_labels_reader", "the BPF program that reads goroutine labels is loaded (1), or the kernel "
+		  "refused it (0)", NULL, m->go_labels_loaded),
+		C("go_processes_total", "Go processes found among the sampled ones, by result", "result=\"labels_read\"",
+		  m->go_processes.published),
+		C("go_processes_total", NULL, "result=\"unknown_release\"", m->go_processes.unknown),
+		C("go_processes_total", NULL, "result=\"map_refused\"", m->go_processes.publish_failed),
+		C("go_label_reads_total", "goroutine label reads in the BPF program, by result", "result=\"labelled\"",
+		  m->bpf[OTELPROF_CNT_GO_LABELLED]),
+		C("go_label_reads_total", NULL, "result=\"read_error\"", m->bpf[OTELPROF_CNT_GO_READ_ERROR]),
+		C("go_label_reads_total", NULL, "result=\"no_reader\"", m->bpf[OTELPROF_CNT_GO_NO_READER]),
+		C("go_labels_total", "goroutine labels put on samples", NULL, m->go_labels.labels),
+		C("go_labels_dropped_total", "goroutine labels left out, by reason", "reason=\"over_bound\"",
+		  m->go_labels.dropped),
+		C("go_labels_dropped_total", NULL, "reason=\"malformed\"", m->go_labels.malformed),
+		C("go_labels_cut_total", "goroutine labels whose key or value was cut at 64 bytes", NULL, m->go_labels.cut),
+	};
 	struct series jvm[] = {
 		C("jvm_processes_total", "HotSpot JVMs found among the sampled processes", NULL, m->jvm.jvms),
 		C("jvm_perf_maps_total", "perf maps asked of JVMs through the attach protocol, by result",
@@ -427,7 +444,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 	/* Every series below, each optional part on, fits with a slot to spare (test-self-metrics takes a
 	 * full s[] for a cut one): a series added past the bound fails the build, not /metrics. */
 	_Static_assert(N(all) + N(unwinding) + UNWIND_END_MAX + N(traces) + TRACE_REJECT_MAX + N(exported) + N(kube) +
-		       N(off_cpu) + N(alloc) + N(python) + N(jvm) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
+		       N(off_cpu) + N(alloc) + N(python) + N(go) + N(jvm) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
 	for (size_t i = 0; i < N(all) && n < max; i++)
 		s[n++] = all[i];
 	for (size_t i = 0; i < N(unwinding) && n < max; i++)
@@ -457,6 +474,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		s[n++] = alloc[i];
 	for (size_t i = 0; i < N(python) && n < max; i++)
 		s[n++] = python[i];
+	for (size_t i = 0; i < N(go) && n < max; i++)
+		s[n++] = go[i];
 	for (size_t i = 0; m->jvm_enabled && i < N(jvm) && n < max; i++)
 		s[n++] = jvm[i];
 	return n;

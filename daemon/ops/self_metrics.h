@@ -23,6 +23,8 @@
 #include "sampling/heap.h"
 #include "sampling/off_cpu.h"
 #include "jvm_attacher.h"
+#include "go_labels.h"
+#include "go_process.h"
 #include "sampling/python_sample.h"
 #include "sampling/python_walk.h"
 #include "sampling/unwind_sample.h"
@@ -68,6 +70,9 @@ struct self_metrics {
 	struct python_table_counters python_processes; /* CPython processes found (docs/python.md) */
 	struct python_sample_counters python; /* Python frames put in stacks */
 	enum python_walk_form python_bpf_walk; /* the BPF Python frame walk loaded */
+	bool go_labels_loaded;            /* the BPF goroutine label reader is loaded */
+	struct go_process_counters go_processes; /* Go processes found (docs/go.md) */
+	struct go_labels_counters go_labels;     /* goroutine labels put on samples */
 	bool jvm_enabled;                 /* JVMs are asked for perf maps (no --no-jvm-attach) */
 	struct jvm_attacher_counters jvm; /* what the JVM room did (docs/java.md) */
 };

@@ -46,6 +46,9 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->processes = *process_table_counters(src->processes);
 	m->unwind = record_path_counters(src->records)->unwind;
 	m->python = record_path_counters(src->records)->python;
+	m->go_labels_loaded = load.go_labels;
+	m->go_processes = record_path_counters(src->records)->go_processes;
+	m->go_labels = record_path_counters(src->records)->go_labels;
 	if (record_path_python_counters(src->records))
 		m->python_processes = *record_path_python_counters(src->records);
 	if (src->export) {
@@ -194,6 +197,22 @@ static void log_python(const struct self_metrics *m, const uint64_t *bc)
 		  ps->frames_bad, ps->unmatched);
 }
 
+/* Where goroutine labels went (-v): Go processes found, labels read by BPF and put on samples. */
+static void log_go_labels(const struct self_metrics *m, const uint64_t *bc)
+{
+	const struct go_process_counters *gp = &m->go_processes;
+	const struct go_labels_counters *gl = &m->go_labels;
+
+	log_debug("go labels: reader %s; %" PRIu64 " Go processes published, %" PRIu64 " of an unknown release, %"
+		  PRIu64 " refused by the map; bpf: %" PRIu64 " samples labelled, %" PRIu64 " read errors, %" PRIu64
+		  " samples with labels dropped, %" PRIu64 " labels cut, %" PRIu64 " without the reader; user space: %"
+		  PRIu64 " samples, %" PRIu64 " labels, %" PRIu64 " dropped, %" PRIu64 " malformed",
+		  m->go_labels_loaded ? "loaded" : "off", gp->published, gp->unknown, gp->publish_failed,
+		  bc[OTELPROF_CNT_GO_LABELLED], bc[OTELPROF_CNT_GO_READ_ERROR], bc[OTELPROF_CNT_GO_LABELS_DROPPED],
+		  bc[OTELPROF_CNT_GO_LABELS_CUT], bc[OTELPROF_CNT_GO_NO_READER], gl->samples, gl->labels, gl->dropped,
+		  gl->malformed);
+}
+
 void self_report_log_counters(const struct self_sources *src)
 {
 	const struct symbolizer_stats *ss = symbolizer_stats(src->sym);
@@ -266,6 +285,8 @@ void self_report_log_counters(const struct self_sources *src)
 	unwind_sample_log(&rc->unwind, ss);
 	if (m.python_processes.checks)
 		log_python(&m, bc);
+	if (m.go_processes.published || m.go_processes.unknown)
+		log_go_labels(&m, bc);
 	if (src->off_cpu)
 		log_off_cpu(src);
 	if (src->heap && src->alloc_probes)

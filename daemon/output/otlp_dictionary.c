@@ -97,8 +97,8 @@ int64_t otlp__map_link(struct chunk *c, uint32_t index)
 	int64_t id;
 	int added;
 
-	if (!index || c->link_map[index])
-		return c->link_map[index];
+	if (!index || c->link_map[index] || profile_link_untraced(l))
+		return index ? c->link_map[index] : 0; /* zero ids: attributes only, no Link */
 	memcpy(ids, l->trace_id, 16);
 	memcpy(ids + 16, l->span_id, 8);
 	id = intern_put(c->link_keys, ids, sizeof(ids), &added);

@@ -261,8 +261,11 @@ int encode_pprof(const struct profile *p, uint8_t **buf, size_t *len)
 		if (src->link) {
 			const struct pf_link *link = &p->links[src->link];
 
-			set_label(&l[n++], extra(p, STR_TRACE_ID), link->trace_hex, 0);
-			set_label(&l[n++], extra(p, STR_SPAN_ID), link->span_hex, 0);
+			/* Zero ids: no span, only attributes (goroutine labels, runtimes/go/go_labels.h). */
+			if (!profile_link_untraced(link)) {
+				set_label(&l[n++], extra(p, STR_TRACE_ID), link->trace_hex, 0);
+				set_label(&l[n++], extra(p, STR_SPAN_ID), link->span_hex, 0);
+			}
 			for (uint32_t k = 0; k < link->nattributes; k++) {
 				const struct pf_attribute *attr = &p->link_attributes[link->first_attribute + k];
 

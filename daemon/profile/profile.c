@@ -423,6 +423,13 @@ static uint32_t intern_hex(struct profile *p, const uint8_t *bytes, size_t n)
 	return profile_intern_string(p, hex);
 }
 
+bool profile_link_untraced(const struct pf_link *l)
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(l->trace_id, zero, 16) && !memcmp(l->span_id, zero, 8);
+}
+
 /* Profile index of the aggregate's link id (from agg_entry.link - 1); added on first sight. */
 static int64_t add_link(struct builder *b, const struct aggregate *agg, uint32_t id)
 {

@@ -148,6 +148,10 @@ struct pf_link {
 	uint32_t nattributes;
 };
 
+/* A link with zero trace and span ids: it carries attributes only (a sample's goroutine labels
+ * without a span), and writers put no trace or span id for it. */
+bool profile_link_untraced(const struct pf_link *l);
+
 struct profile_counters {
 	uint64_t locations_unsymbolized; /* locations not symbolized on the host (no function name, or
 					    named after their unreadable file and offset) */

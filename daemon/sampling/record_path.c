@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampling/record_path.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@
 #define MAX_SETTLING 1024
 /* A sampled process is shown to the JVM room at its first sample and every this many after. */
 #define JVM_SEEN_EVERY 256
+/* A process's executable is checked for Go at its first sample, and again at this one (the first
+ * may have been taken during its execve, before /proc/PID/exe named the new program). */
+#define GO_CHECK_AGAIN 32
 
 struct settling {
 	uint32_t pid;
@@ -39,6 +43,8 @@ struct record_path {
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	struct record_path_counters counters;
 	struct python_table *pythons;    /* owned, or NULL (no Python frames) */
+	go_publish_fn go_publish;        /* NULL: no goroutine labels */
+	void *go_publish_ctx;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	struct otelprof_sample with_python; /* the same with its Python frames put in */
 	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
@@ -61,6 +67,8 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 	rp->agg = cfg->agg;
 	rp->traces = cfg->traces;
 	rp->off_cpu = cfg->off_cpu;
+	rp->go_publish = cfg->go_publish;
+	rp->go_publish_ctx = cfg->go_publish_ctx;
 	rp->replay = record_replay_new();
 	if (!rp->replay) {
 		free(rp);
@@ -105,6 +113,14 @@ void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_u
 	rp->monotonic_to_unix_ns = monotonic_to_unix_ns;
 }
 
+/* A process that exec'd or exited is no Go process of ours any more: its program's offsets must not
+ * be used for the next (an exec keeps the start time the BPF entry is checked against). */
+static void go_forget(struct record_path *rp, uint32_t pid)
+{
+	if (rp->go_publish)
+		rp->go_publish(rp->go_publish_ctx, pid, NULL);
+}
+
 /*
  * A new program, a new instance: the old program's mappings stay (retired) for its samples already
  * taken. Read the new one's now (the executable and the loader are mapped), which comes before its
@@ -138,6 +154,7 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, con
 			trace_table_retire(rp->traces, pid);
 		if (rp->pythons)
 			python_table_retire(rp->pythons, pid);
+		go_forget(rp, pid);
 	}
 	if (!pi)
 		return;
@@ -173,6 +190,7 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 			trace_table_retire(rp->traces, e->pid);
 		if (rp->pythons)
 			python_table_retire(rp->pythons, e->pid);
+		go_forget(rp, e->pid);
 		process_table_exit(rp->processes, e->pid, e->start_ns);
 		if (rp->heap)
 			heap_exit(rp->heap, e->pid, e->start_ns);
@@ -242,6 +260,26 @@ static void python_check(struct record_path *rp, const struct otelprof_sample *s
 	e = python_table_check(rp->pythons, s->pid, s->process_start_ns, pi->instance, pi->samples);
 	if (e)
 		symbolizer_python_attach(rp->sym, (pid_t)s->pid, pi->instance, &e->proc.layout, e->proc.code_type);
+}
+
+/* At a process's first samples: a Go binary of a known release gets its label reader's entry. */
+static void go_check(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
+{
+	struct otelprof_go_proc entry;
+	int r;
+
+	if (!rp->go_publish || !pi || (pi->samples != 1 && pi->samples != GO_CHECK_AGAIN) ||
+	    (s->flags & OTELPROF_SAMPLE_KERNEL_THREAD))
+		return;
+	r = go_process_check(s->pid, s->process_start_ns, &entry);
+	if (r == -ENOTSUP && pi->samples == 1)
+		rp->counters.go_processes.unknown++;
+	if (r)
+		return;
+	if (rp->go_publish(rp->go_publish_ctx, s->pid, &entry))
+		rp->counters.go_processes.publish_failed++;
+	else if (pi->samples == 1)
+		rp->counters.go_processes.published++;
 }
 
 void record_path_set_jvm(struct record_path *rp, struct jvm_attacher *jvm)
@@ -388,7 +426,11 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
 		python_check(rp, s, pi);
 		jvm_check(rp, s, pi);
+		go_check(rp, s, pi);
 		link_len = sample_link(rp, s, pi);
+		if (rp->go_publish)
+			link_len = go_labels_link(data, size, rp->link, link_len, sizeof(rp->link),
+						  &rp->counters.go_labels);
 		s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
 				  &rp->counters.unwind);
 		if (pi && pi->samples == 1)

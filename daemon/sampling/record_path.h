@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "go_labels.h"
+#include "go_process.h"
 #include "process/python_table.h"
 #include "sampling/python_sample.h"
 #include "sampling/unwind_sample.h"
@@ -61,6 +63,9 @@ struct record_path_config {
 	 * reaches the BPF map; NULL: samples keep native frames only. */
 	python_publish_fn python_publish;
 	void *python_publish_ctx;
+	/* Goroutine labels (runtimes/go): how a Go process's entry reaches the BPF map; NULL: none. */
+	go_publish_fn go_publish;
+	void *go_publish_ctx;
 };
 
 struct record_path_counters {
@@ -76,6 +81,8 @@ struct record_path_counters {
 	uint64_t replay_full;            /* samples not put off: the queue was full (added as they were) */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	struct python_sample_counters python; /* Python frames put in the samples' stacks */
+	struct go_process_counters go_processes; /* Go processes found, and published */
+	struct go_labels_counters go_labels;     /* goroutine labels put on the samples */
 };
 
 struct record_path;

@@ -342,7 +342,7 @@ static int read_pid_namespace(struct sampler *s)
  * 0, or -errno with s->skel NULL (libbpf's messages kept for explain_load_failure()).
  */
 static int load_programs(struct sampler *s, const struct sampler_config *config, __u32 ncpus,
-			 enum python_walk_form python)
+			 enum python_walk_form python, bool go)
 {
 	int r;
 
@@ -361,6 +361,8 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	s->skel->rodata->pidns_dev = s->pidns.dev;
 	s->skel->rodata->pidns_ino = s->pidns.ino;
 	python_walk_configure(s->skel, python);
+	s->skel->rodata->go_labels = go;
+	bpf_program__set_autoload(s->skel->progs.go_read_labels, go);
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	bpf_map__set_max_entries(s->skel->maps.scratch, ncpus);
 	off_cpu_configure(s->skel, config, ncpus);
@@ -376,11 +378,26 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	return r;
 }
 
+/* The goroutine label reader into the prog array on_cpu_sample tail-calls. 0 or -errno. */
+static int install_go_labels(struct profile_bpf *skel)
+{
+	int fd = bpf_program__fd(skel->progs.go_read_labels), r;
+	__u32 key = 0;
+
+	if (bpf_map__update_elem(skel->maps.go_labeler, &key, sizeof(key), &fd, sizeof(fd), BPF_ANY)) {
+		r = -errno;
+		log_error("Failed to install the Go label reader: %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
 struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err)
 {
 	struct sampler *s;
 	const char *missing = sampler_missing_privileges();
 	enum python_walk_form python;
+	bool go;
 	uint64_t load_cpu_ns;
 	__u32 ncpus;
 	int r;
@@ -419,14 +436,24 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC);
 	load_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	python = python_walk_choose(config->python);
-	r = load_programs(s, config, ncpus, python);
+	/* The label reader walks with bpf_loop() (5.17+): 1 the kernel has it; 0 or -errno not, or cannot say. */
+	go = config->go_labels && libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	if (config->go_labels && !go)
+		log_info("Go labels off: the kernel has no bpf_loop() (Linux 5.17+)");
+	r = load_programs(s, config, ncpus, python, go);
+	if (r && go) {
+		log_warn("Go labels off: the kernel refused the BPF program that reads them (%s); "
+			 "otelprofd -v shows the verifier's log", strerror(-r));
+		go = false;
+		r = load_programs(s, config, ncpus, python, go);
+	}
 	if (r && python != PYTHON_WALK_OFF) {
 		/* The on-CPU path loads without the walk: a kernel that refuses it loses Python frames only. */
 		log_warn("Python frames off: the kernel refused the BPF program that walks them (%s, %s form); "
 			 "native frames only (otelprofd -v shows the verifier's log)",
 			 strerror(-r), python_walk_form_name(python));
 		python = PYTHON_WALK_OFF;
-		r = load_programs(s, config, ncpus, python);
+		r = load_programs(s, config, ncpus, python, go);
 	}
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC) - s->load.load_ns;
 	load_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - load_cpu_ns;
@@ -438,6 +465,9 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	if (python_walk_install(s->skel, python))
 		python = PYTHON_WALK_OFF; /* its samples are counted (OTELPROF_CNT_PYTHON_NO_WALKER) */
 	s->load.python_walk = python;
+	if (go && install_go_labels(s->skel))
+		go = false; /* its samples are counted (OTELPROF_CNT_GO_NO_READER) */
+	s->load.go_labels = go;
 	s->load.verified_insns = count_verified_insns(s->skel->obj);
 	/* CPU far below the wall time: the loader waited for a CPU (a loaded machine), not for the verifier. */
 	log_debug("BPF programs loaded in %.1f ms (%.1f ms of this thread's CPU, the kernel's verifier included), "
@@ -631,6 +661,26 @@ int sampler_publish_python(void *ctx, uint32_t pid, uint64_t start_ns, const str
 	struct sampler *s = *(struct sampler **)ctx;
 
 	return s ? sampler_set_python_proc(s, pid, start_ns, entry) : -ENODEV;
+}
+
+int sampler_set_go_proc(struct sampler *s, uint32_t pid, const struct otelprof_go_proc *entry)
+{
+	int r;
+
+	if (!s->load.go_labels)
+		return -EOPNOTSUPP;
+	if (!entry) {
+		r = bpf_map__delete_elem(s->skel->maps.go_procs, &pid, sizeof(pid), 0);
+		return r == -ENOENT ? 0 : r;
+	}
+	return bpf_map__update_elem(s->skel->maps.go_procs, &pid, sizeof(pid), entry, sizeof(*entry), BPF_ANY);
+}
+
+int sampler_publish_go(void *ctx, uint32_t pid, const struct otelprof_go_proc *entry)
+{
+	struct sampler *s = *(struct sampler **)ctx;
+
+	return s ? sampler_set_go_proc(s, pid, entry) : -ENODEV;
 }
 
 bool sampler_off_cpu_waiting(void *sampler, uint32_t tid, uint64_t start_ns)

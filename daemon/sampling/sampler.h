@@ -28,6 +28,7 @@ struct sampler_config {
 				       (0: none; at most OTELPROF_MAX_STACK_COPY) */
 	bool trace_context;         /* read OTEP 4947 thread contexts (processes in the map trace_procs) */
 	bool python;                /* walk CPython frame chains (processes in the map trace_procs) */
+	bool go_labels;             /* read goroutine labels (processes in the map go_procs) */
 	bool off_cpu;               /* load and attach the sched_switch program (off-CPU records) */
 	uint32_t off_cpu_sample;    /* switch-outs sampled: probability * 2^32 (UINT32_MAX: all) */
 	uint32_t off_cpu_max_inflight; /* bound of the in-flight map (0: OTELPROF_OFF_CPU_INFLIGHT) */
@@ -83,6 +84,12 @@ int sampler_set_python_proc(struct sampler *s, uint32_t pid, uint64_t start_ns, 
  * record path that publishes): -ENODEV while it is NULL. */
 int sampler_publish_python(void *ctx, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry);
 
+/* Tell the BPF program that (pid, entry->start_ns) is a Go process whose goroutine labels it reads,
+ * with its runtime's offsets (entry NULL: forget pid). 0 or -errno. */
+int sampler_set_go_proc(struct sampler *s, uint32_t pid, const struct otelprof_go_proc *entry);
+/* The same as a go_publish_fn whose ctx is a struct sampler ** (-ENODEV while it is NULL). */
+int sampler_publish_go(void *ctx, uint32_t pid, const struct otelprof_go_proc *entry);
+
 /* Sum of the off-CPU program's per-CPU counters (enum otelprof_off_cpu_counter); zeros without
  * --off-cpu. 0 or -errno. */
 int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF_OFFCPU_CNT_MAX]);
@@ -105,6 +112,7 @@ struct sampler_load_stats {
 	uint64_t load_ns;        /* wall time of the load (the verifier runs in this process) */
 	uint64_t verified_insns; /* instructions the verifier processed, all programs; 0 before 5.16 */
 	int python_walk;         /* enum python_walk_form loaded ("sampling/python_walk.h") */
+	bool go_labels;          /* the goroutine label reader is loaded */
 };
 struct sampler_load_stats sampler_load_stats(const struct sampler *s);
 

@@ -49,13 +49,16 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, u
 	if (!(s->flags & OTELPROF_SAMPLE_STACK_WINDOW))
 		return s;
 	counters->windows++;
-	/* The Python frames and a thread context, when there are some, follow the window; an
-	 * allocation's fields end an allocation record. */
+	/* The Python frames or the goroutine labels, and a thread context, when there are some, follow
+	 * the window (a wrapped end fails the check below); an allocation's fields end an allocation
+	 * record. */
 	end = s->hdr.size - ((s->flags & OTELPROF_SAMPLE_TRACE_CTX) ? sizeof(struct otelprof_trace_ctx) : 0);
 	if (s->hdr.kind == OTELPROF_RECORD_ALLOC)
 		end -= sizeof(struct otelprof_alloc);
 	if (s->flags & OTELPROF_SAMPLE_PYTHON)
 		end -= (size_t)s->python_slots * sizeof(struct otelprof_python_frame);
+	if (s->flags & OTELPROF_SAMPLE_GO_LABELS)
+		end -= sizeof(struct otelprof_go_labels);
 
 	if (end < sizeof(*s) + sizeof(*w) || end > size || s->hdr.size > size ||
 	    w->size > OTELPROF_MAX_STACK_COPY || w->size != end - sizeof(*s) - sizeof(*w)) {
