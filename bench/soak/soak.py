@@ -8,8 +8,10 @@ whole host, Nice=5), exporting OTLP/gRPC to the real OpenTelemetry Collector of 
   - process churn: a driver starting ~--spawn-rate short-lived processes a second, a mix of `sh -c`
     one-liners and `python3 -c` with a little CPU, and two long-lived Python processes busy a quarter
     of the time each;
-  - the Collector stopped every 10 minutes (SIGKILL) and started again --collector-down seconds later,
-    so the daemon's export queue and retries are exercised.
+  - the Collector stopped every 10 minutes (SIGKILL) and started again --collector-down seconds later
+    (default 8 s). An outage shorter than the export timeout (10 s) is absorbed by the gRPC send,
+    which waits for the connection within its deadline: no retry. --collector-down 25 exercises the
+    export retries and the queue.
 Every --interval seconds it records the daemon's VmRSS and VmHWM (/proc/PID/status), its cumulative
 user+system CPU (/proc/PID/stat), its self-metrics (/metrics on 127.0.0.1: samples, drops, export
 requests by outcome, attempts, retries, queue) and the machine's load (/proc/loadavg) to OUT/soak.csv;
