@@ -17,13 +17,13 @@ first bucket), and the self-metrics count the labels dropped and cut, as well as
 Go processes and the labelled samples.
 """
 import atexit
-import hashlib
 import os
 import subprocess
 import sys
 import time
 
 import bpftest
+import gobuild
 import otlptest
 import pprofdecode
 
@@ -37,41 +37,16 @@ FUNCTIONS = set(WORK) | {"main.workC"}
 out = bpftest.tmpdir()
 
 
-def compilers():
-    found = {}
-    if os.access("/usr/lib/go/bin/go", os.X_OK):
-        found["1.19"] = "/usr/lib/go/bin/go"
-    else:
-        print("SKIP variant Go 1.19: /usr/lib/go/bin/go is missing (Debian's golang-go)")
-    p = subprocess.run([TOOLCHAIN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-    if p.returncode == 0 and p.stdout.strip():
-        found["1.26"] = p.stdout.strip()
-    else:
-        print(f"SKIP variant Go 1.26: no go1.26 at /usr/local/go nor from the module proxy ({p.stderr.strip()})")
-    return found
-
-
 def build(version, go, cgo):
     """The stripped binary of the program by this compiler, built once per source and compiler."""
-    h = hashlib.sha256(subprocess.run([go, "version"], capture_output=True, text=True, check=True).stdout.encode())
-    for name in sorted(os.listdir(SOURCE)):
-        with open(os.path.join(SOURCE, name), "rb") as f:
-            h.update(name.encode() + f.read())
-    where = os.path.join(CACHE, h.hexdigest()[:16])
     # 15 bytes at most: the process name tells the builds apart.
-    path = os.path.join(where, f"gl-{version}-{'cgo' if cgo else 'go'}")
-    if os.access(path, os.X_OK):
-        return path
-    os.makedirs(where, exist_ok=True)
-    env = dict(os.environ, GOCACHE=os.path.join(CACHE, "gocache-" + version), GOPATH=os.path.join(CACHE, "gopath"),
-               GOTOOLCHAIN="local", GOPROXY="off", GO111MODULE="off", GOFLAGS="", CGO_ENABLED="1" if cgo else "0")
-    subprocess.run([go, "build", "-ldflags=-s -w", "-o", path + ".tmp", "."], cwd=SOURCE, env=env, check=True,
-                   timeout=600)
-    os.replace(path + ".tmp", path)
+    path = os.path.join(gobuild.cache_dir(CACHE, go, SOURCE), f"gl-{version}-{'cgo' if cgo else 'go'}")
+    if not os.access(path, os.X_OK):
+        gobuild.build(go, version, SOURCE, CACHE, path, ldflags=["-ldflags=-s -w"], cgo=cgo)
     return path
 
 
-go = compilers()
+go = gobuild.compilers(TOOLCHAIN)
 if not go:
     bpftest.skip("no Go compiler: neither Debian's Go 1.19 nor Go 1.26")
 binaries = {}

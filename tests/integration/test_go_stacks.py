@@ -18,7 +18,6 @@ stripped build cannot name them). For each Go version:
 - the C samples are unwound by the C code's CFI up to the cgo switch (runtime.asmcgocall) in >= 95%,
   and the full build names spin_step there.
 """
-import hashlib
 import os
 import shutil
 import subprocess
@@ -26,6 +25,7 @@ import sys
 import time
 
 import bpftest
+import gobuild
 
 bpftest.require_bpf()
 SOURCE = os.environ["GOSTACKS_SOURCE"]
@@ -35,39 +35,14 @@ AGREE = 0.99
 out = bpftest.tmpdir()
 
 
-def compilers():
-    found = {}
-    if os.access("/usr/lib/go/bin/go", os.X_OK):
-        found["1.19"] = "/usr/lib/go/bin/go"
-    else:
-        print("SKIP variant Go 1.19: /usr/lib/go/bin/go is missing (Debian's golang-go)")
-    p = subprocess.run([TOOLCHAIN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-    if p.returncode == 0 and p.stdout.strip():
-        found["1.26"] = p.stdout.strip()
-    else:
-        print(f"SKIP variant Go 1.26: no go1.26 at /usr/local/go nor from the module proxy ({p.stderr.strip()})")
-    return found
-
-
 def build(version, go):
     """{build: path} of the full and stripped binaries, built once per source and compiler."""
-    h = hashlib.sha256(subprocess.run([go, "version"], capture_output=True, text=True, check=True).stdout.encode())
-    for name in sorted(os.listdir(SOURCE)):
-        with open(os.path.join(SOURCE, name), "rb") as f:
-            h.update(name.encode() + f.read())
-    where = os.path.join(CACHE, h.hexdigest()[:16])
+    where = gobuild.cache_dir(CACHE, go, SOURCE)
     # Names of 15 bytes at most: the folded output starts with the command name.
     paths = {kind: os.path.join(where, f"gs-{version}-{kind}") for kind in ("full", "strip")}
-    if all(os.access(p, os.X_OK) for p in paths.values()):
-        return paths
-    os.makedirs(where, exist_ok=True)
-    env = dict(os.environ, GOCACHE=os.path.join(CACHE, "gocache-" + version), GOPATH=os.path.join(CACHE, "gopath"),
-               GOTOOLCHAIN="local", GOPROXY="off", GO111MODULE="off", GOFLAGS="", CGO_ENABLED="1")
     for kind, path in paths.items():
-        flags = ["-ldflags=-s -w"] if kind == "strip" else []
-        tmp = path + ".tmp"
-        subprocess.run([go, "build"] + flags + ["-o", tmp, "."], cwd=SOURCE, env=env, check=True, timeout=600)
-        os.replace(tmp, path)
+        if not os.access(path, os.X_OK):
+            gobuild.build(go, version, SOURCE, CACHE, path, ldflags=["-ldflags=-s -w"] if kind == "strip" else [])
     return paths
 
 
@@ -89,7 +64,7 @@ def workload(stack):
     return bool(stack) and (stack[-1].startswith("main.") or stack[-1] == "<C>")
 
 
-go = compilers()
+go = gobuild.compilers(TOOLCHAIN)
 if not go:
     bpftest.skip("no Go compiler: neither Debian's Go 1.19 nor Go 1.26")
 binaries = {}
