@@ -27,6 +27,7 @@
 #include "log.h"
 #include "ops/cpu_ceiling.h"
 #include "ops/loop_fds.h"
+#include "ops/memory_tune.h"
 #include "ops/metrics_server.h"
 #include "ops/self_report.h"
 #include "ops/service_notify.h"
@@ -65,6 +66,10 @@
  * program and libraries: cut short, it would be unwound without them). Samples that need a module
  * after it are put off to the next turn (record_path_replay()); other records go on without it. */
 #define TURN_OPEN_BUDGET_MS 250
+/* An exporting daemon ends an interval early when its aggregate holds more than this (all its
+ * aggregates together): the profile built from it, its requests and the symbolizer's work at export
+ * grow with it, and at 20,000 samples a second a 10 s interval would hold 200,000 (docs/memory.md). */
+#define INTERVAL_BUDGET_BYTES (4u << 20)
 /* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
 #define FINAL_DRAIN_MS 200
 
@@ -248,6 +253,15 @@ static void export_interval(struct daemon *d, bool last)
 	process_table_sweep(d->processes, forget_process, d);
 	symbolizer_maintain(d->sym);
 	warn_kallsyms_hidden(d);
+	memory_tune_release(); /* the interval's profile and requests are freed */
+}
+
+/* Exporting, the interval is over its memory budget: ended now (counted), the next one from now. */
+static bool interval_full(struct daemon *d)
+{
+	size_t bytes = (d->off_agg ? aggregate_bytes(d->off_agg) : 0) + (d->alloc_agg ? aggregate_bytes(d->alloc_agg) : 0);
+
+	return d->export && aggregate_over_budget(d->agg, INTERVAL_BUDGET_BYTES > bytes ? INTERVAL_BUDGET_BYTES - bytes : 0);
 }
 
 /* Once a second: processes gone unsampled, then readiness, the metrics the server publishes, and
@@ -434,6 +448,10 @@ static int run_loop(struct daemon *d)
 				loop_fds_arm(fds.intervalfd, export_loop_next_interval_ns(d->export));
 			}
 		}
+		if (interval_full(d)) {
+			export_interval(d, false);
+			loop_fds_arm(fds.intervalfd, export_loop_next_interval_ns(d->export));
+		}
 	}
 out:
 	service_notify_stopping();
@@ -460,6 +478,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "diff"))
 		return diff_main(argc - 1, argv + 1);
+	memory_tune_start();
 	switch (options_parse(&opts, argc, argv, stdout, log_error_stream())) {
 	case OPTIONS_OK:
 		break;

@@ -26,10 +26,14 @@ struct aggregate {
 	struct index entry_index;
 
 	size_t interval_samples;
+	size_t sample_bytes; /* the interval's timestamp and value arrays, by their capacity */
 	uint64_t first_time, last_time;
 	struct intern *links; /* the interval's links (AGG_LINK format), or NULL before the first */
 	struct agg_entry *last_entry; /* the entry of the last sample added, for aggregate_add_value() */
 };
+
+/* What a link costs the aggregate, about: its ids and a few attributes, the intern entry and slot. */
+#define AGG_LINK_BYTES_EACH 128
 
 static uint64_t mix64(uint64_t h, uint64_t v)
 {
@@ -155,6 +159,7 @@ void aggregate_reset(struct aggregate *agg)
 	agg->stack_bytes = 0;
 	agg->nentries = 0;
 	agg->interval_samples = 0;
+	agg->sample_bytes = 0;
 	agg->first_time = agg->last_time = 0;
 	intern_free(agg->links);
 	agg->links = NULL;
@@ -312,6 +317,7 @@ int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *s,
 {
 	struct agg_entry *e;
 	int64_t stack_id;
+	size_t capacity;
 	int err = 0;
 
 	if (s->kernel_depth > OTELPROF_MAX_STACK_DEPTH || s->user_depth > OTELPROF_MAX_STACK_DEPTH) {
@@ -332,10 +338,12 @@ int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *s,
 		count_drop(agg, err);
 		return err == -ENOMEM ? -ENOMEM : -ENOSPC;
 	}
+	capacity = e->capacity;
 	if (grow_array((void **)&e->timestamps, &e->capacity, e->ntimestamps + 1, sizeof(uint64_t))) {
 		agg->counters.dropped_nomem++;
 		return -ENOMEM;
 	}
+	agg->sample_bytes += (e->capacity - capacity) * sizeof(uint64_t);
 	e->timestamps[e->ntimestamps++] = time_unix_ns;
 	e->count++;
 	memcpy(e->comm, s->comm, sizeof(e->comm));
@@ -373,6 +381,7 @@ int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *s, 
 		agg->counters.dropped_nomem++;
 		return -ENOMEM;
 	}
+	agg->sample_bytes += (e->capacity - e->values_capacity) * sizeof(*values);
 	e->values = values;
 	e->values_capacity = e->capacity;
 	e->values[e->ntimestamps - 1] = value;
@@ -425,6 +434,23 @@ const uint8_t *aggregate_link(const struct aggregate *agg, uint32_t id, size_t *
 	if (!agg->links || id >= intern_count(agg->links))
 		return NULL;
 	return intern_key(agg->links, id, len);
+}
+
+size_t aggregate_bytes(const struct aggregate *agg)
+{
+	/* The interval's own: the tables' capacity stays from one interval to the next. */
+	return agg->stack_bytes + agg->sample_bytes + agg->nstacks * sizeof(*agg->stacks) +
+	       agg->nentries * (sizeof(*agg->entries) + 2 * sizeof(uint32_t)) +
+	       aggregate_link_count(agg) * AGG_LINK_BYTES_EACH;
+}
+
+bool aggregate_over_budget(struct aggregate *agg, size_t budget)
+{
+	agg->counters.bytes = aggregate_bytes(agg);
+	if (agg->counters.bytes <= budget)
+		return false;
+	agg->counters.ended_early++;
+	return true;
 }
 
 bool aggregate_time_range(const struct aggregate *agg, uint64_t *first, uint64_t *last)

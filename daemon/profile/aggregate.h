@@ -68,6 +68,8 @@ struct agg_counters {
 	uint64_t malformed;           /* records whose depths were out of range */
 	uint64_t dropped_links;       /* samples kept without their link: the link table was full */
 	uint64_t dropped_at_build;    /* samples left out of a built profile: its tables were full */
+	uint64_t ended_early;         /* intervals ended before their time: over their memory budget */
+	uint64_t bytes;               /* aggregate_bytes() at the last aggregate_count_bytes() */
 };
 
 struct aggregate;
@@ -104,6 +106,12 @@ void aggregate_count_dropped_at_build(struct aggregate *agg, uint64_t samples);
 /* Links of the interval: ids 0 .. aggregate_link_count() - 1; the bytes and their length. */
 size_t aggregate_link_count(const struct aggregate *agg);
 const uint8_t *aggregate_link(const struct aggregate *agg, uint32_t id, size_t *len);
+/* Bytes the interval holds now (its stacks, entries, timestamps and values by capacity, links), about:
+ * what an interval costs in memory, so that an exporting daemon can end it early. */
+size_t aggregate_bytes(const struct aggregate *agg);
+/* Whether the interval is over budget bytes (aggregate_bytes()); then counted as ended early, the
+ * caller ending it. Also records the bytes for the counters' snapshot. */
+bool aggregate_over_budget(struct aggregate *agg, size_t budget);
 /* Earliest and latest sample time of the interval; false when it is empty. */
 bool aggregate_time_range(const struct aggregate *agg, uint64_t *first, uint64_t *last);
 
