@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Where otelprofd's memory goes (issue 30 item 2): peak RSS and a breakdown by mapping in three cases.
 
-  idle      the daemon alone on the host, at the service's rate (19 Hz), SECONDS long
+  idle      the daemon's floor: --pid of a sleeping process (nothing sampled; a shared machine is never
+            idle), at the service's rate (19 Hz)
+  host      the whole host at the service's rate (19 Hz), whatever it runs
   busy      2 threads busy on 2 CPUs at -F 10000 (20,000 samples a second), SECONDS long
   live1000  1,000 live processes (bench/workloads/burst: 1 ms of CPU a second each) at 99 Hz
 
@@ -14,7 +16,7 @@ memory, BPF ring buffer and maps, the otelprofd binary, shared libraries, other 
 files the symbolizer mapped). The end-of-run /metrics scrape gives the symbol cache's bytes.
 
 Usage (as root, from the repository root, after scripts/build.sh build):
-  bench/memory/run.py --build build [--cases idle,busy,live1000] [--seconds 60] [--label NAME]
+  bench/memory/run.py --build build [--otelprofd BINARY] [--cases idle,busy,live1000] [--seconds 60] [--label NAME]
       [--json OUT.json] [-- EXTRA OTELPROFD ARGS]
 Prints one markdown row per case.
 """
@@ -115,6 +117,8 @@ def workload(build, case):
     """The processes of a case (started before the daemon), and how long they need to settle."""
     if case == "busy":
         return [subprocess.Popen([os.path.join(build, "bench", "cpu_bench"), "2", "1000000"])], 0.5
+    if case == "idle":
+        return [subprocess.Popen(["sleep", "100000"])], 0
     if case == "live1000":
         burst = os.path.join(build, "bench", "burst")
         return [subprocess.Popen([burst, "1", "100000", "0"]) for _ in range(1000)], 3
@@ -122,15 +126,17 @@ def workload(build, case):
 
 
 def run_case(args, case, tmp, collector):
-    freq = {"idle": 19, "busy": 10000, "live1000": 99}[case]
+    freq = {"idle": 19, "host": 19, "busy": 10000, "live1000": 99}[case]
     procs, settle = workload(args.build, case)
     port = free_port()
-    binary = os.path.realpath(os.path.join(args.build, "daemon", "otelprofd"))
+    binary = os.path.realpath(args.otelprofd or os.path.join(args.build, "daemon", "otelprofd"))
     cmd = [binary, "-F", str(freq), "--duration", "0", "--metrics-address", f"127.0.0.1:{port}"]
     if args.mode == "export":
         cmd += ["--endpoint", f"127.0.0.1:{collector.port}", "--insecure", "--export-interval", args.export_interval]
     else:
         cmd += ["-o", os.path.join(tmp, f"{case}.pb.gz")]
+    if case == "idle":
+        cmd += ["--pid", str(procs[0].pid)]
     cmd += args.extra
     time.sleep(settle)
     log(f"{case}: $ {' '.join(cmd)}")
@@ -189,6 +195,8 @@ def run_case(args, case, tmp, collector):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
+    ap.add_argument("--otelprofd", help="the daemon to measure (default: BUILD/daemon/otelprofd; the workloads and "
+                    "the test collector come from BUILD)")
     ap.add_argument("--cases", default="idle,busy,live1000")
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--mode", choices=("export", "file"), default="export")

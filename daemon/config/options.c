@@ -662,8 +662,13 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 	if (opts->export.enabled && !opts->duration_set)
 		opts->duration_ns = 0;
 	/* An ad hoc look (one process, or under a minute) needs more samples than a host watched for hours. */
-	if (!set['F'] && !line['F'] && (opts->npids || opts->command || (opts->duration_ns && opts->duration_ns < OPTIONS_AD_HOC_NS)))
-		opts->frequency = OPTIONS_AD_HOC_FREQUENCY;
+	if (opts->npids || opts->command || (opts->duration_ns && opts->duration_ns < OPTIONS_AD_HOC_NS)) {
+		if (!set['F'] && !line['F'])
+			opts->frequency = OPTIONS_AD_HOC_FREQUENCY;
+		/* Its modules' source lines and inline frames are worth more memory for its few minutes. */
+		if (!set[OPT_SYMBOL_CACHE] && !line[OPT_SYMBOL_CACHE])
+			opts->symbol_cache = OPTIONS_AD_HOC_SYMBOL_CACHE;
+	}
 	/* Named processes' switches are few and cheap to take all, and a 5% sample of a few seconds of
 	 * one thread is too noisy to read; a host watched as a service keeps its sampled default. */
 	if (!set[OPT_OFF_CPU_PROBABILITY] && !line[OPT_OFF_CPU_PROBABILITY] && opts->npids)

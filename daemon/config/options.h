@@ -29,8 +29,11 @@
 #define OPTIONS_DEFAULT_TOP 20
 #define OPTIONS_DEFAULT_RINGBUF_KIB 4096
 #define OPTIONS_DEFAULT_STACK_COPY 16384
-/* Within the systemd unit's MemoryMax=256M with room for the aggregation and export queues. */
-#define OPTIONS_DEFAULT_SYMBOL_CACHE (128ULL << 20)
+/* A host watched as a service: its RSS stays near 64 MiB with the cache full (docs/memory.md); a
+ * module's debug info is used up to 16 MiB (libc's is 15.4), larger ones get their ELF symbols. */
+#define OPTIONS_DEFAULT_SYMBOL_CACHE (32ULL << 20)
+/* An ad hoc look (the runs OPTIONS_AD_HOC_FREQUENCY is for): short, and source lines matter more. */
+#define OPTIONS_AD_HOC_SYMBOL_CACHE (64ULL << 20)
 #define OPTIONS_DEFAULT_MAX_STACKS 65536
 #define OPTIONS_DEFAULT_MAX_SAMPLES 1000000
 #define OPTIONS_DEFAULT_STATS_INTERVAL_NS (60ULL * 1000000000ULL)
