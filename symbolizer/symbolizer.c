@@ -78,9 +78,9 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	if (!s->config.kallsyms_refresh_ns)
 		s->config.kallsyms_refresh_ns = 60ULL * 1000000000ULL;
 	if (!s->config.max_modules)
-		s->config.max_modules = 1024;
+		s->config.max_modules = SYMBOLIZER_DEFAULT_MAX_MODULES;
 	if (!s->config.max_processes)
-		s->config.max_processes = 16384;
+		s->config.max_processes = SYMBOLIZER_DEFAULT_MAX_PROCESSES;
 	if (!s->config.max_module_bytes)
 		s->config.max_module_bytes = (size_t)2 << 30;
 	if (!s->config.bad_file_retry_ns)

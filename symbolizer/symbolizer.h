@@ -63,12 +63,17 @@ struct sym_frame {
 	struct sym_line lines[SYM_MAX_INLINE]; /* innermost (inlined callee) first */
 };
 
+/* The bounds a zero in struct symbolizer_config stands for (docs/memory.md lists them all). */
+#define SYMBOLIZER_DEFAULT_MAX_MODULES 1024
+#define SYMBOLIZER_DEFAULT_MAX_PROCESSES 16384
+
 struct symbolizer_config {
 	const char *kallsyms_path; /* default "/proc/kallsyms"; read at the first kernel lookup */
 	uint64_t kallsyms_refresh_ns; /* kallsyms read again at most this often while frames land in
 				      code that may change (BPF, ftrace; or miss); default 60 s */
-	size_t max_modules;        /* cached ELF files; default 1024 */
-	size_t max_processes;      /* processes whose mappings are kept; default 16384 */
+	size_t max_modules;        /* cached ELF files; default SYMBOLIZER_DEFAULT_MAX_MODULES */
+	size_t max_processes;      /* processes whose mappings are kept; default
+				      SYMBOLIZER_DEFAULT_MAX_PROCESSES */
 	size_t max_module_bytes;   /* bytes of cached modules (files mapped, decompressed sections,
 				      our memory and libdw's estimated), held as modules grow, and of
 				      loaded perf maps; one module's sections are never inflated past
