@@ -66,10 +66,6 @@
  * program and libraries: cut short, it would be unwound without them). Samples that need a module
  * after it are put off to the next turn (record_path_replay()); other records go on without it. */
 #define TURN_OPEN_BUDGET_MS 250
-/* An exporting daemon ends an interval early when its aggregate holds more than this (all its
- * aggregates together): the profile built from it, its requests and the symbolizer's work at export
- * grow with it, and at 20,000 samples a second a 10 s interval would hold 200,000 (docs/memory.md). */
-#define INTERVAL_BUDGET_BYTES (4u << 20)
 /* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
 #define FINAL_DRAIN_MS 200
 
@@ -256,12 +252,15 @@ static void export_interval(struct daemon *d, bool last)
 	memory_tune_release(); /* the interval's profile and requests are freed */
 }
 
-/* Exporting, the interval is over its memory budget: ended now (counted), the next one from now. */
+/* Exporting, the interval is over --interval-memory (all its aggregates together): the profile built
+ * from it, its requests and the symbolizer's work at export grow with it. Ended now (counted), the
+ * next one from now. */
 static bool interval_full(struct daemon *d)
 {
+	size_t budget = d->opts->interval_memory;
 	size_t bytes = (d->off_agg ? aggregate_bytes(d->off_agg) : 0) + (d->alloc_agg ? aggregate_bytes(d->alloc_agg) : 0);
 
-	return d->export && aggregate_over_budget(d->agg, INTERVAL_BUDGET_BYTES > bytes ? INTERVAL_BUDGET_BYTES - bytes : 0);
+	return d->export && aggregate_over_budget(d->agg, budget > bytes ? budget - bytes : 0);
 }
 
 /* Once a second: processes gone unsampled, then readiness, the metrics the server publishes, and

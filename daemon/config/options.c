@@ -35,6 +35,7 @@ static const struct option long_options[] = {
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
+	{ "interval-memory", required_argument, NULL, OPT_INTERVAL_MEMORY },
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "symbol-cache", required_argument, NULL, OPT_SYMBOL_CACHE },
 	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
@@ -204,6 +205,7 @@ static void options_init(struct options *opts)
 		.symbol_cache = OPTIONS_DEFAULT_SYMBOL_CACHE,
 		.max_stacks = OPTIONS_DEFAULT_MAX_STACKS,
 		.max_samples = OPTIONS_DEFAULT_MAX_SAMPLES,
+		.interval_memory = OPTIONS_DEFAULT_INTERVAL_MEMORY,
 		.stats_interval_ns = OPTIONS_DEFAULT_STATS_INTERVAL_NS,
 		.off_cpu_threshold_ns = OPTIONS_DEFAULT_OFF_CPU_THRESHOLD_NS,
 		.off_cpu_probability = OPTIONS_DEFAULT_OFF_CPU_PROBABILITY,
@@ -337,6 +339,16 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 			return -EINVAL;
 		}
 		opts->symbol_cache = bytes;
+		break;
+	}
+	case OPT_INTERVAL_MEMORY: {
+		size_t bytes;
+
+		if (parse_size(arg, &bytes) || bytes < (64u << 10) || bytes > (1ULL << 30)) {
+			fprintf(err, "otelprofd: --interval-memory: '%s' is not a size from 64KiB to 1GiB\n", arg);
+			return -EINVAL;
+		}
+		opts->interval_memory = bytes;
 		break;
 	}
 	case OPT_MAX_CPU: {

@@ -36,6 +36,9 @@
 #define OPTIONS_AD_HOC_SYMBOL_CACHE (64ULL << 20)
 #define OPTIONS_DEFAULT_MAX_STACKS 65536
 #define OPTIONS_DEFAULT_MAX_SAMPLES 1000000
+/* Exporting, an interval whose samples hold more ends early (docs/memory.md): at 20,000 samples a
+ * second the profile built from 10 s of them, and its requests, would take tens of MiB. */
+#define OPTIONS_DEFAULT_INTERVAL_MEMORY (4u << 20)
 #define OPTIONS_DEFAULT_STATS_INTERVAL_NS (60ULL * 1000000000ULL)
 /* --off-cpu: one switch-out in 20 takes stacks (the cost), waits scaled by 20; bench/RESULTS.md. */
 #define OPTIONS_DEFAULT_OFF_CPU_PROBABILITY 0.05
@@ -85,6 +88,7 @@ struct options {
 	double max_cpu;           /* --max-cpu: the daemon's CPU ceiling in percent of one CPU; 0: none */
 	size_t max_stacks;        /* bound on distinct stacks aggregated per interval */
 	size_t max_samples;       /* bound on samples aggregated per interval */
+	size_t interval_memory;   /* exporting, an interval whose samples hold more bytes ends early */
 	bool verbose;
 	bool quiet;
 	struct export_config export; /* OTLP collector: flags, then OTEL_* variables (owned) */

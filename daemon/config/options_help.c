@@ -95,6 +95,8 @@ void options_print_help(FILE *out)
 		"                            (default %u)\n"
 		"      --max-samples=N       samples kept per interval; more are dropped and counted\n"
 		"                            (default %u)\n"
+		"      --interval-memory=BYTES  exporting, an interval whose samples hold more ends early and\n"
+		"                            is sent (default 4MiB)\n"
 		"\n"
 		"Self-monitoring:\n"
 		"      --metrics-address=HOST:PORT  serve otelprofd's own counters in the Prometheus format on\n"

@@ -160,8 +160,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("samples_dropped_total", NULL, "reason=\"cpu_ceiling\"", m->samples_shed),
 		C("samples_dropped_total", NULL, "reason=\"at_exit\"", m->samples_at_exit),
 		C("samples_dropped_total", NULL, "reason=\"stale\"", m->samples_stale),
-		C("intervals_ended_early_total", "export intervals ended before their time: their samples were over "
-		  "the interval's memory budget (4 MiB)", NULL, a->ended_early),
+		C("intervals_ended_early_total", "export intervals ended before their time: their samples held more "
+		  "than --interval-memory", NULL, a->ended_early),
 		G("aggregate_bytes", "bytes the export interval's samples hold, about (at the last check)", NULL, a->bytes),
 		C("samples_put_off_total", "samples handled again at the next turn: a module they needed was not "
 		  "opened within the turn's budget", NULL, m->samples_put_off),
