@@ -6,10 +6,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * A symbol in 16 bytes (a struct ksym takes 32): a kernel has over 100,000 text symbols, which the
+ * daemon keeps for its whole run. Module names and bounds are kept once per module.
+ */
+struct ksym_entry {
+	uint64_t address;
+	uint32_t name;   /* offset in strings */
+	uint32_t module; /* index in modules[] (0: the kernel's own text), | KSYM_END_MARKER */
+};
+
+/* _etext, _einittext: no address at or past the symbol is its. */
+#define KSYM_END_MARKER 0x80000000u
+
+struct ksym_module {
+	uint32_t name; /* offset in strings (unused for modules[0], the kernel's own text) */
+	uint64_t end;  /* no address at or past this is the module's; 0: not known */
+};
+
 struct kallsyms {
-	struct ksym *syms;
+	struct ksym_entry *syms;
 	size_t count;
 	char *strings;   /* every name and module name, NUL-terminated, back to back */
+	struct ksym_module *modules;
+	size_t nmodules, modules_cap;
+	struct ksym *found; /* what kallsyms_lookup() returns: the last lookup's symbol */
 	bool hidden;
 };
 
@@ -21,7 +42,7 @@ struct pool {
 
 static int by_address(const void *a, const void *b)
 {
-	const struct ksym *x = a, *y = b;
+	const struct ksym_entry *x = a, *y = b;
 
 	return x->address < y->address ? -1 : x->address > y->address;
 }
@@ -88,16 +109,45 @@ static bool parse_hex(const char **p, const char *end, uint64_t *value)
 struct parse_state {
 	struct kallsyms *k;
 	struct pool pool;
-	size_t cap, seen, zero, last_module;
+	size_t cap, seen, zero;
+	uint32_t last_module; /* index of the last line's module */
 	bool sorted;
 };
+
+/* Index of the module named name in k->modules (added when new), or UINT32_MAX without memory. */
+static uint32_t module_index(struct parse_state *st, const char *name)
+{
+	struct kallsyms *k = st->k;
+	size_t at;
+
+	/* A module's symbols come together: the last line's module first, then the others (tens). */
+	if (st->last_module && !strcmp(st->pool.data + k->modules[st->last_module].name, name))
+		return st->last_module;
+	for (size_t i = 1; i < k->nmodules; i++)
+		if (!strcmp(st->pool.data + k->modules[i].name, name))
+			return st->last_module = (uint32_t)i;
+	if (k->nmodules == k->modules_cap) {
+		size_t ncap = k->modules_cap * 2;
+		struct ksym_module *nm = realloc(k->modules, ncap * sizeof(*nm));
+
+		if (!nm || ncap >= KSYM_END_MARKER)
+			return UINT32_MAX;
+		k->modules = nm;
+		k->modules_cap = ncap;
+	}
+	if ((at = pool_add(&st->pool, name)) == SIZE_MAX || at > UINT32_MAX)
+		return UINT32_MAX;
+	k->modules[k->nmodules] = (struct ksym_module){ .name = (uint32_t)at };
+	return st->last_module = (uint32_t)k->nmodules++;
+}
 
 /* One line, [line, end) without its newline (modified in place). 0, or -ENOMEM. */
 static int parse_line(struct parse_state *st, char *line, char *end)
 {
 	const char *p = line;
 	char type, *name, *module;
-	size_t name_at, module_at = SIZE_MAX;
+	size_t name_at;
+	uint32_t module_at = 0;
 	uint64_t address;
 
 	if (!parse_hex(&p, end, &address) || end - p < 3 || p[0] != ' ' || p[2] != ' ')
@@ -121,7 +171,7 @@ static int parse_line(struct parse_state *st, char *line, char *end)
 		return 0;
 	if (st->k->count == st->cap) {
 		size_t ncap = st->cap ? st->cap * 2 : 4096;
-		struct ksym *ns = realloc(st->k->syms, ncap * sizeof(*ns));
+		struct ksym_entry *ns = realloc(st->k->syms, ncap * sizeof(*ns));
 
 		if (!ns)
 			return -ENOMEM;
@@ -129,22 +179,15 @@ static int parse_line(struct parse_state *st, char *line, char *end)
 		st->cap = ncap;
 	}
 	name_at = pool_add(&st->pool, name);
-	if (name_at == SIZE_MAX)
+	if (name_at == SIZE_MAX || name_at > UINT32_MAX)
 		return -ENOMEM;
-	if (module) {
-		/* A module's symbols come together: its name is kept once per run of them. */
-		if (st->last_module != SIZE_MAX && !strcmp(st->pool.data + st->last_module, module))
-			module_at = st->last_module;
-		else if ((module_at = st->last_module = pool_add(&st->pool, module)) == SIZE_MAX)
-			return -ENOMEM;
-	}
+	if (module && (module_at = module_index(st, module)) == UINT32_MAX)
+		return -ENOMEM;
 	if (st->k->count && address < st->k->syms[st->k->count - 1].address)
 		st->sorted = false;
-	/* Offsets for now: the pool may still move. */
-	st->k->syms[st->k->count++] = (struct ksym){
-		.address = address, .name = (const char *)(uintptr_t)name_at,
-		.module = module ? (const char *)(uintptr_t)module_at : NULL,
-		.end = !module && is_end_marker(name) ? address : 0,
+	st->k->syms[st->k->count++] = (struct ksym_entry){
+		.address = address, .name = (uint32_t)name_at,
+		.module = module_at | (!module && is_end_marker(name) ? KSYM_END_MARKER : 0),
 	};
 	return 0;
 }
@@ -157,14 +200,17 @@ static int parse_line(struct parse_state *st, char *line, char *end)
 struct kallsyms *kallsyms_parse(FILE *f)
 {
 	enum { BLOCK = 64 << 10 };
-	struct parse_state st = { .last_module = SIZE_MAX, .sorted = true };
+	struct parse_state st = { .sorted = true };
 	char *buf = malloc(BLOCK + 1);
 	size_t have = 0, n;
 	bool skipping = false; /* inside a line too long for the block */
 
 	st.k = calloc(1, sizeof(*st.k));
-	if (!st.k || !buf)
+	if (!st.k || !buf || !(st.k->found = malloc(sizeof(*st.k->found))) ||
+	    !(st.k->modules = calloc(8, sizeof(*st.k->modules))))
 		goto fail;
+	st.k->nmodules = 1; /* [0]: the kernel's own text */
+	st.k->modules_cap = 8;
 	while ((n = fread(buf + have, 1, BLOCK - have, f)) > 0 || have) {
 		char *p = buf, *end = buf + have + n, *nl;
 		bool eof = n == 0;
@@ -188,12 +234,6 @@ struct kallsyms *kallsyms_parse(FILE *f)
 	}
 	free(buf);
 	st.k->strings = st.pool.data;
-	for (size_t i = 0; i < st.k->count; i++) {
-		struct ksym *sym = &st.k->syms[i];
-
-		sym->name = st.k->strings + (uintptr_t)sym->name;
-		sym->module = sym->module ? st.k->strings + (uintptr_t)sym->module : kallsyms_vmlinux;
-	}
 	st.k->hidden = st.seen > 0 && st.zero == st.seen;
 	if (!st.sorted) /* the kernel's own symbols come sorted; modules and BPF may not */
 		qsort(st.k->syms, st.k->count, sizeof(*st.k->syms), by_address);
@@ -201,7 +241,8 @@ struct kallsyms *kallsyms_parse(FILE *f)
 
 fail:
 	free(buf);
-	free(st.pool.data);
+	if (st.k)
+		st.k->strings = st.pool.data;
 	kallsyms_free(st.k);
 	errno = ENOMEM;
 	return NULL;
@@ -226,7 +267,7 @@ struct module_range {
 
 int kallsyms_set_module_ranges(struct kallsyms *k, FILE *modules)
 {
-	struct module_range *ranges = NULL, *last = NULL;
+	struct module_range *ranges = NULL;
 	size_t n = 0, cap = 0, linecap = 0;
 	char *line = NULL;
 	int r = 0;
@@ -254,20 +295,17 @@ int kallsyms_set_module_ranges(struct kallsyms *k, FILE *modules)
 		memcpy(ranges[n].name, name, sizeof(name));
 		ranges[n++].end = start + size;
 	}
-	/* A module's symbols are contiguous once sorted by address: the last match is tried first. */
-	for (size_t i = 0; i < k->count; i++) {
-		struct ksym *s = &k->syms[i];
+	/* Bpf programs and trampolines have no range: their symbols keep no end. */
+	for (size_t i = 1; i < k->nmodules; i++) {
+		const char *name = k->strings + k->modules[i].name;
 
-		if (s->module == kallsyms_vmlinux || !strcmp(s->module, "bpf"))
+		if (!strcmp(name, "bpf"))
 			continue;
-		if (!last || strcmp(last->name, s->module)) {
-			last = NULL;
-			for (size_t j = 0; j < n && !last; j++)
-				if (!strcmp(ranges[j].name, s->module))
-					last = &ranges[j];
-		}
-		if (last)
-			s->end = last->end;
+		for (size_t j = 0; j < n; j++)
+			if (!strcmp(ranges[j].name, name)) {
+				k->modules[i].end = ranges[j].end;
+				break;
+			}
 	}
 out:
 	free(ranges);
@@ -281,12 +319,17 @@ void kallsyms_free(struct kallsyms *k)
 		return;
 	free(k->strings);
 	free(k->syms);
+	free(k->modules);
+	free(k->found);
 	free(k);
 }
 
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
 {
+	const struct ksym_entry *e;
+	const struct ksym_module *m;
 	size_t lo = 0, hi;
+	uint64_t end;
 
 	if (!k || !k->count || k->hidden || address < k->syms[0].address)
 		return NULL;
@@ -299,9 +342,16 @@ const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
 		else
 			hi = mid;
 	}
-	if (k->syms[lo].end && address >= k->syms[lo].end)
+	e = &k->syms[lo];
+	m = &k->modules[e->module & ~KSYM_END_MARKER];
+	end = e->module & KSYM_END_MARKER ? e->address : m->end;
+	if (end && address >= end)
 		return NULL; /* past the end of the module or of the kernel's text */
-	return &k->syms[lo];
+	*k->found = (struct ksym){
+		.address = e->address, .name = k->strings + e->name, .end = end,
+		.module = m == k->modules ? kallsyms_vmlinux : k->strings + m->name,
+	};
+	return k->found;
 }
 
 size_t kallsyms_count(const struct kallsyms *k)

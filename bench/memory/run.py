@@ -12,8 +12,8 @@ Each case runs otelprofd exporting OTLP to the test collector (tests/otlp) every
 (the service's path; --mode file writes one profile at the end instead, an ad hoc run's path).
 While it runs, /proc/PID/status (VmRSS, VmHWM) is read every 0.25 s and /proc/PID/smaps every
 second; the smaps of the highest RSS seen is broken down by mapping kind (heap and anonymous
-memory, BPF ring buffer and maps, the otelprofd binary, shared libraries, other files: ELF
-files the symbolizer mapped). The end-of-run /metrics scrape gives the symbol cache's bytes.
+memory, BPF ring buffer and maps, the otelprofd binary, the libraries it links (ldd), other files:
+binaries and debug files the symbolizer mapped). The end-of-run /metrics scrape gives the symbol cache's bytes.
 
 Usage (as root, from the repository root, after scripts/build.sh build):
   bench/memory/run.py --build build [--otelprofd BINARY] [--cases idle,busy,live1000] [--seconds 60] [--label NAME]
@@ -35,7 +35,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from run import Collector  # noqa: E402  (bench/run.py: the test collector on loopback)
-KINDS = ("heap+anon", "bpf ringbuf", "bpf maps", "binary", "shared libs", "other files", "stack")
+KINDS = ("heap+anon", "bpf ringbuf", "bpf maps", "binary", "own libs", "other files", "stack")
 
 
 def log(*a):
@@ -58,8 +58,15 @@ def status_kib(pid):
     return out
 
 
-def smaps_kinds(pid, binary):
-    """KiB resident by mapping kind, and the largest 'other files' mappings."""
+def linked_libraries(binary):
+    """The shared libraries the daemon is linked with (ldd): its own, unlike the files the symbolizer maps."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    return {os.path.realpath(p) for p in re.findall(r"(/\S+) \(0x", out)}
+
+
+def smaps_kinds(pid, binary, own):
+    """KiB resident by mapping kind, and the largest 'other files' mappings (binaries and debug files the
+    symbolizer mapped)."""
     kinds = dict.fromkeys(KINDS, 0)
     files = {}
     name = ""
@@ -81,8 +88,8 @@ def smaps_kinds(pid, binary):
                     kind = "stack"
                 elif os.path.realpath(name) == binary:
                     kind = "binary"
-                elif ".so" in os.path.basename(name):
-                    kind = "shared libs"
+                elif os.path.realpath(name) in own:
+                    kind = "own libs"
                 elif name.startswith("["):
                     kind = "stack"  # [vvar], [vdso], [vsyscall]
                 else:
@@ -121,7 +128,7 @@ def workload(build, case):
         return [subprocess.Popen(["sleep", "100000"])], 0
     if case == "live1000":
         burst = os.path.join(build, "bench", "burst")
-        return [subprocess.Popen([burst, "1", "100000", "0"]) for _ in range(1000)], 3
+        return [subprocess.Popen([burst, "1", "1000", "0"]) for _ in range(1000)], 3
     return [], 0
 
 
@@ -130,6 +137,7 @@ def run_case(args, case, tmp, collector):
     procs, settle = workload(args.build, case)
     port = free_port()
     binary = os.path.realpath(args.otelprofd or os.path.join(args.build, "daemon", "otelprofd"))
+    own = linked_libraries(binary)
     cmd = [binary, "-F", str(freq), "--duration", "0", "--metrics-address", f"127.0.0.1:{port}"]
     if args.mode == "export":
         cmd += ["--endpoint", f"127.0.0.1:{collector.port}", "--insecure", "--export-interval", args.export_interval]
@@ -158,7 +166,7 @@ def run_case(args, case, tmp, collector):
                 peak = st
             if time.monotonic() >= next_smaps:
                 next_smaps = time.monotonic() + 1
-                kinds, files = smaps_kinds(daemon.pid, binary)
+                kinds, files = smaps_kinds(daemon.pid, binary, own)
                 total = sum(kinds.values())
                 if total > peak_smaps_rss:
                     peak_smaps_rss, peak_kinds, peak_files = total, kinds, files
