@@ -11,6 +11,7 @@ Usage (as root, after scripts/build.sh build):
 --workload also runs bench/workloads/cpu_bench on both CPUs meanwhile (a known program among the host's).
 """
 import argparse
+import gzip
 import os
 import re
 import signal
@@ -19,10 +20,78 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-os.environ.setdefault("PPROF_PROTO", os.path.join(ROOT, "proto", "pprof_profile.proto"))
-import pprofdecode  # noqa: E402
+
+
+def fields(buf):
+    """(field number, wire type, value) of a protobuf message: ints for varints, bytes for the rest."""
+    i = 0
+    while i < len(buf):
+        key, i = varint(buf, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = varint(buf, i)
+        elif wire == 2:
+            n, i = varint(buf, i)
+            value, i = buf[i:i + n], i + n
+        elif wire in (1, 5):
+            n = 8 if wire == 1 else 4
+            value, i = int.from_bytes(buf[i:i + n], "little"), i + n
+        else:
+            raise ValueError(f"wire type {wire}")
+        yield number, wire, value
+
+
+def varint(buf, i):
+    shift = value = 0
+    while True:
+        b = buf[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return value, i
+
+
+def ints(wire, value):
+    """A repeated integer field's values, packed or not."""
+    if wire == 0:
+        return [value]
+    out, i = [], 0
+    while i < len(value):
+        v, i = varint(value, i)
+        out.append(v)
+    return out
+
+
+def stacks(path):
+    """[(count, [[(function, line) innermost first] per location, leaf first])] of a gzipped pprof file
+    (read here: protoc refuses the file when a process name is not UTF-8)."""
+    strings, functions, locations, samples = [], {}, {}, []
+    for number, wire, value in fields(gzip.open(path).read()):
+        if number == 6:
+            strings.append(value.decode("utf-8", "replace"))
+        elif number == 5:
+            f = {n: v for n, _, v in fields(value)}
+            functions[f.get(1, 0)] = f.get(2, 0)
+        elif number == 4:
+            loc, lines = 0, []
+            for n, _, v in fields(value):
+                if n == 1:
+                    loc = v
+                elif n == 4:
+                    line = {k: x for k, _, x in fields(v)}
+                    lines.append((line.get(1, 0), line.get(2, 0)))
+            locations[loc] = lines
+        elif number == 2:
+            ids, vals = [], []
+            for n, w, v in fields(value):
+                if n == 1:
+                    ids += ints(w, v)
+                elif n == 2:
+                    vals += ints(w, v)
+            samples.append((vals[0] if vals else 0, ids))
+    return [(count, [[(strings[functions.get(fid, 0)], line) for fid, line in locations.get(i, [])]
+                     for i in ids]) for count, ids in samples]
 
 
 def hwm_kib(pid):
@@ -36,10 +105,10 @@ def hwm_kib(pid):
 def quality(path):
     """Samples, and per frame (weighted by samples): named, with a line, inline (not a location's last)."""
     samples = frames = named = lined = inline = 0
-    for count, locations, _ in pprofdecode.stacks(path):
+    for count, locations in stacks(path):
         samples += count
         for lines in locations:
-            for i, (function, _, line) in enumerate(lines):
+            for i, (function, line) in enumerate(lines):
                 frames += count
                 named += count * bool(function) * (not function.startswith("0x") and "+0x" not in function)
                 lined += count * (line > 0)
@@ -83,14 +152,15 @@ def main():
     if work:
         work.kill()
         work.wait()
-    print("| --symbol-cache | peak RSS MiB | samples | frames named | frames with a source line | inline frames "
-          "| modules served by ELF symbols only |")
-    print("|---|---|---|---|---|---|---|")
+    print("| --symbol-cache | peak RSS MiB | samples | frames per sample | frames named | frames with a source line "
+          "| inline frames | modules served by ELF symbols only |")
+    print("|---|---|---|---|---|---|---|---|")
     for size, out, log, _ in runs:
         samples, frames, named, lined, inline = quality(out)
         text = open(log.name).read()
         tier = len(re.findall(r"with its ELF symbols only", text))
-        print(f"| {size} | {peak[size] / 1024:.1f} | {samples} | {100 * named / max(frames, 1):.1f}% | "
+        print(f"| {size} | {peak[size] / 1024:.1f} | {samples} | {frames / max(samples, 1):.1f} | "
+              f"{100 * named / max(frames, 1):.1f}% | "
               f"{100 * lined / max(frames, 1):.1f}% | {100 * inline / max(frames, 1):.1f}% | {tier} |")
 
 
