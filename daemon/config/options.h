@@ -29,7 +29,7 @@
 #define OPTIONS_DEFAULT_TOP 20
 #define OPTIONS_DEFAULT_RINGBUF_KIB 4096
 #define OPTIONS_DEFAULT_STACK_COPY 16384
-/* A host watched as a service: its RSS stays near 64 MiB with the cache full (docs/memory.md); a
+/* A host watched as a service: its RSS stayed at 45-63 MiB with the cache full (docs/memory.md); a
  * module's debug info is used up to 16 MiB (libc's is 15.4), larger ones get their ELF symbols. */
 #define OPTIONS_DEFAULT_SYMBOL_CACHE (32ULL << 20)
 /* An ad hoc look (the runs OPTIONS_AD_HOC_FREQUENCY is for): short, and source lines matter more. */
