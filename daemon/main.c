@@ -96,6 +96,8 @@ struct daemon {
 	struct heap *heap;                 /* --alloc: live sampled allocations, or NULL */
 	struct alloc_probes *alloc_probes; /* --alloc: the files whose probes are attached, or NULL */
 	struct command command;            /* -- PROGRAM: the program started, or pid 0 */
+	uint64_t turn_max_ns;              /* the loop's longest turn between two looks at signals */
+	uint64_t turns_long;               /* its turns over LOOP_TURN_BOUND_MS */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -106,6 +108,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces, .jvm = d->jvm,
 		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .heap = d->heap, .alloc_probes = d->alloc_probes,
+		.loop_turn_max_ns = d->turn_max_ns, .loop_turns_long = d->turns_long,
 	};
 }
 
@@ -130,7 +133,11 @@ static int consume_samples(struct daemon *d)
 	int r;
 
 	d->shed = cpu_ceiling_update(&d->ceiling, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
-	record_path_set_shedding(d->records, d->shed >= CPU_SHED_DROP_SAMPLES, d->shed >= CPU_SHED_DEFER_OPENS);
+	/* On-CPU samples are shed in the kernel (1 in N kept, weighing N; none while the second's share
+	 * is spent); what is already in the ring buffer then is dropped as read. */
+	sampler_set_keep_every(d->sampler, cpu_ceiling_keep_every(&d->ceiling));
+	record_path_set_shedding(d->records, d->ceiling.window_spent, d->shed >= CPU_SHED_DROP_SAMPLES,
+				 d->shed >= CPU_SHED_DEFER_OPENS);
 	symbolizer_set_open_deadline(d->sym, d->shed >= CPU_SHED_DEFER_OPENS ? 1 :
 					     now + TURN_OPEN_BUDGET_MS * 1000000ULL);
 	record_path_replay(d->records, false); /* the samples the last turn's deadline put off, first */
@@ -359,11 +366,22 @@ static int start_command(struct daemon *d, struct options *opts)
 	return 0;
 }
 
+/* A turn of the loop that began at start (0: none yet) ends: the longest, and those too long. */
+static void end_turn(struct daemon *d, uint64_t start)
+{
+	uint64_t took = start ? clock_ns(CLOCK_MONOTONIC) - start : 0;
+
+	if (took > d->turn_max_ns)
+		d->turn_max_ns = took;
+	if (took > LOOP_TURN_BOUND_MS * 1000000ULL)
+		d->turns_long++;
+}
+
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
 	int ringfd = sampler_fd(d->sampler), r;
-	uint64_t last_drain_ns = 0;
+	uint64_t last_drain_ns = 0, turn_start = 0;
 	struct loop_fds fds;
 
 	r = loop_fds_open(&fds, ringfd, d->opts->duration_ns, d->export ? export_loop_next_interval_ns(d->export) : 0);
@@ -376,8 +394,12 @@ static int run_loop(struct daemon *d)
 		/* Records left by a consume that hit its budget: look at the other fds, then go on. */
 		int wait_ms = sampler_pending(d->sampler) ? 0 :
 			      record_path_settling(d->records) ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS;
-		int n = epoll_wait(fds.epfd, events, 4, wait_ms);
-		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		int n;
+		uint64_t now;
+
+		end_turn(d, turn_start);
+		n = epoll_wait(fds.epfd, events, 4, wait_ms);
+		now = turn_start = clock_ns(CLOCK_MONOTONIC);
 
 		record_path_settle(d->records, now);
 		service_notify_watchdog(now);
@@ -436,6 +458,7 @@ static int run_loop(struct daemon *d)
 		}
 	}
 out:
+	end_turn(d, turn_start);
 	service_notify_stopping();
 	if (drain_at_exit(d) < 0)
 		log_warn("Failed to read the last samples");

@@ -48,6 +48,7 @@ struct record_path {
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	struct otelprof_sample with_python; /* the same with its Python frames put in */
 	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
+	bool drop_off_cpu;               /* over the CPU ceiling: off-CPU stacks shed as read */
 	bool drop_at_exit;               /* the run's last read is out of time: samples dropped as read */
 	bool replay_off;                 /* opens are deferred on purpose (CPU ceiling): no replays */
 	struct record_replay *replay;    /* owned: samples put off by the turn's open deadline */
@@ -404,7 +405,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		rp->counters.malformed_records++;
 		return;
 	}
-	if ((rp->drop_samples || rp->drop_at_exit) &&
+	if ((rp->drop_samples || rp->drop_at_exit || (rp->drop_off_cpu && hdr->kind == OTELPROF_RECORD_OFF_CPU)) &&
 	    (hdr->kind == OTELPROF_RECORD_SAMPLE || hdr->kind == OTELPROF_RECORD_OFF_CPU)) {
 		if (rp->drop_at_exit)
 			rp->counters.samples_at_exit++;
@@ -438,7 +439,9 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		if (put_off(rp, data, size, deferred))
 			return;
 		s = python_frames(rp, s, pi, data, size);
-		aggregate_add_linked(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns, rp->link, link_len);
+		if (!aggregate_add_linked(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns, rp->link, link_len) &&
+		    s->weight > 1)
+			aggregate_repeat_last(rp->agg, s->weight - 1); /* kept 1 in weight over the CPU ceiling */
 		break;
 	case OTELPROF_RECORD_EXEC:
 	case OTELPROF_RECORD_FORK:
@@ -482,9 +485,10 @@ void record_path_settle(struct record_path *rp, uint64_t now)
 	rp->nsettling = kept;
 }
 
-void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool opens_deferred)
+void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool drop_off_cpu, bool opens_deferred)
 {
 	rp->drop_samples = drop_samples;
+	rp->drop_off_cpu = drop_off_cpu;
 	rp->replay_off = opens_deferred;
 }
 
