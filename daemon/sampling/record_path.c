@@ -19,6 +19,9 @@
 #include "records.h"
 #include "symbolizer.h"
 
+/* An off-CPU or allocation stack waits this long at most for a module still opening (unwind_waiting()). */
+#define STACK_OPEN_WAIT_MS 200
+
 #define MAX_SETTLING 1024
 /* A sampled process is shown to the JVM room at its first sample and every this many after. */
 #define JVM_SEEN_EVERY 256
@@ -312,6 +315,28 @@ static const struct otelprof_sample *python_frames(struct record_path *rp, const
  * interpreter is looked for at a process's first few records of any kind: a Python process that
  * switched out before its first on-CPU sample (most do) was never looked at, and had no Python frames.
  */
+/*
+ * Unwind an off-CPU stack or an allocation's: unlike a sample, it cannot be put off to the next turn
+ * (its end, or its free, may come first), so when a module it needed is still opening (the
+ * symbolizer's opener thread, past the turn's deadline), it waits for it up to STACK_OPEN_WAIT_MS
+ * and is unwound again.
+ */
+static const struct otelprof_sample *unwind_waiting(struct record_path *rp, const struct otelprof_sample *s,
+						  uint64_t instance, const void *data, size_t size)
+{
+	uint64_t deferred = symbolizer_stats(rp->sym)->module_opens_deferred;
+	struct unwind_sample_counters first = rp->counters.unwind;
+	const struct otelprof_sample *out = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
+							  &first);
+
+	if (rp->replay_off || symbolizer_stats(rp->sym)->module_opens_deferred == deferred ||
+	    !symbolizer_settle_opens(rp->sym, clock_ns(CLOCK_MONOTONIC) + STACK_OPEN_WAIT_MS * 1000000ULL)) {
+		rp->counters.unwind = first;
+		return out;
+	}
+	return unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound, &rp->counters.unwind);
+}
+
 static const struct otelprof_sample *stack_of(struct record_path *rp, const void *data, size_t size,
 					      uint64_t *instance)
 {
@@ -322,7 +347,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
 	python_check(rp, s, pi);
-	s = unwind_sample(rp->sym, (pid_t)s->pid, *instance, data, size, &rp->unwound, &rp->counters.unwind);
+	s = unwind_waiting(rp, s, *instance, data, size);
 	if (pi && pi->samples == 1)
 		open_modules(rp, s, *instance);
 	return s;
