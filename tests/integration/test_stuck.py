@@ -91,9 +91,13 @@ try:
     notices = re.findall(r"Symbolizing \S*heavy .*ELF symbols only", log)
     named = heavy_samples(folded)
     run_cpu = (cpu - cpu0) / (ended - began)
+    turn = re.search(r"loop: the longest turn took ([0-9.]+) ms", log)
     print(f"repro: ended {ended - began:.2f} s after profiling began ({DURATION} s run), {kept} kept, "
           f"{dropped} dropped ({shed} over the CPU ceiling), {named} samples in heavy_f*, "
-          f"CPU {100 * run_cpu:.1f}% while sampling, {cpu:.2f} s in all, notices {len(notices)}")
+          f"CPU {100 * run_cpu:.1f}% while sampling, {cpu:.2f} s in all, notices {len(notices)}, "
+          f"longest loop turn {turn.group(1) if turn else '?'} ms")
+    if not turn:
+        bpftest.fail("otelprofd -v did not say its loop's longest turn")
     if ended - began > DURATION + 2:
         bpftest.fail(f"a {DURATION} s run ended {ended - began:.1f} s after it began")
     if len(notices) != 1:
