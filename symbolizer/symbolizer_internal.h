@@ -124,7 +124,7 @@ struct sym_process {
 
 /* Opens waiting for the opener's thread (module_opener.h), first the one it runs: their files are
  * open already, so a process that exits meanwhile still gets its modules. More are deferred, counted. */
-#define SYM_PENDING_OPENS 16
+#define SYM_PENDING_OPENS 64
 
 /* A module the opener's thread opens, taken at a later lookup: what its open decided before, and the
  * file it opens. */

@@ -417,12 +417,14 @@ static void pending_release(struct pending_open *p)
 	*p = (struct pending_open){ .fd = -1, .root = -1 };
 }
 
-/* The opener's queue, run until deadline_ns (CLOCK_MONOTONIC; 0: however long it takes): each module
- * opened is cached. false while opens run on (their modules are taken at a later lookup). */
-static bool settle_pending(struct symbolizer *s, uint64_t deadline_ns)
+/* The opener's queue, run until deadline_ns (CLOCK_MONOTONIC; 0: however long it takes; 1: only
+ * what is done already) or until the open of map (NULL: all of them) is done: each module opened is
+ * cached. false while the opens waited for run on (their modules are taken at a later lookup). */
+static bool settle_pending(struct symbolizer *s, uint64_t deadline_ns, const struct sym_map *map)
 {
 	while (s->npending) {
 		struct pending_open *p = &s->pending[0];
+		bool mine = map && p->file.dev == map->dev && p->file.inode == map->inode;
 		int err;
 
 		if (!module_opener_busy(s->opener)) {
@@ -442,13 +444,15 @@ static bool settle_pending(struct symbolizer *s, uint64_t deadline_ns)
 		finish_open(s, p->m, p->reason, p->started, &p->file, p->uid, p->mode);
 		pending_release(p);
 		memmove(&s->pending[0], &s->pending[1], --s->npending * sizeof(s->pending[0]));
+		if (mine)
+			return true;
 	}
 	return true;
 }
 
 bool symbolizer_settle_opens(struct symbolizer *s, uint64_t deadline_ns)
 {
-	return settle_pending(s, deadline_ns);
+	return settle_pending(s, deadline_ns, NULL);
 }
 
 /* The file of map waits in the opener's queue. */
@@ -501,8 +505,7 @@ static bool open_in_thread(struct symbolizer *s, struct cached_module *m, int fd
 	p->options.path = p->file.path;
 	s->npending++;
 	*queued = true;
-	settle_pending(s, s->open_deadline_ns);
-	return !pending_has(s, map);
+	return settle_pending(s, s->open_deadline_ns, map) && !pending_has(s, map);
 }
 
 /*
@@ -616,8 +619,9 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 	}
 	m = find_module(s, map->dev, map->inode);
 	if (!m && s->npending) {
-		/* The opener's queue first, by the deadline: perhaps this very file. */
-		settle_pending(s, s->open_deadline_ns);
+		/* What the opener's thread finished, and this very file's open (by the deadline) when it is
+		 * queued; no wait for other files. */
+		settle_pending(s, pending_has(s, map) ? s->open_deadline_ns : 1, map);
 		m = find_module(s, map->dev, map->inode);
 	}
 	if (m) {
