@@ -115,6 +115,7 @@ void symbolizer_free(struct symbolizer *s)
 			symbolizer__process_free(p);
 		}
 	}
+	symbolizer__pending_free(s);
 	for (size_t i = 0; i < s->nmodules; i++)
 		symbolizer__module_free(s->modules[i]);
 	free(s->modules);

@@ -24,6 +24,7 @@
 #include "htlhash.h"
 #include "kallsyms.h"
 #include "module_history.h"
+#include "module_opener.h"
 #include "perf_map.h"
 #include "symbolizer.h"
 
@@ -121,6 +122,23 @@ struct sym_process {
 	struct sym_process *next; /* hash chain */
 };
 
+/* Opens waiting for the opener's thread (module_opener.h), first the one it runs: their files are
+ * open already, so a process that exits meanwhile still gets its modules. More are deferred, counted. */
+#define SYM_PENDING_OPENS 64
+
+/* A module the opener's thread opens, taken at a later lookup: what its open decided before, and the
+ * file it opens. */
+struct pending_open {
+	struct cached_module *m;      /* prepared (key, tier, serial), not cached yet */
+	enum module_tier_reason reason; /* why its tier */
+	uint64_t started;             /* when its open was asked for (the history's open cost) */
+	uid_t uid;                    /* the file's owner and mode (shareable copies) */
+	mode_t mode;
+	struct sym_map file;          /* the mapping's dev, inode and path (owned copy) */
+	int fd, root;                 /* the file, and the process's root (debug files next to it) */
+	struct elf_module_options options; /* options.path is file.path */
+};
+
 struct symbolizer {
 	struct symbolizer_config config;
 	struct symbolizer_stats stats;
@@ -145,6 +163,9 @@ struct symbolizer {
 	struct module_history *history; /* what each module cost and how it was served */
 	uint64_t open_deadline_ns;  /* no module is opened from then on (0: none); see
 				       symbolizer_set_open_deadline() */
+	struct module_opener *opener; /* opens modules while a deadline is set; NULL until then */
+	struct pending_open pending[SYM_PENDING_OPENS]; /* its queue: pending[0] runs when it is busy */
+	size_t npending;
 	struct sym_notice notices[SYM_NOTICE_SLOTS]; /* a ring: first at notice_head */
 	size_t notice_head, nnotices;
 };
@@ -173,6 +194,8 @@ int symbolizer__open_root(pid_t pid);
 
 /* Free a module already out of the table (NULL accepted). */
 void symbolizer__module_free(struct cached_module *m);
+/* The opener's thread stopped (after its job, if any) and what it opened freed (symbolizer_free()). */
+void symbolizer__pending_free(struct symbolizer *s);
 /* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
 void symbolizer__evict_at(struct symbolizer *s, size_t i);
 /* Bytes of every cached module and loaded perf map: what max_module_bytes bounds. */

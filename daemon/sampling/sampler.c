@@ -729,6 +729,12 @@ int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_A
 	return sum_counters(s->skel->maps.alloc_counters, counters, OTELPROF_ALLOC_CNT_MAX);
 }
 
+void sampler_set_keep_every(struct sampler *s, uint32_t every)
+{
+	if (s->skel->bss)
+		__atomic_store_n(&s->skel->bss->cpu_shed_keep_every, every, __ATOMIC_RELAXED);
+}
+
 unsigned sampler_cpu_count(const struct sampler *s)
 {
 	return s->ncpus;
