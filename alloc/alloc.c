@@ -98,10 +98,10 @@ static struct sampled_set set = { .slots = set_slots, .mask = SET_SLOTS - 1 };
 static _Alignas(ARENA_ALIGN) unsigned char arena[ARENA_BYTES];
 static _Atomic size_t arena_used;
 
-/* Per thread: bytes until the next sampled byte, and the generator. Initial-exec TLS: reading it
- * never allocates (a preloaded library's TLS is in the static block). */
+/* Per thread: the bytes before the next sampled byte, and the generator. Initial-exec TLS: reading
+ * it never allocates (a preloaded library's TLS is in the static block). */
 struct thread_state {
-	int64_t left;
+	uint64_t left; /* an allocation of more bytes holds the sampled byte (0: the next one is due) */
 	struct alloc_rng rng;
 	pid_t pid; /* the process the generator was seeded in: a forked child reseeds */
 	bool seeded;
@@ -183,6 +183,7 @@ static void *arena_alloc(size_t size, size_t align)
 		return NULL;
 	start = ((uintptr_t)arena + at + ARENA_ALIGN + align - 1) & ~(uintptr_t)(align - 1);
 	((size_t *)start)[-1] = size;
+	sampled_set_pin(&set, (void *)start); /* free() and realloc() look at it (special()) */
 	atomic_fetch_add_explicit(&otelprofd_alloc_stats.bootstrap, 1, memory_order_relaxed);
 	return (void *)start; /* zeroed: the arena is static and never reused */
 }
@@ -270,7 +271,7 @@ static __attribute__((noinline)) uint64_t sample_slow(void *p, size_t size)
 		return 0;
 	}
 	if (!mean) {
-		ts.left = INT64_MAX; /* off: back here after 8 EiB */
+		ts.left = UINT64_MAX; /* off: back here after 16 EiB */
 		return 0;
 	}
 	pid = getpid();
@@ -281,12 +282,15 @@ static __attribute__((noinline)) uint64_t sample_slow(void *p, size_t size)
 		ts.pid = pid;
 		ts.seeded = true;
 		if (first) { /* the first allocation starts the thread's process of sampled bytes */
-			ts.left = (int64_t)alloc_poisson_next(&ts.rng, mean) - (int64_t)size;
-			if (ts.left > 0)
+			uint64_t at = alloc_poisson_next(&ts.rng, mean);
+
+			if (at > size) {
+				ts.left = at - 1 - size;
 				return 0;
+			}
 		}
 	}
-	ts.left = (int64_t)alloc_poisson_next(&ts.rng, mean);
+	ts.left = alloc_poisson_next(&ts.rng, mean) - 1; /* the next is at least 1 */
 	if (!sampled_set_insert(&set, p)) {
 		atomic_fetch_add_explicit(&otelprofd_alloc_stats.dropped, 1, memory_order_relaxed);
 		return 0;
@@ -299,20 +303,20 @@ static __attribute__((noinline)) uint64_t sample_slow(void *p, size_t size)
 
 /*
  * The fast path of every allocation: its bytes counted down in the thread's counter; true when it
- * holds the thread's next sampled byte (or the thread is new, or the library not ready yet). An entry
- * point is then this, a compare and a jump to the real function: no frame, no other load.
+ * holds the thread's next sampled byte (the subtraction borrows; or the thread is new, or the library
+ * not ready yet). An entry point is then this and a jump to the real function: six instructions, no
+ * frame. A due allocation's sampled path always sets the counter again (sample_slow()).
  */
 static inline __attribute__((always_inline)) bool due(size_t size)
 {
-	ts.left = (int64_t)((uint64_t)ts.left - size); /* no overflow: sizes above 2^63 fail anyway */
-	return UNLIKELY(ts.left <= 0);
+	return UNLIKELY(__builtin_sub_overflow(ts.left, size, &ts.left));
 }
 
-/* The fast path of free() and realloc(): a block that needs a look (the arena's, or one the
- * counting filter says may be sampled). */
+/* The fast path of free() and realloc(): a block that needs a look, one the counting filter says
+ * may be sampled, or is the arena's (pinned in the filter): a hash and a load. */
 static inline __attribute__((always_inline)) bool special(const void *p)
 {
-	return UNLIKELY(in_arena(p)) || UNLIKELY(sampled_set_maybe(&set, p));
+	return UNLIKELY(sampled_set_maybe(&set, p));
 }
 
 /*
@@ -438,8 +442,7 @@ static NOINLINE int posix_memalign_sampled(void **out, size_t align, size_t size
 {
 	int r = real.posix_memalign(out, align, size);
 
-	if (!r)
-		sampled(*out, size);
+	sampled(r ? NULL : *out, size);
 	return r;
 }
 

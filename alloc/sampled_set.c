@@ -54,6 +54,11 @@ bool sampled_set_insert(struct sampled_set *set, const void *ptr)
 	return false;
 }
 
+void sampled_set_pin(struct sampled_set *set, const void *ptr)
+{
+	filter_add(filter_of(set, (uintptr_t)ptr), 1);
+}
+
 /* The slot holding ptr, or NULL. */
 static _Atomic uintptr_t *find(struct sampled_set *set, uintptr_t p)
 {

@@ -51,6 +51,10 @@ static inline bool sampled_set_maybe(struct sampled_set *set, const void *ptr)
 void sampled_set_init(struct sampled_set *set, _Atomic uintptr_t *slots, size_t nslots);
 /* false: no free slot near the pointer's hash (or ptr is 0 or 1). */
 bool sampled_set_insert(struct sampled_set *set, const void *ptr);
+/* Make sampled_set_maybe() say "maybe" for ptr from now on, without putting it in the set (a block
+ * its caller must always look at: libotelprofd-alloc.so's bootstrap arena, so free() needs no other
+ * test). Never undone. */
+void sampled_set_pin(struct sampled_set *set, const void *ptr);
 /* true when ptr is in the set (it stays). */
 bool sampled_set_contains(struct sampled_set *set, const void *ptr);
 /* true when ptr was in the set (it is removed). */

@@ -22,6 +22,7 @@ with their spread (lowest and highest). Every workload runs in one cgroup v2 of 
 Usage: bench/alloc/run.py BUILD_DIR [--rounds N] [--depth D] [--trees N] [--before-lib SO]. As root.
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -98,8 +99,11 @@ def run_daemon(build, lib, wl, out):
         if not line:
             raise RuntimeError("otelprofd did not start")
     start = cpu_of(d.pid)
+    bpf0 = bpf_run_times(d.pid)
     r = wl.run(env=dict(os.environ, LD_PRELOAD=lib))
     window = cpu_of(d.pid) - start
+    bpf1 = bpf_run_times(d.pid)
+    r["bpf"] = {k: (bpf1[k][0] - bpf0.get(k, (0, 0))[0], bpf1[k][1] - bpf0.get(k, (0, 0))[1]) for k in bpf1}
     before_stop = cpu_of(d.pid)
     d.send_signal(signal.SIGINT)
     final = 0.0
@@ -115,6 +119,17 @@ def run_daemon(build, lib, wl, out):
     sampled = next((int(x.split("Allocations: ")[1].split()[0]) for x in log.splitlines() if "Allocations: " in x), 0)
     r.update(daemon=window, daemon_start=start, daemon_final=final, sampled=sampled)
     return r
+
+
+def bpf_run_times(pid):
+    """{program: (run ns, runs)} of the allocation programs the daemon pid loaded
+    (kernel.bpf_stats_enabled turned on by main())."""
+    p = subprocess.run(["bpftool", "--json", "prog", "show"], stdout=subprocess.PIPE, text=True)
+    found = {}
+    for prog in json.loads(p.stdout or "[]"):
+        if prog.get("name") in ("on_alloc", "on_free") and any(x.get("pid") == pid for x in prog.get("pids", [])):
+            found[prog["name"]] = (prog.get("run_time_ns", 0), prog.get("run_cnt", 0))
+    return found
 
 
 def memleak_setup():
@@ -160,7 +175,11 @@ def run_memleak(memleak, wl, trees):
     p.stdin = None
     r = wl.result(p)
     m.send_signal(signal.SIGINT)
-    m.communicate(timeout=60)
+    try:
+        m.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        m.kill()
+        m.communicate()
     return r
 
 
@@ -180,6 +199,10 @@ def main():
     cgroup = os.path.join(v2_root(), f"otelprofd-alloc-bench-{os.getpid()}")
     os.mkdir(cgroup)
     wl = Workload(build, args.depth, args.trees, cgroup)
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        stats_were = f.read().strip()
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write("1")
     memleak, why = memleak_setup()
     scale = args.trees / args.slow_trees
 
@@ -196,6 +219,13 @@ def main():
         slow[f"memleak's probes in bpftrace, a stand-in ({args.slow_trees} trees, scaled)"] = \
             lambda: bpftrace_memleak(wl, args.slow_trees)
     results = {n: [] for n in list(configs) + list(slow)}
+    if shutil.which("valgrind"):
+        alone = instructions(wl, None)
+        for n, so in (("library before", args.before_lib), ("libotelprofd-alloc.so", lib)):
+            if so:
+                print(f"instructions per malloc and free: {n} {instructions(wl, so) - alone:+.1f} "
+                      f"(the workload alone: {alone:.1f} per node built, walked and freed; valgrind --tool=callgrind)",
+                      flush=True)
     try:
         names = list(configs)
         for r in range(args.rounds):
@@ -214,6 +244,8 @@ def main():
                 print(f"round {r + 1}: {n}: {x['wall']:.3f} s wall, {x['cpu']:.3f} s CPU{extra}", file=sys.stderr,
                       flush=True)
     finally:
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write(stats_were)
         for _ in range(100):  # its last processes leaving
             try:
                 os.rmdir(cgroup)
@@ -245,37 +277,67 @@ def bpftrace_memleak(wl, trees):
     return {"wall": float(wall), "cpu": float(cpu), "allocs": int(allocs)}
 
 
+def instructions(wl, lib, trees=4):
+    """Instructions per allocation and free (callgrind's count, exact and free of the machine's load):
+    the difference between runs of 2 * trees and trees, so start-up cancels out."""
+    env = dict(os.environ, LD_PRELOAD=lib) if lib else None
+    counts = []
+    for n in (trees, 2 * trees):
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", wl.tree, str(wl.depth),
+                            str(n)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        allocs = int(next(x for x in p.stdout.splitlines() if x[:1].isdigit()).split()[1])
+        counts.append((int(next(x for x in p.stderr.splitlines() if "Collected" in x).split()[-1]), allocs))
+    return (counts[1][0] - counts[0][0]) / (counts[1][1] - counts[0][1])
+
+
 def spread(xs, fmt):
     return f"{fmt(statistics.median(xs))} ({fmt(min(xs))}-{fmt(max(xs))})" if len(xs) > 1 else fmt(xs[0])
 
 
 def report(results, memleak, why):
+    """Medians with their range; the slowdowns are the medians of each round's ratio to the round's
+    own run alone (a round's runs are minutes apart at most: the machine's load moves less)."""
     names = [n for n in results if results[n]]
     base = results[names[0]]
     bw, bc = statistics.median(x["wall"] for x in base), statistics.median(x["cpu"] for x in base)
     allocs = base[0]["allocs"]
-    print("| configuration | wall s: median (range) | wall | workload CPU s: median (range) | CPU | ns per call |")
+
+    def ratios(n, key):
+        return [100 * (x[key] / b[key] - 1) for x, b in zip(results[n], base)]
+
+    print("| configuration | wall s: median (range) | wall against alone: median (range) | workload CPU s: median "
+          "(range) | CPU against alone: median (range) | ns per call |")
     print("|---|---|---|---|---|---|")
     for n in names:
         w = [x["wall"] for x in results[n]]
         c = [x["cpu"] for x in results[n]]
-        mw, mc = statistics.median(w), statistics.median(c)
-        print(f"| {n} | {spread(w, lambda v: f'{v:.2f}')} | {100 * (mw / bw - 1):+.1f}% | "
-              f"{spread(c, lambda v: f'{v:.2f}')} | {100 * (mc / bc - 1):+.1f}% | "
-              f"{1e9 * (mc - bc) / (2 * allocs):.1f} |")
+        rc = ratios(n, "cpu")
+        print(f"| {n} | {spread(w, lambda v: f'{v:.2f}')} | {spread(ratios(n, 'wall'), lambda v: f'{v:+.1f}%')} | "
+              f"{spread(c, lambda v: f'{v:.2f}')} | {spread(rc, lambda v: f'{v:+.1f}%')} | "
+              f"{statistics.median(rc) / 100 * bc * 1e9 / (2 * allocs):.2f} |")
     for n in names:
         d = [x for x in results[n] if "daemon" in x]
         if d:
             win = [x["daemon"] for x in d]
             sampled = statistics.median(x["sampled"] for x in d)
-            mc = statistics.median(x["cpu"] for x in d)
+            both = [100 * ((x["cpu"] + x["daemon"]) / b["cpu"] - 1) for x, b in zip(results[n], base)]
             print(f"\n{n}: daemon CPU while the workload ran {spread(win, lambda v: f'{v:.2f} s')} "
                   f"({100 * statistics.median(win) / bc:.1f}% of the workload's CPU alone; "
                   f"{1e6 * statistics.median(win) / max(sampled, 1):.0f} us per sampled allocation, "
-                  f"{sampled:.0f} sampled a run); workload + daemon CPU "
-                  f"{100 * ((mc + statistics.median(win)) / bc - 1):+.1f}% against alone; start-up (BPF load) "
+                  f"{sampled:.0f} sampled a run); workload + daemon CPU against alone "
+                  f"{spread(both, lambda v: f'{v:+.1f}%')}; start-up (BPF load) "
                   f"{spread([x['daemon_start'] for x in d], lambda v: f'{v:.2f} s')}, final profile "
                   f"{spread([x['daemon_final'] for x in d], lambda v: f'{v:.2f} s')}")
+            for prog in ("on_alloc", "on_free"):
+                per = [x["bpf"][prog][0] / x["bpf"][prog][1] for x in d if x["bpf"].get(prog, (0, 0))[1]]
+                if per:
+                    print(f"  BPF {prog}: {spread(per, lambda v: f'{v:.0f} ns')} per run")
+            lib = next((m for m in names if m.startswith("libotelprofd-alloc.so (no")), None)
+            if lib:
+                extra = [(x["cpu"] - y["cpu"]) / max(x["sampled"], 1) for x, y in zip(results[n], results[lib])]
+                print(f"  the workload's CPU with the daemon against the library alone: "
+                      f"{1e6 * statistics.median(extra):.1f} us per sampled allocation (its probes, their BPF, "
+                      f"the free's probe; noisy: a difference of two runs)")
     for n in names:
         h = [x["all"] for x in results[n] if "all" in x]
         if h:
