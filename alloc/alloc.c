@@ -322,7 +322,7 @@ static inline __attribute__((always_inline)) bool special(const void *p)
 /*
  * A due allocation, made: sampled unless it failed or the set is full. Inlined into each entry
  * point's sampled path with its probe site, so a sampled allocation's stack starts there (malloc's:
- * malloc_sampled) and goes on in the program.
+ * otelprofd_sampled_malloc) and goes on in the program.
  */
 static inline __attribute__((always_inline)) void *sampled(void *p, size_t size)
 {
@@ -347,9 +347,20 @@ static inline __attribute__((always_inline)) void forget(void *p)
  * The entry points: the fast path, then a tail call (gcc emits no frame for them); the sampled path
  * in a function of its own (with its frame), reached only when due.
  */
-#define NOINLINE __attribute__((noinline))
+/* In the dynamic symbol table (protected: called directly from here), so that a stripped library
+ * still names a sampled allocation's leaf frame. */
+#define NOINLINE __attribute__((noinline, visibility("protected")))
+NOINLINE void *otelprofd_sampled_malloc(size_t size);
+NOINLINE void otelprofd_sampled_free(void *p);
+NOINLINE void *otelprofd_sampled_calloc(size_t n, size_t size);
+NOINLINE void *otelprofd_sampled_realloc(void *old, size_t size, bool is_due);
+NOINLINE int otelprofd_sampled_posix_memalign(void **out, size_t align, size_t size);
+NOINLINE void *otelprofd_sampled_valloc(size_t size);
+NOINLINE void *otelprofd_sampled_pvalloc(size_t size);
+NOINLINE void *otelprofd_sampled_aligned_alloc(size_t align, size_t size);
+NOINLINE void *otelprofd_sampled_memalign(size_t align, size_t size);
 
-static NOINLINE void *malloc_sampled(size_t size)
+NOINLINE void *otelprofd_sampled_malloc(size_t size)
 {
 	return sampled(real.malloc(size), size);
 }
@@ -357,11 +368,11 @@ static NOINLINE void *malloc_sampled(size_t size)
 EXPORT void *malloc(size_t size)
 {
 	if (due(size))
-		return malloc_sampled(size);
+		return otelprofd_sampled_malloc(size);
 	return real.malloc(size);
 }
 
-static NOINLINE void free_special(void *p)
+NOINLINE void otelprofd_sampled_free(void *p)
 {
 	if (in_arena(p))
 		return; /* the arena's blocks are never given back */
@@ -372,11 +383,11 @@ static NOINLINE void free_special(void *p)
 EXPORT void free(void *p)
 {
 	if (special(p))
-		return free_special(p);
+		return otelprofd_sampled_free(p);
 	real.free(p);
 }
 
-static NOINLINE void *calloc_sampled(size_t n, size_t size)
+NOINLINE void *otelprofd_sampled_calloc(size_t n, size_t size)
 {
 	return sampled(real.calloc(n, size), n * size);
 }
@@ -390,7 +401,7 @@ EXPORT void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	if (due(bytes))
-		return calloc_sampled(n, size);
+		return otelprofd_sampled_calloc(n, size);
 	return real.calloc(n, size);
 }
 
@@ -400,7 +411,7 @@ EXPORT void *calloc(size_t n, size_t size)
  * the block given back), so that a failed realloc leaves it live and sampled, as the C library
  * leaves it allocated; realloc(p, 0) frees it.
  */
-static NOINLINE void *realloc_special(void *old, size_t size, bool is_due)
+NOINLINE void *otelprofd_sampled_realloc(void *old, size_t size, bool is_due)
 {
 	void *p;
 
@@ -434,11 +445,11 @@ EXPORT void *realloc(void *old, size_t size)
 	bool is_due = due(size);
 
 	if (UNLIKELY(is_due) || special(old))
-		return realloc_special(old, size, is_due);
+		return otelprofd_sampled_realloc(old, size, is_due);
 	return real.realloc(old, size);
 }
 
-static NOINLINE int posix_memalign_sampled(void **out, size_t align, size_t size)
+NOINLINE int otelprofd_sampled_posix_memalign(void **out, size_t align, size_t size)
 {
 	int r = real.posix_memalign(out, align, size);
 
@@ -449,33 +460,33 @@ static NOINLINE int posix_memalign_sampled(void **out, size_t align, size_t size
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
 	if (due(size))
-		return posix_memalign_sampled(out, align, size);
+		return otelprofd_sampled_posix_memalign(out, align, size);
 	return real.posix_memalign(out, align, size);
 }
 
 /* The entry points of one size, and of an alignment and a size: the same countdown, their own
  * sampled path and probe site. */
 #define SIZE_ENTRY(name)                                                                                 \
-	static NOINLINE void *name##_sampled(size_t size)                                                \
+	NOINLINE void *otelprofd_sampled_##name(size_t size)                                             \
 	{                                                                                                 \
 		return sampled(real.name(size), size);                                                   \
 	}                                                                                                 \
 	EXPORT void *name(size_t size)                                                                   \
 	{                                                                                                 \
 		if (due(size))                                                                           \
-			return name##_sampled(size);                                                     \
+			return otelprofd_sampled_##name(size);                                           \
 		return real.name(size);                                                                  \
 	}
 
 #define ALIGNED_ENTRY(name)                                                                              \
-	static NOINLINE void *name##_sampled(size_t align, size_t size)                                  \
+	NOINLINE void *otelprofd_sampled_##name(size_t align, size_t size)                               \
 	{                                                                                                 \
 		return sampled(real.name(align, size), size);                                            \
 	}                                                                                                 \
 	EXPORT void *name(size_t align, size_t size)                                                     \
 	{                                                                                                 \
 		if (due(size))                                                                           \
-			return name##_sampled(align, size);                                              \
+			return otelprofd_sampled_##name(align, size);                                    \
 		return real.name(align, size);                                                           \
 	}
 
