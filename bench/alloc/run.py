@@ -7,19 +7,27 @@ libotelprofd-alloc.so preloaded (no daemon), with the library and `otelprofd --a
 compile its BPF here, the same probes written for bpftrace, said as such).
 
 Each round runs every fast configuration once, in a rotating order; figures are medians over rounds
-with their spread (lowest and highest). Every workload runs in one cgroup v2 of its own.
+with their spread (lowest and highest). The workloads run in a cgroup v2 of their own.
 - wall: the workload's own timing of its work; CPU: the workload's own user + system time over that
-  window (getrusage: uprobes and their BPF programs run in its system time), so other processes'
-  load changes it much less than wall time.
+  window (getrusage: uprobes and their BPF programs run in its system time).
+- --together (what a shared, loaded machine needs): each configuration runs at the same time as the
+  program alone, each pinned to one of the two CPUs (swapped every round), the partner in another
+  cgroup; a slowdown is the median of the pairs' ratios, so the load of the rest of the machine,
+  which moves the CPU time of a run by tens of percent here, falls on both sides of each ratio.
 - The daemon is started before the window (`otelprofd --alloc --cgroup CG`, the library's path
-  attached at start) and stopped after it: its CPU while the workload runs is the per-allocation
-  cost (each sampled allocation's probe record, unwinding, aggregation; its on-CPU samples of the
-  cgroup at the default 19 Hz), apart from its start-up (BPF load) and its final profile (symbolizing,
-  writing), both reported beside it.
+  attached at start, on-CPU samples of that cgroup at its 99 Hz), and its CPU is read from the
+  workload's start until it has read every record (it idles): the per-allocation cost (each sampled
+  allocation's record, unwinding, aggregation, and the on-CPU samples), apart from its start-up (BPF
+  load) and its final profile (symbolizing, writing), both reported beside it. The BPF programs'
+  own time per run comes from kernel.bpf_stats_enabled (turned on for the run).
+- Instructions per call: valgrind's callgrind over 4 and 8 trees (exact, whatever the load).
 - heaptrack and memleak cost so much per call that they run over a share of the trees (--slow-trees),
-  in the first --slow-rounds rounds only; their figures are scaled up to the whole run (said in the
-  table).
-Usage: bench/alloc/run.py BUILD_DIR [--rounds N] [--depth D] [--trees N] [--before-lib SO]. As root.
+  in the first --slow-rounds rounds only, alone; their figures are scaled up to the whole run.
+  memleak is bcc's memleak-bpfcc (attached with -p to the program waiting on its standard input),
+  compiled against Debian 12's 6.1 kernel headers when this kernel has none (BCC_HEADERS below);
+  without any headers, memleak's probes written for bpftrace stand in, said as such.
+Usage: bench/alloc/run.py BUILD_DIR [--rounds N] [--depth D] [--trees N] [--before-lib SO] [--together].
+As root.
 """
 import argparse
 import json
@@ -115,6 +123,14 @@ def run_daemon(build, lib, wl, out, pin=None):
     ours = set(alloc_programs()) - others  # loaded since: the daemon's (another daemon starting meanwhile: both)
     bpf0 = bpf_run_times(ours)
     r = wl.run(env=dict(os.environ, LD_PRELOAD=lib), pin=pin)
+    # The records still in the ring buffer (a loaded machine's daemon lags): read until it idles.
+    until, last = time.monotonic() + 30, cpu_of(d.pid)
+    while time.monotonic() < until:
+        time.sleep(0.5)
+        now = cpu_of(d.pid)
+        if now - last <= 0.02:
+            break
+        last = now
     window = cpu_of(d.pid) - start
     bpf1 = bpf_run_times(ours)
     r["bpf"] = {k: (bpf1[k][0] - bpf0.get(k, (0, 0))[0], bpf1[k][1] - bpf0.get(k, (0, 0))[1]) for k in bpf1}
@@ -354,12 +370,14 @@ def report(results, memleak, why):
         d = [x for x in results[n] if "daemon" in x]
         if d:
             win = [x["daemon"] for x in d]
-            sampled = statistics.median(x["sampled"] for x in d)
+            sampled = statistics.median(x["bpf"].get("on_alloc", (0, x["sampled"]))[1] for x in d)
+            kept = statistics.median(x["sampled"] for x in d)
             both = [100 * ((x["cpu"] + x["daemon"]) / x.get("pair", b)["cpu"] - 1) for x, b in zip(results[n], base)]
-            print(f"\n{n}: daemon CPU while the workload ran {spread(win, lambda v: f'{v:.2f} s')} "
+            print(f"\n{n}: daemon CPU from the workload's start to its last record read {spread(win, lambda v: f'{v:.2f} s')} "
                   f"({100 * statistics.median(win) / bc:.1f}% of the workload's CPU alone; "
                   f"{1e6 * statistics.median(win) / max(sampled, 1):.0f} us per sampled allocation, "
-                  f"{sampled:.0f} sampled a run); workload + daemon CPU against alone "
+                  f"{sampled:.0f} sampled allocations a run, {kept:.0f} in its profile); workload + daemon CPU "
+                  f"against alone "
                   f"{spread(both, lambda v: f'{v:+.1f}%')}; start-up (BPF load) "
                   f"{spread([x['daemon_start'] for x in d], lambda v: f'{v:.2f} s')}, final profile "
                   f"{spread([x['daemon_final'] for x in d], lambda v: f'{v:.2f} s')}")
@@ -369,7 +387,8 @@ def report(results, memleak, why):
                     print(f"  BPF {prog}: {spread(per, lambda v: f'{v:.0f} ns')} per run")
             lib = next((m for m in names if m.startswith("libotelprofd-alloc.so (no")), None)
             if lib:
-                extra = [(x["cpu"] - y["cpu"]) / max(x["sampled"], 1) for x, y in zip(results[n], results[lib])]
+                extra = [(x["cpu"] - y["cpu"]) / max(x["bpf"].get("on_alloc", (0, 1))[1], 1)
+                         for x, y in zip(results[n], results[lib])]
                 print(f"  the workload's CPU with the daemon against the library alone: "
                       f"{1e6 * statistics.median(extra):.1f} us per sampled allocation (its probes, their BPF, "
                       f"the free's probe; noisy: a difference of two runs)")
