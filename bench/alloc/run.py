@@ -282,6 +282,8 @@ def main():
                     x["all"] *= k
                 results[n].append(x)
                 extra = f", daemon {x['daemon']:.2f} s CPU, {x['sampled']} sampled" if "daemon" in x else ""
+                if "pair" in x:
+                    extra += f"; beside it alone: {x['pair']['wall']:.3f} s wall, {x['pair']['cpu']:.3f} s CPU"
                 print(f"round {r + 1}: {n}: {x['wall']:.3f} s wall, {x['cpu']:.3f} s CPU{extra}", file=sys.stderr,
                       flush=True)
     finally:
