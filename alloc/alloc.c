@@ -345,10 +345,10 @@ static inline __attribute__((always_inline)) void forget(void *p)
 
 /*
  * The entry points: the fast path, then a tail call (gcc emits no frame for them); the sampled path
- * in a function of its own (with its frame), reached only when due.
+ * in a function of its own (with its frame), reached only when due. Those are in the dynamic symbol
+ * table (protected: called directly from here), so that a stripped library still names a sampled
+ * allocation's leaf frame.
  */
-/* In the dynamic symbol table (protected: called directly from here), so that a stripped library
- * still names a sampled allocation's leaf frame. */
 #define NOINLINE __attribute__((noinline, visibility("protected")))
 NOINLINE void *otelprofd_sampled_malloc(size_t size);
 NOINLINE void otelprofd_sampled_free(void *p);
@@ -409,7 +409,8 @@ EXPORT void *calloc(size_t n, size_t size)
  * realloc() of a block of the arena, of a sampled block, or to a size that is due. A new size is a
  * new allocation. A sampled block is moved (a new block, its bytes copied, then its free fired and
  * the block given back), so that a failed realloc leaves it live and sampled, as the C library
- * leaves it allocated; realloc(p, 0) frees it.
+ * leaves it allocated; realloc(p, 0) frees it. (Over an allocator without malloc_usable_size, its
+ * free fires before the real realloc: a failed one loses it from the in-use profile.)
  */
 NOINLINE void *otelprofd_sampled_realloc(void *old, size_t size, bool is_due)
 {
