@@ -110,7 +110,6 @@ class Workload:
 def run_daemon(build, lib, wl, out, pin=None):
     """The daemon started first, the workload in its cgroup, the daemon stopped after."""
     env = dict(os.environ, OTELPROFD_ALLOC_LIB=lib)
-    others = set(alloc_programs())
     d = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--alloc", "--cgroup", wl.cgroup, "-v",
                           "-o", os.path.join(out, "alloc.pb.gz")],
                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -120,7 +119,7 @@ def run_daemon(build, lib, wl, out, pin=None):
         if not line:
             raise RuntimeError("otelprofd did not start")
     start = cpu_of(d.pid)
-    ours = set(alloc_programs()) - others  # loaded since: the daemon's (another daemon starting meanwhile: both)
+    ours = prog_ids_of(d.pid)  # not another daemon's programs of the same names
     bpf0 = bpf_run_times(ours)
     r = wl.run(env=dict(os.environ, LD_PRELOAD=lib), pin=pin)
     # The records still in the ring buffer (a loaded machine's daemon lags): read until it idles.
@@ -157,6 +156,19 @@ def alloc_programs():
     p = subprocess.run(["bpftool", "--json", "prog", "show"], stdout=subprocess.PIPE, text=True)
     return {x["id"]: (x["name"], x.get("run_time_ns", 0), x.get("run_cnt", 0)) for x in json.loads(p.stdout or "[]")
             if x.get("name") in ("on_alloc", "on_free")}
+
+
+def prog_ids_of(pid):
+    """The ids of the BPF programs process pid holds open (its /proc/PID/fdinfo)."""
+    ids = set()
+    fdinfo = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fdinfo):
+        try:
+            with open(os.path.join(fdinfo, fd)) as f:
+                ids.update(int(line.split()[1]) for line in f if line.startswith("prog_id:"))
+        except OSError:
+            pass
+    return ids
 
 
 def bpf_run_times(ours):
