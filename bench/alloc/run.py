@@ -401,11 +401,12 @@ def report(results, memleak, why):
                     print(f"  BPF {prog}: {spread(per, lambda v: f'{v:.0f} ns')} per run")
             lib = next((m for m in names if m.startswith("libotelprofd-alloc.so (no")), None)
             if lib:
-                extra = [(x["cpu"] - y["cpu"]) / max(x["bpf"].get("on_alloc", (0, 1))[1], 1)
-                         for x, y in zip(results[n], results[lib])]
-                print(f"  the workload's CPU with the daemon against the library alone: "
-                      f"{1e6 * statistics.median(extra):.1f} us per sampled allocation (its probes, their BPF, "
-                      f"the free's probe; noisy: a difference of two runs)")
+                pairs = list(zip(results[n], results[lib]))
+                runs = sum(x["bpf"].get("on_alloc", (0, 0))[1] for x, _ in pairs)
+                if runs:
+                    extra = sum(x["cpu"] - y["cpu"] for x, y in pairs) / runs
+                    print(f"  the workload's CPU with the daemon against the library alone, over all rounds: "
+                          f"{1e6 * extra:.1f} us per sampled allocation (noisy: differences of runs)")
     for n in names:
         h = [x["all"] for x in results[n] if "all" in x]
         if h:
