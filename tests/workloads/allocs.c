@@ -153,7 +153,7 @@ NOINLINE static uint64_t child_free(uint64_t total)
 
 int main(int argc, char **argv)
 {
-	static void *small[40 * MB / 64], *big[1000], *child_blocks[20 * MB / 48], *inherited[10 * MB / 96];
+	static void *small[40 * MB / 64], *big[1000], *child_blocks[20 * MB / 48], *inherited[40 * MB / 96];
 	uint64_t per_thread[4] = { 0 }, threads_total = 0, b, inherited_bytes;
 	pthread_t t[4];
 	char line[16];
