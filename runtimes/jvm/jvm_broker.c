@@ -29,7 +29,19 @@ _Static_assert(ATTACH_MS >= RUNTIME_JVM_ATTACH_TIMEOUT_MS, "the child's attach h
 
 struct jvm_broker {
 	pid_t pid;
-	int fd;    /* the daemon's end of the socketpair; -1 once the broker is lost */
+	int fd;        /* the daemon's end of the socketpair; -1 once the broker is lost */
+	uint32_t seq;  /* of the last request: an answer to an earlier one (that timed out) is skipped */
+};
+
+/* One request and its answer, on a SOCK_SEQPACKET socketpair (one message each). */
+struct request {
+	int32_t pid;
+	uint32_t seq;
+};
+
+struct answer {
+	int32_t result; /* 0 or -errno */
+	uint32_t seq;   /* the request's */
 };
 
 static uint64_t now_ms(void)
@@ -125,21 +137,22 @@ static int keep_only_fd(int fd)
 	return 0;
 }
 
-static bool read_request(int fd, int32_t *pid)
+static bool read_request(int fd, struct request *q)
 {
 	ssize_t n;
 
 	do
-		n = read(fd, pid, sizeof(*pid));
+		n = read(fd, q, sizeof(*q));
 	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)sizeof(*pid);
+	return n == (ssize_t)sizeof(*q);
 }
 
 static _Noreturn void broker_main(int fd, pid_t daemon, uint64_t keep_caps)
 {
 	double tokens = JVM_BROKER_RATE;
 	uint64_t last = now_ms();
-	int32_t pid, answer;
+	struct request q;
+	struct answer a;
 
 	/* Gone with the daemon, whatever happens to it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != daemon)
@@ -148,22 +161,23 @@ static _Noreturn void broker_main(int fd, pid_t daemon, uint64_t keep_caps)
 	if (keep_only_fd(fd) || privileges_keep_only(keep_caps) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		_exit(1);
 	fd = 3;
-	while (read_request(fd, &pid)) {
+	while (read_request(fd, &q)) {
 		uint64_t now = now_ms();
 
 		tokens += (double)(now - last) * JVM_BROKER_RATE / 1000.0;
 		if (tokens > JVM_BROKER_RATE)
 			tokens = JVM_BROKER_RATE;
 		last = now;
-		if (pid <= 0) {
-			answer = -EINVAL;
+		a = (struct answer){ .seq = q.seq };
+		if (q.pid <= 0) {
+			a.result = -EINVAL;
 		} else if (tokens < 1) {
-			answer = -EBUSY;
+			a.result = -EBUSY;
 		} else {
 			tokens -= 1;
-			answer = attach_as_owner(pid);
+			a.result = attach_as_owner(q.pid);
 		}
-		if (send(fd, &answer, sizeof(answer), MSG_NOSIGNAL) != (ssize_t)sizeof(answer))
+		if (send(fd, &a, sizeof(a), MSG_NOSIGNAL) != (ssize_t)sizeof(a))
 			break;
 	}
 	_exit(0);
@@ -211,25 +225,36 @@ static int lost(struct jvm_broker *b)
 
 int jvm_broker_attach(struct jvm_broker *b, pid_t pid)
 {
-	int32_t request = pid, answer;
-	struct pollfd p;
-	ssize_t n;
-	int r;
+	struct request q = { .pid = pid, .seq = ++b->seq };
+	uint64_t deadline = now_ms() + REPLY_MS;
+	struct answer a;
 
 	if (b->fd < 0)
 		return -EPIPE;
-	if (send(b->fd, &request, sizeof(request), MSG_NOSIGNAL) != (ssize_t)sizeof(request))
+	if (send(b->fd, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q))
 		return lost(b);
-	p = (struct pollfd){ .fd = b->fd, .events = POLLIN };
-	do
-		r = poll(&p, 1, REPLY_MS);
-	while (r < 0 && errno == EINTR);
-	if (r <= 0)
-		return lost(b);
-	n = recv(b->fd, &answer, sizeof(answer), 0);
-	if (n != (ssize_t)sizeof(answer) || answer > 0)
-		return lost(b);
-	return answer;
+	/* The answer to this request; one to an earlier request that timed out here is skipped. */
+	for (;;) {
+		struct pollfd p = { .fd = b->fd, .events = POLLIN };
+		uint64_t now = now_ms();
+		ssize_t n;
+		int r;
+
+		if (now >= deadline)
+			return -ETIMEDOUT; /* still the broker's: its answer comes later, skipped then */
+		r = poll(&p, 1, (int)(deadline - now));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return lost(b);
+		if (r == 0)
+			continue;
+		n = recv(b->fd, &a, sizeof(a), 0);
+		if (n != (ssize_t)sizeof(a) || a.result > 0)
+			return lost(b); /* the broker ended (0) or is not one */
+		if (a.seq == q.seq)
+			return a.result;
+	}
 }
 
 pid_t jvm_broker_pid(const struct jvm_broker *b)

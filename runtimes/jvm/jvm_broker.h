@@ -37,10 +37,11 @@ struct jvm_broker;
 /* Fork the broker (keep_caps: the capabilities it keeps, normally JVM_BROKER_CAPS). NULL with
  * errno set on failure. Call it before any thread starts. */
 struct jvm_broker *jvm_broker_start(uint64_t keep_caps);
-/* Have the broker ask JVM pid for its perf map, as its user. 0, or -errno: jvm_attach_perfmap()'s,
- * jvm_attach_target_open()'s, -EBUSY (above JVM_BROKER_RATE), -ETIMEDOUT (the child was killed),
- * -EPERM (the broker could not take on the JVM's user), -EPIPE (the broker is gone: every later
- * call fails so). One caller at a time. */
+/* Have the broker ask JVM pid for its perf map, as its user; waits JVM_BROKER_CHILD_MS and 2 s
+ * more at most. 0, or -errno: jvm_attach_perfmap()'s, jvm_attach_target_open()'s, -EBUSY (above
+ * JVM_BROKER_RATE), -ETIMEDOUT (the child was killed, or no answer came in time: a late one is
+ * skipped by the next call), -EPERM (the broker could not take on the JVM's user), -EPIPE (the
+ * broker is gone: every later call fails so). One caller at a time. */
 int jvm_broker_attach(struct jvm_broker *b, pid_t pid);
 /* The broker's pid. */
 pid_t jvm_broker_pid(const struct jvm_broker *b);
