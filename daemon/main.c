@@ -24,6 +24,7 @@
 #include "diff/diff.h"
 #include "export/export_loop.h"
 #include "jvm_attacher.h"
+#include "jvm_broker.h"
 #include "log.h"
 #include "ops/cpu_ceiling.h"
 #include "ops/loop_fds.h"
@@ -88,6 +89,7 @@ struct daemon {
 	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
 	struct trace_table *traces;        /* process and thread contexts, or NULL (--no-trace-context) */
 	struct jvm_attacher *jvm;          /* asks sampled JVMs for perf maps, or NULL (--no-jvm-attach) */
+	struct jvm_broker *jvm_broker;     /* attaches as each JVM's user, or NULL (then as the daemon's) */
 	struct aggregate *off_agg;         /* --off-cpu: the interval's waits, or NULL */
 	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
 	struct status_line *status;        /* on a terminal, during the run: its progress, or NULL */
@@ -162,9 +164,11 @@ static void log_jvm_counters(struct jvm_attacher *jvm)
 	jvm_attacher_counters(jvm, &c);
 	if (c.jvms)
 		log_debug("jvm: %" PRIu64 " HotSpot processes, %" PRIu64 " perf maps written when asked, %" PRIu64
-			  " attaches failed, %" PRIu64 " skipped (no SIGQUIT handler yet), %" PRIu64
+			  " attaches failed, %" PRIu64 " timed out, %" PRIu64 " skipped (no SIGQUIT handler yet), %" PRIu64
+			  " put off (rate), %" PRIu64 " not made (broker gone), %" PRIu64
 			  " requests dropped (queue full), %" PRIu64 " processes forgotten (table full)",
-			  c.jvms, c.perf_maps, c.failed, c.not_attachable, c.queue_full, c.table_full);
+			  c.jvms, c.perf_maps, c.failed, c.timed_out, c.not_attachable, c.rate_limited, c.broker_lost,
+			  c.queue_full, c.table_full);
 }
 
 /* Said once, when the symbolizer first finds kallsyms hidden (at start, or after a reload). */
@@ -521,6 +525,11 @@ int main(int argc, char **argv)
 		log_error("Failed to block signals: %s", strerror(-r));
 		goto out;
 	}
+	/* Forked now, small and with every capability still there: it keeps only what taking on a
+	 * JVM's user needs, and the daemon drops those below. */
+	if (!opts.no_jvm_attach && !(d.jvm_broker = jvm_broker_start(JVM_BROKER_CAPS)))
+		log_warn("Failed to start the JVM attach broker: %s; only JVMs of otelprofd's own user are asked "
+			 "for perf maps", strerror(errno));
 
 	limits = (struct agg_limits){
 		.max_entries = opts.max_stacks, .max_stack_bytes = MAX_STACK_BYTES, .max_samples = opts.max_samples,
@@ -611,8 +620,8 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	/* After the drop, as the other threads: it signals and connects to JVMs of the daemon's user. */
-	if (!opts.no_jvm_attach && !(d.jvm = jvm_attacher_new(JVM_PERF_MAP_REFRESH_MS)))
+	/* After the drop, as the other threads: the broker, forked before it, attaches as each JVM's user. */
+	if (!opts.no_jvm_attach && !(d.jvm = jvm_attacher_new(JVM_PERF_MAP_REFRESH_MS, d.jvm_broker)))
 		log_warn("Failed to start the JVM attach thread: JVMs are not asked for perf maps");
 	record_path_set_jvm(d.records, d.jvm);
 	start_kubernetes(&d);
@@ -682,6 +691,7 @@ out:
 	sampler_close(d.sampler);
 	record_path_free(d.records);
 	jvm_attacher_free(d.jvm);
+	jvm_broker_stop(d.jvm_broker);
 	trace_table_free(d.traces);
 	off_cpu_free(d.off_cpu);
 	aggregate_free(d.off_agg);

@@ -175,6 +175,7 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 		goto fail;
 	}
 	admit_binary(m, size, &cost, options->symbols_only);
+	m->strong_names = options->strong_names;
 	m->has_htlhash = sym_htlhash_fd(fd, m->htlhash) == 0;
 	m->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,

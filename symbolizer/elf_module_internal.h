@@ -57,6 +57,8 @@ struct pool_chunk {
 struct func_sym {
 	uint64_t addr, size;
 	const char *name; /* in libelf's string table */
+	uint8_t rank;     /* among symbols of one address and size, the lowest is named: 0 for all
+			     unless strong_names (then 1 for a weak symbol) */
 };
 
 /* The address range of a top-level function DIE of one compile unit. */
@@ -99,6 +101,7 @@ struct elf_module {
 	size_t max_bytes;         /* the bound what libdw inflates is held to (options->max_bytes) */
 	bool no_dwarf;            /* DWARF over the bound: libdw never opens it (nor a debug file) */
 	bool no_symbols;          /* symbol table over the bound too: libdwfl never reads it */
+	bool strong_names;        /* name an address by its global symbol rather than a weak alias */
 	uint64_t crc_bytes;       /* debuglink candidates CRC-checked while opening */
 	bool debug_in_root;       /* the debug file came from the process's root (its owner's choice) */
 

@@ -146,6 +146,9 @@ struct symbolizer_stats {
 	uint64_t go_tables_refused; /* modules whose .gopclntab was refused (malformed, or older than
 				      Go 1.16): their frames come from symbols and DWARF if any */
 	uint64_t go_frames;        /* lookups answered from a Go function table */
+	uint64_t vdso_frames;      /* lookups answered from the vDSO's image ([vdso] mappings) */
+	uint64_t vdso_refused;     /* [vdso] mappings not served: the image could not be read, or the
+				      mapping is another ABI's (its size differs) */
 	uint64_t go_top_frames;    /* unwinds that ended at a Go top frame (runtime.goexit, mstart...) */
 	uint64_t go_stack_switches; /* unwinds that ended at a Go stack switch (systemstack, mcall,
 				       morestack, asmcgocall) or signal trampoline: callers on another stack */

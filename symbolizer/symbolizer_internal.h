@@ -78,6 +78,8 @@ struct sym_map {
 	char *path;
 	struct cached_module *module; /* NULL until first use */
 	bool tried;                   /* module lookup done (successful or not) */
+	bool vdso;                    /* the [vdso] mapping: no file, served by the symbolizer's own
+					 vDSO image (symbolizer__vdso_module()) */
 	uint64_t retry_ns;            /* the file could not be opened for this process: not before then */
 };
 
@@ -167,6 +169,11 @@ struct symbolizer {
 	struct pending_open pending[SYM_PENDING_OPENS]; /* its queue: pending[0] runs when it is busy */
 	size_t npending;
 	struct sym_notice notices[SYM_NOTICE_SLOTS]; /* a ring: first at notice_head */
+	struct cached_module *vdso; /* the vDSO image, opened at the first [vdso] mapping used; outside
+				       modules[] (never evicted: a few KiB), freed with the symbolizer */
+	size_t vdso_bytes;          /* the image's size: a [vdso] mapping of another size (a 32-bit
+				       process's) is not served by it */
+	bool vdso_tried;            /* the image was read (or failed to be) */
 	size_t notice_head, nnotices;
 };
 
@@ -210,6 +217,9 @@ void symbolizer__module_measure(struct symbolizer *s, struct cached_module *m);
 struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map);
 /* The htlhash of the file the mapping maps, or NULL. */
 const char *symbolizer__module_htlhash(const struct cached_module *m, const struct sym_map *map);
+/* The module of a [vdso] mapping: this process's own vDSO image, opened once; NULL when it cannot
+ * be read or does not match the mapping's size. */
+struct cached_module *symbolizer__vdso_module(struct symbolizer *s, const struct sym_map *map);
 /* Drop modules whose debug file debuginfod has since downloaded (opened again on next use). */
 void symbolizer__reload_fetched(struct symbolizer *s);
 

@@ -5,6 +5,7 @@
  * (with the perf maps), least recently used evicted.
  */
 #include "symbolizer_internal.h"
+#include "vdso.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -600,6 +601,12 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 	struct cached_module *m;
 	bool per_process_failure, not_admitted, deferred;
 
+	if (map->vdso) {
+		if (!map->tried && (map->module = symbolizer__vdso_module(s, map)))
+			map->module->refs++;
+		map->tried = true;
+		return map->module;
+	}
 	if (map->tried && !map->module && map->retry_ns) {
 		if (symbolizer__now_ns() < map->retry_ns)
 			return NULL;
@@ -649,6 +656,36 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 	map->module = m;
 	map->tried = true;
 	return m;
+}
+
+struct cached_module *symbolizer__vdso_module(struct symbolizer *s, const struct sym_map *map)
+{
+	if (!s->vdso_tried) {
+		struct cached_module *m = calloc(1, sizeof(*m));
+		int fd = m ? vdso_image_fd(&s->vdso_bytes) : -ENOMEM;
+
+		s->vdso_tried = true;
+		if (fd >= 0)
+			m->elf = elf_module_open(fd, &(struct elf_module_options){
+				.root_fd = -1, .debug_dirs = s->config.debug_dirs, .max_bytes = module_cap(s),
+				.symbols_only = true, .strong_names = true,
+			});
+		if (m && m->elf) {
+			m->serial = ++s->next_serial;
+			m->bytes = sizeof(*m) + elf_module_bytes(m->elf);
+			s->module_bytes += m->bytes; /* in the byte bound, as the other modules */
+			s->stats.module_bytes = s->module_bytes;
+			s->vdso = m;
+		} else {
+			symbolizer__module_free(m);
+			s->stats.vdso_refused++;
+		}
+	}
+	if (s->vdso && map->end - map->start != s->vdso_bytes) {
+		s->stats.vdso_refused++; /* another ABI's vDSO (a 32-bit process) */
+		return NULL;
+	}
+	return s->vdso;
 }
 
 /* Modules opened without DWARF whose debug file has since been downloaded are dropped, so the

@@ -203,6 +203,10 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_module_cache_misses_total", "mappings whose file had to be opened", NULL,
 		  y->module_cache_misses),
 		C("symbolizer_modules_evicted_total", "modules evicted from the cache", NULL, y->modules_evicted),
+		C("symbolizer_vdso_frames_total", "frames named from the vDSO's image ([vdso] mappings)", NULL,
+		  y->vdso_frames),
+		C("symbolizer_vdso_refused_total", "[vdso] mappings not served by the vDSO's image (unreadable, or "
+		  "another ABI's)", NULL, y->vdso_refused),
 		G("symbolizer_modules", "modules in the cache", NULL, y->modules_cached),
 		G("symbolizer_module_bytes", "bytes the cached modules account for", NULL, y->module_bytes),
 		C("symbolizer_module_bytes_over_total", "times only the module in use was left over the byte bound",

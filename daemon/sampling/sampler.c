@@ -405,7 +405,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	if (*missing) {
 		log_error("Missing privileges: %s. Run otelprofd as root, or grant it the capabilities "
 			  "(setcap cap_bpf,cap_perfmon,cap_sys_resource,cap_sys_ptrace,cap_dac_read_search,"
-			  "cap_checkpoint_restore,cap_syslog+ep otelprofd).",
+			  "cap_checkpoint_restore,cap_syslog,cap_setuid,cap_setgid+ep otelprofd).",
 			  missing);
 		*err = -EPERM;
 		return NULL;
