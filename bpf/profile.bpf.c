@@ -250,23 +250,17 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
  */
 #define STACK_TOP_TTL_NS 1000000000ULL
 
-struct stack_top {
-	__u64 top;          /* first unreadable address above the stack */
-	__u64 thread_start; /* the thread's start_boottime */
-	__u64 learned_ns;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384); /* threads remembered; the least recently used is forgotten */
 	__type(key, __u32);
-	__type(value, struct stack_top);
+	__type(value, struct otelprof_stack_top);
 } stack_tops SEC(".maps");
 
 /* Bytes from sp that can be read, as far as a remembered top says: at most want. */
 static __always_inline __u32 stack_readable(__u32 tid, __u64 thread_start, __u64 now, __u64 sp, __u32 want)
 {
-	struct stack_top *t = bpf_map_lookup_elem(&stack_tops, &tid);
+	struct otelprof_stack_top *t = bpf_map_lookup_elem(&stack_tops, &tid);
 
 	if (!t || t->thread_start != thread_start || now - t->learned_ns > STACK_TOP_TTL_NS || t->top <= sp ||
 	    t->top - sp >= want)
@@ -321,7 +315,7 @@ static __always_inline __u32 copy_stack(struct sample_buf *b)
 		b->w.size = off + chunk;
 	}
 	if (failed) {
-		struct stack_top t = { .top = failed, .thread_start = thread_start, .learned_ns = now };
+		struct otelprof_stack_top t = { .top = failed, .thread_start = thread_start, .learned_ns = now };
 
 		bpf_map_update_elem(&stack_tops, &tid, &t, BPF_ANY);
 		count(OTELPROF_CNT_STACK_TOP_LEARNED);
@@ -483,6 +477,8 @@ static __always_inline __u32 add_python(struct sample_buf *b, const struct otelp
 	return n * sizeof(struct otelprof_python_frame);
 }
 
+#include "packed_sample.bpf.h"
+
 /*
  * How many times the process exec'd (self_exec_id, bumped by every execve and copied at fork), low 32
  * bits: a u64 since Linux 5.7, a u32 before, the same low half on a little-endian CPU.
@@ -504,6 +500,7 @@ static __always_inline void send_sample(struct sample_buf *b, struct task_struct
 					const struct otelprof_trace_proc *tp, __u64 tail)
 {
 	struct otelprof_sample *s = &b->s;
+	__u64 flags;
 
 	/* Hidden from the compiler, which otherwise tests a narrowed copy and leaves the verifier
 	 * the sum's unbounded register. */
@@ -515,9 +512,14 @@ static __always_inline void send_sample(struct sample_buf *b, struct task_struct
 	barrier_var(tail);
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + PYTHON_TAIL_MAX + sizeof(struct otelprof_trace_ctx))
 		tail = 0;
+	flags = wakeup_flags(s->pid && first_sample(s->pid, s->process_start_ns));
+	if (packed_samples) {
+		if (send_packed_sample(b, tail, flags))
+			count(OTELPROF_CNT_RINGBUF_FULL);
+		return;
+	}
 	s->hdr.size = sizeof(*s) + tail;
-	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail,
-			       wakeup_flags(s->pid && first_sample(s->pid, s->process_start_ns))))
+	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, flags))
 		count(OTELPROF_CNT_RINGBUF_FULL);
 }
 

@@ -238,6 +238,7 @@ static int step_cfi(const struct cfi_rule *rule, const struct machine *m, const 
 		return UNWIND_END_BAD_EXPR;
 	if (!known) {
 		caller->ip = 0; /* the outermost frame: the walker ends at ip 0 */
+		caller->sp = cfa; /* and its extent: nothing above is read */
 		return 0;
 	}
 	if ((r = eval_register(rule, &rule->sp, m, cfa, w, m->sp, &caller->sp, &known)))
@@ -297,6 +298,7 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 			/* bp == 0 ends a frame-pointer chain: _start clears it. */
 			if (m.bp_known && m.bp == 0) {
 				result->end = UNWIND_END_ENTRY;
+				result->top = m.sp;
 				break;
 			}
 			r = step_fp(&m, window, &caller);
@@ -307,6 +309,7 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 		}
 		if (!caller.ip) {
 			result->end = UNWIND_END_ENTRY;
+			result->top = caller.sp > m.sp ? caller.sp : m.sp;
 			break;
 		}
 		if (caller.ip >= USER_ADDRESS_LIMIT) {

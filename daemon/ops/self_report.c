@@ -233,6 +233,16 @@ void self_report_log_counters(const struct self_sources *src)
 		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
 		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED], sampler_budget_stops(src->sampler),
 		  SAMPLER_CONSUME_BUDGET, SAMPLER_CONSUME_BUDGET_MS, m.ring_reads_out_of_time);
+	{
+		uint64_t packed, bytes;
+
+		sampler_unpack_stats(src->sampler, &packed, &bytes);
+		if (packed)
+			log_debug("ring buffer: %" PRIu64 " samples packed, %.0f bytes per sample; stack windows by "
+				  "need: %" PRIu64 " thread tops set, %" PRIu64 " set again, %" PRIu64 " withdrawn, %" PRIu64
+				  " refused, %" PRIu64 " over budget", packed, (double)bytes / (double)packed,
+				  rc->stack_need.set, rc->stack_need.refreshed, rc->stack_need.withdrawn, rc->stack_need.refused, rc->stack_need.over_budget);
+	}
 	log_debug("module cache: %" PRIu64 " opened with debug info, %" PRIu64 " with ELF symbols only (%" PRIu64
 		  " too big, %" PRIu64 " out under pressure lately, %" PRIu64 " slow to open), %" PRIu64
 		  " not admitted, %" PRIu64 " evicted to make room, %" PRIu64 " opens deferred; opens took %.1f ms "

@@ -104,6 +104,15 @@ bool sampler_off_cpu_waiting(void *sampler, uint32_t tid, uint64_t start_ns);
 int sampler_attach_alloc(struct sampler *s, const char *path);
 /* Sum of the allocation programs' per-CPU counters (enum otelprof_alloc_counter). 0 or -errno. */
 int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_ALLOC_CNT_MAX]);
+/*
+ * ctx: a struct sampler ** (a stack_need_set_fn). Lower the stack top of thread tid to top, what unwinding it needs (sampling/stack_need.h), when
+ * the top the BPF program learned is window_end (the end of the whole window just read, whose
+ * thread it names); top 0: forget the thread's top. now_ns: CLOCK_MONOTONIC. 0, -ESTALE (the
+ * learned top is not window_end), or -errno.
+ */
+int sampler_set_stack_need(void *ctx, uint32_t tid, uint64_t window_end, uint64_t top, uint64_t now_ns);
+/* On-CPU samples the ring buffer carried packed (bpf/packed_sample.bpf.h), and their bytes. */
+void sampler_unpack_stats(const struct sampler *s, uint64_t *unpacked, uint64_t *bytes);
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 
