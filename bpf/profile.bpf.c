@@ -240,6 +240,8 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
 #endif
 }
 
+#include "packed_sample.bpf.h"
+
 /*
  * Where each thread's stack ends, learned from a copy that ran into an unreadable page. A failed user
  * read costs the fault path, about 6 us on our test machine: more than the rest of a sample together,
@@ -280,9 +282,9 @@ static __always_inline __u32 stack_readable(__u32 tid, __u64 thread_start, __u64
  * Kept in a register, each path carried its own exact offset and the verifier walked the rest of the
  * program once per path: 115,000 instructions and 90 ms of the kernel's CPU at every start.
  */
-static __always_inline __u32 copy_stack(struct sample_buf *b)
+static __always_inline __u32 copy_stack_upto(struct sample_buf *b, __u32 want)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), want = stack_copy;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 thread_start = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), start_boottime);
 	__u64 now = bpf_ktime_get_ns(), failed = 0;
 
@@ -324,6 +326,37 @@ static __always_inline __u32 copy_stack(struct sample_buf *b)
 	return want <= OTELPROF_MAX_STACK_COPY ? want : 0; /* always true: shows the verifier the bound */
 }
 
+/* copy_stack_upto() of --stack-copy bytes. */
+static __always_inline __u32 copy_stack(struct sample_buf *b)
+{
+	return copy_stack_upto(b, stack_copy);
+}
+
+/*
+ * The bytes an on-CPU sample's window asks for: --stack-copy, or PRESSURE_STACK_COPY while the ring
+ * buffer is more than half full (user space is behind: a burst of new processes to read, a module
+ * being opened). A thread whose windows are sized by need (daemon/sampling/stack_need.h) asks for
+ * less anyway; another one's window then holds its innermost frames (its walk is truncated) instead
+ * of the sample being dropped when the buffer fills.
+ */
+#define PRESSURE_STACK_COPY 2048
+
+static __always_inline __u32 window_ask(void)
+{
+	__u32 key = OTELPROF_CNT_STACK_PRESSURE;
+	__u64 over, *value;
+
+	if (stack_copy <= PRESSURE_STACK_COPY || !wakeup_bytes)
+		return stack_copy;
+	/* Without a branch (1 when over half full): the verifier walks the rest of the program once,
+	 * not once for each size (3,500 instructions more with an if). */
+	over = (2 * wakeup_bytes - 1 - bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA)) >> 63;
+	value = bpf_map_lookup_elem(&counters, &key);
+	if (value)
+		*value += over;
+	return stack_copy - (__u32)over * (stack_copy - PRESSURE_STACK_COPY);
+}
+
 /*
  * The window holds the whole stack: its copy stopped at the stack's top before the size asked.
  * Then user space unwinds it to the entry by CFI (and by frame pointers within it where CFI is
@@ -339,7 +372,7 @@ static __always_inline bool window_whole(const struct sample_buf *b)
 /* Registers and stack window of a user task: sets the flag and returns the bytes of the tail. */
 static __always_inline __u32 add_stack_window(struct bpf_perf_event_data *ctx, struct sample_buf *b)
 {
-	__u32 n;
+	__u32 n, ask;
 
 	if (!stack_copy || (b->s.flags & OTELPROF_SAMPLE_KERNEL_THREAD))
 		return 0;
@@ -347,11 +380,12 @@ static __always_inline __u32 add_stack_window(struct bpf_perf_event_data *ctx, s
 		count(OTELPROF_CNT_USER_REGS_ERROR);
 		return 0;
 	}
-	n = copy_stack(b);
-	b->w.requested = stack_copy;
+	ask = window_ask();
+	n = copy_stack_upto(b, ask);
+	b->w.requested = ask;
 	b->s.flags |= OTELPROF_SAMPLE_STACK_WINDOW;
 	count(OTELPROF_CNT_STACK_WINDOWS);
-	if (n < stack_copy)
+	if (n < ask)
 		count(OTELPROF_CNT_STACK_READ_SHORT);
 	{
 		__u32 key = OTELPROF_CNT_STACK_BYTES;
@@ -476,8 +510,6 @@ static __always_inline __u32 add_python(struct sample_buf *b, const struct otelp
 	b->s.flags |= OTELPROF_SAMPLE_PYTHON;
 	return n * sizeof(struct otelprof_python_frame);
 }
-
-#include "packed_sample.bpf.h"
 
 /*
  * How many times the process exec'd (self_exec_id, bumped by every execve and copied at fork), low 32

@@ -121,6 +121,8 @@ enum otelprof_counter {
 	OTELPROF_CNT_GO_LABELS_CUT,     /* labels whose key or value was cut at OTELPROF_GO_LABEL_LEN */
 	OTELPROF_CNT_GO_NO_READER,      /* samples of a Go process sent without labels: the label
 					   reader could not be tail-called (none loaded) */
+	OTELPROF_CNT_STACK_PRESSURE,    /* on-CPU windows asked for 2 KiB only, not --stack-copy: the
+					   ring buffer was more than half full (bpf/profile.bpf.c) */
 	OTELPROF_CNT_MAX,
 };
 

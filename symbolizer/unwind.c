@@ -298,7 +298,6 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 			/* bp == 0 ends a frame-pointer chain: _start clears it. */
 			if (m.bp_known && m.bp == 0) {
 				result->end = UNWIND_END_ENTRY;
-				result->top = m.sp;
 				break;
 			}
 			r = step_fp(&m, window, &caller);
@@ -309,7 +308,10 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 		}
 		if (!caller.ip) {
 			result->end = UNWIND_END_ENTRY;
-			result->top = caller.sp > m.sp ? caller.sp : m.sp;
+			/* Only CFI marks the outermost frame for sure: a zero bp or return address read
+			 * from a frame without CFI may be a value in the middle of the stack. */
+			if (rule)
+				result->top = caller.sp > m.sp ? caller.sp : m.sp;
 			break;
 		}
 		if (caller.ip >= USER_ADDRESS_LIMIT) {

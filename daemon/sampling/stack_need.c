@@ -3,7 +3,8 @@
 
 bool stack_need_cut(const struct unwind_sample_extent *e)
 {
-	return e->whole && e->end % STACK_NEED_PAGE;
+	/* An empty window is not cut: its first read failed (a page not present, an exec under way). */
+	return e->whole && e->end > e->sp && e->end % STACK_NEED_PAGE;
 }
 
 /* Room in this second's budget for one more change (counted when none). */
@@ -34,6 +35,7 @@ static int set_top(struct stack_need *n, uint32_t tid, uint64_t window_end, uint
 	}
 	n->recent[slot].tid = tid;
 	n->recent[slot].set_ns = now_ns;
+	n->recent[slot].withdrawn_ns = 0;
 	return 0;
 }
 
@@ -47,16 +49,20 @@ void stack_need_update(struct stack_need *n, uint32_t tid, uint64_t time_ns, con
 		return;
 	if (stack_need_cut(e)) {
 		if (e->failed) {
-			/* Cut too short: the next windows go to the mapping's end. */
+			/* Cut too short: the next windows go to the mapping's end (once: the thread's
+			 * other samples already read may have failed too). */
+			if (recent && n->recent[slot].withdrawn_ns)
+				return;
 			if (within_budget(n, time_ns)) {
 				if (n->set(n->ctx, tid, 0, 0, time_ns))
 					n->counters->refused++;
 				else
 					n->counters->withdrawn++;
 			}
-			if (recent)
-				n->recent[slot].tid = 0;
-		} else if (recent && time_ns > n->recent[slot].set_ns + STACK_NEED_TTL_NS / 2 &&
+			n->recent[slot].tid = tid;
+			n->recent[slot].withdrawn_ns = time_ns;
+		} else if (recent && !n->recent[slot].withdrawn_ns &&
+			   time_ns > n->recent[slot].set_ns + STACK_NEED_TTL_NS / 2 &&
 			   !set_top(n, tid, e->end, e->end, time_ns)) {
 			n->counters->refreshed++;
 		}
@@ -68,6 +74,10 @@ void stack_need_update(struct stack_need *n, uint32_t tid, uint64_t time_ns, con
 	/* Set within its hold after this sample was taken (it waited in the ring buffer). */
 	if (recent && time_ns < n->recent[slot].set_ns + STACK_NEED_TTL_NS)
 		return;
+	if (recent && n->recent[slot].withdrawn_ns && time_ns < n->recent[slot].withdrawn_ns + STACK_NEED_BACKOFF_NS) {
+		n->counters->backed_off++;
+		return;
+	}
 	top = (e->needed + STACK_NEED_SLACK + 7) & ~7ULL;
 	if (top % STACK_NEED_PAGE == 0)
 		top += 8;

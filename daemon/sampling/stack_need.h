@@ -12,7 +12,7 @@
  * windows never grow back for a second (at 10,000 Hz that filled the ring buffer).
  *
  * A need is never a page boundary, and a top the program learned always is: a window's end tells
- * which cut it. At most STACK_NEED_PER_SECOND changes a second (two system calls each), the rest
+ * which cut it (a copy whose first read failed is empty, and cut by neither). At most STACK_NEED_PER_SECOND changes a second (two system calls each), the rest
  * counted.
  */
 #ifndef OTELPROFD_STACK_NEED_H
@@ -24,11 +24,13 @@
 #include "sampling/unwind_sample.h"
 
 #define STACK_NEED_SLACK 64
-#define STACK_NEED_PER_SECOND 256
+#define STACK_NEED_PER_SECOND 1024
 #define STACK_NEED_PAGE 4096
 /* Threads whose top was set lately, direct-mapped by tid: the samples of a thread taken before its
  * top was set (still in the ring buffer) do not set it again. */
-#define STACK_NEED_RECENT 256
+#define STACK_NEED_RECENT 1024
+/* A thread whose top was withdrawn is not given one again for this long. */
+#define STACK_NEED_BACKOFF_NS 10000000000ULL
 /* How long a top holds in the BPF map (STACK_TOP_TTL_NS in bpf/profile.bpf.c). */
 #define STACK_NEED_TTL_NS 1000000000ULL
 
@@ -42,6 +44,7 @@ struct stack_need_counters {
 	uint64_t withdrawn;  /* tops withdrawn: a walk failed on a window cut by need */
 	uint64_t refused;    /* changes the map refused (its learned top was another, or an error) */
 	uint64_t over_budget; /* changes not made: STACK_NEED_PER_SECOND reached */
+	uint64_t backed_off; /* tops not set: the thread's was withdrawn within STACK_NEED_BACKOFF_NS */
 };
 
 struct stack_need {
@@ -53,6 +56,7 @@ struct stack_need {
 	struct {
 		uint32_t tid;
 		uint64_t set_ns; /* CLOCK_MONOTONIC when its top was set */
+		uint64_t withdrawn_ns; /* ... or withdrawn (0: never) */
 	} recent[STACK_NEED_RECENT];
 };
 
