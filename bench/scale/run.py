@@ -18,7 +18,7 @@ RSS (VmHWM from /proc/PID/status, sampled every 250 ms, and wait4's ru_maxrss: t
 round), the raw figures to --json.
 
   bench/scale/run.py --otelprofd NAME=PATH [--otelprofd NAME=PATH ...] [--build build] [--rounds 1]
-                     [--seconds 60] [--hz 10000] [--pid] [--export] [--json OUT.json]
+                     [--seconds 60] [--hz 10000] [--pid] [--export] [--nice N] [--json OUT.json]
                      [--extra NAME=ARGS ...]
 
 --extra adds arguments to one binary's runs (e.g. --extra "main=--ringbuf-size 8192").
@@ -83,7 +83,8 @@ def one_run(name, path, extra, args, tmp, port):
     out = os.path.join(tmp, f"{name}.log")
     load0 = os.getloadavg()[0]
     t0 = time.monotonic()
-    daemon = subprocess.Popen(cmd, stdout=open(out, "w"), stderr=subprocess.STDOUT)
+    daemon = subprocess.Popen(cmd, stdout=open(out, "w"), stderr=subprocess.STDOUT,
+                              preexec_fn=(lambda: os.nice(args.nice)) if args.nice else None)
     cpu, hwm = 0.0, 0
     while True:
         pid, status, usage = os.wait4(daemon.pid, os.WNOHANG)
@@ -139,6 +140,8 @@ def main():
     ap.add_argument("--hz", type=int, default=10000)
     ap.add_argument("--pid", action="store_true", help="profile the workload only (--pid)")
     ap.add_argument("--export", action="store_true", help="export OTLP to the test collector")
+    ap.add_argument("--nice", type=int, default=0, help="the daemon's nice value (e.g. -10 on a machine "
+                    "shared with other work: it then gets the CPU it asks for)")
     ap.add_argument("--json")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -171,7 +174,8 @@ def main():
             collector.stop()
     print(table(runs, names))
     print()
-    print("Commands: " + "; ".join(sorted({r["command"] for r in runs})))
+    print("Commands: " + "; ".join(sorted({r["command"] for r in runs})) +
+          (f" (each run under nice {args.nice})" if args.nice else ""))
     if args.json:
         json.dump(runs, open(args.json, "w"), indent=1)
 
