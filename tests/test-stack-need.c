@@ -48,6 +48,9 @@ static void test_set_then_kept(void **state)
 
 	(void)state;
 	*n = (struct stack_need){ .set = fake_set, .ctx = &c, .counters = &counters };
+	/* Set at the thread's second whole window within a second, not at its first. */
+	stack_need_update(n, 42, t - SEC / 2, &e);
+	assert_int_equal(c.n, 0);
 	stack_need_update(n, 42, t, &e);
 	assert_int_equal(c.n, 1);
 	assert_int_equal(c.tid, 42);
@@ -93,6 +96,7 @@ static void test_withdrawn_and_backed_off(void **state)
 	assert_int_equal(c.n, 1);
 	assert_int_equal(counters.backed_off, 1);
 	stack_need_update(n, 7, SEC + STACK_NEED_BACKOFF_NS + 1, &e);
+	stack_need_update(n, 7, SEC + STACK_NEED_BACKOFF_NS + 2, &e);
 	assert_int_equal(c.n, 2);
 	assert_int_equal(counters.set, 1);
 	free(n);
@@ -107,24 +111,34 @@ static void test_left_alone(void **state)
 
 	(void)state;
 	*n = (struct stack_need){ .set = fake_set, .ctx = &c, .counters = &counters };
-	/* Not whole (the stack goes on), no entry reached, an empty window, a need at the end. */
+	/* Seen once only; not whole (the stack goes on), no entry reached, an empty window, a need at
+	 * the end: each seen twice. */
+	e = whole(0x7ffd0000f000ULL - 8500);
+	stack_need_update(n, 9, SEC, &e);
+	stack_need_update(n, 9, 3 * SEC, &e);
 	e = whole(0x7ffd0000f000ULL - 8500);
 	e.whole = false;
 	stack_need_update(n, 1, SEC, &e);
+	stack_need_update(n, 1, SEC + 1, &e);
 	e = whole(0);
 	stack_need_update(n, 2, SEC, &e);
+	stack_need_update(n, 2, SEC + 1, &e);
 	e = (struct unwind_sample_extent){ .sp = 0x5000a08, .end = 0x5000a08, .whole = true, .failed = true };
 	assert_false(stack_need_cut(&e));
 	stack_need_update(n, 3, SEC, &e);
+	stack_need_update(n, 3, SEC + 1, &e);
 	e = whole(0x7ffd0000f000ULL - 40);
 	stack_need_update(n, 4, SEC, &e);
+	stack_need_update(n, 4, SEC + 1, &e);
 	/* A cut window walked fine, of a thread never set here: nothing to keep. */
 	e = (struct unwind_sample_extent){ .sp = 0x5000a08, .end = 0x5000c08, .whole = true };
 	stack_need_update(n, 5, SEC, &e);
+	stack_need_update(n, 5, SEC + 1, &e);
 	/* Off. */
 	n->set = NULL;
 	e = whole(0x7ffd0000f000ULL - 8500);
 	stack_need_update(n, 6, SEC, &e);
+	stack_need_update(n, 6, SEC + 1, &e);
 	assert_int_equal(c.n, 0);
 	free(n);
 }
@@ -138,16 +152,20 @@ static void test_budget_and_refusal(void **state)
 
 	(void)state;
 	*n = (struct stack_need){ .set = fake_set, .ctx = &c, .counters = &counters };
+	stack_need_update(n, 1, SEC - 1, &e);
 	stack_need_update(n, 1, SEC, &e);
 	assert_int_equal(counters.refused, 1);
 	assert_int_equal(counters.set, 0);
 	c.result = 0;
-	for (uint32_t tid = 100; tid < 100 + STACK_NEED_PER_SECOND + 10; tid++)
+	for (uint32_t tid = 100; tid < 100 + STACK_NEED_PER_SECOND + 10; tid++) {
 		stack_need_update(n, tid, 3 * SEC + tid, &e);
+		stack_need_update(n, tid, 3 * SEC + tid + 1, &e);
+	}
 	assert_int_equal(counters.set, STACK_NEED_PER_SECOND);
 	assert_int_equal(counters.over_budget, 10);
 	/* A new second, a new budget. */
 	stack_need_update(n, 5000, 4 * SEC, &e);
+	stack_need_update(n, 5000, 4 * SEC + 1, &e);
 	assert_int_equal(counters.set, STACK_NEED_PER_SECOND + 1);
 	free(n);
 }

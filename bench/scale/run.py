@@ -11,14 +11,16 @@ busy thread per CPU, started before the daemon and killed after it):
       test collector, tests/otlp/test-collector of --build)
 
 and reports per run: perf events a second (kept + dropped, over the duration), samples kept and
-dropped (the daemon's end-of-run line: ring buffer full, and the rest), the daemon's CPU (user +
+dropped (the daemon's end-of-run line: ring buffer full, stack table full, and the rest), the bytes a
+sample took in the ring buffer (-v's counters), the daemon's CPU (user +
 system of its whole life, start-up and final profile included: wait4; /proc/PID/stat's last reading
 before the exit is kept in the JSON as cpu_proc_s), in % of one CPU over the duration, and its peak
 RSS (VmHWM from /proc/PID/status, sampled every 250 ms, and wait4's ru_maxrss: the larger). A Markdown table goes to stdout (medians over rounds, and every
 round), the raw figures to --json.
 
   bench/scale/run.py --otelprofd NAME=PATH [--otelprofd NAME=PATH ...] [--build build] [--rounds 1]
-                     [--seconds 60] [--hz 10000] [--pid] [--export] [--nice N] [--json OUT.json]
+                     [--seconds 60] [--hz 10000] [--pid] [--export] [--nice N] [--workload-nice N]
+                     [--json OUT.json]
                      [--extra NAME=ARGS ...]
 
 --extra adds arguments to one binary's runs (e.g. --extra "main=--ringbuf-size 8192").
@@ -41,7 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import run as bench  # noqa: E402  (bench/run.py: the test collector)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-KEPT = re.compile(r"(\d+) samples kept, (\d+) dropped \(ring buffer full (\d+)")
+KEPT = re.compile(r"(\d+) samples kept, (\d+) dropped \(ring buffer full (\d+), stack table full (\d+)")
 
 
 def log(*a):
@@ -70,9 +72,10 @@ def proc_hwm_kib(pid):
 def one_run(name, path, extra, args, tmp, port):
     """Run one binary over a fresh workload: a dict of figures."""
     work = subprocess.Popen([os.path.join(args.build, "bench", "cpu_bench"), str(os.cpu_count()), "100000000"],
-                            stdout=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL,
+                            preexec_fn=(lambda: os.nice(args.workload_nice)) if args.workload_nice else None)
     time.sleep(0.5)
-    cmd = [path, "-F", str(args.hz), "--duration", f"{args.seconds}s"]
+    cmd = [path, "-v", "-F", str(args.hz), "--duration", f"{args.seconds}s"]
     if args.pid:
         cmd += ["--pid", str(work.pid)]
     if port:
@@ -102,17 +105,23 @@ def one_run(name, path, extra, args, tmp, port):
     m = KEPT.search(text)
     if not m:
         raise RuntimeError(f"{name}: no end-of-run line in {out} (exit {daemon.returncode})")
-    kept, dropped, ring = (int(x) for x in m.groups())
+    kept, dropped, ring, table = (int(x) for x in m.groups())
     total = usage.ru_utime + usage.ru_stime
-    return dict(name=name, kept=kept, dropped=dropped, ring_full=ring,
+    # Bytes a sample took in the ring buffer: packed ones say so; whole ones are the struct (2,128
+    # bytes), the window's header (32) and the stack bytes.
+    packed = re.search(r"ring buffer: \d+ samples packed, (\d+) bytes per sample", text)
+    stack = re.search(r"stack bytes received \((\d+) per sample\)", text)
+    record_bytes = int(packed.group(1)) if packed else (2128 + 32 + int(stack.group(1)) if stack else None)
+    return dict(name=name, kept=kept, dropped=dropped, ring_full=ring, table_full=table, record_bytes=record_bytes,
                 events_per_s=(kept + dropped) / args.seconds, cpu_s=total, cpu_proc_s=cpu,
                 cpu_pct=100 * total / args.seconds, wall_s=wall, hwm_mib=max(hwm, usage.ru_maxrss) / 1024,
                 load1=(load0 + os.getloadavg()[0]) / 2, exit=daemon.returncode, command=shlex.join(cmd))
 
 
 def table(runs, names):
-    rows = ["| otelprofd | perf events / s | samples kept | dropped (ring buffer full) | dropped % | "
-            "daemon CPU (user+sys), % of one CPU | peak RSS MiB | load average |", "|---|---|---|---|---|---|---|---|"]
+    rows = ["| otelprofd | perf events / s | samples kept | dropped (ring buffer full, stack table full) | dropped % | "
+            "bytes / sample in the ring buffer | daemon CPU (user+sys), % of one CPU | peak RSS MiB | load average |",
+            "|---|---|---|---|---|---|---|---|---|"]
 
     def med(k, key):
         return statistics.median(r[key] for r in runs if r["name"] == k)
@@ -120,7 +129,8 @@ def table(runs, names):
         mine = [r for r in runs if r["name"] == k]
         drop = [100 * r["dropped"] / max(r["kept"] + r["dropped"], 1) for r in mine]
         rows.append(f"| {k} | {med(k, 'events_per_s'):,.0f} | {med(k, 'kept'):,.0f} | {med(k, 'dropped'):,.0f} "
-                    f"({med(k, 'ring_full'):,.0f}) | {statistics.median(drop):.2f}% | {med(k, 'cpu_pct'):.1f}% | "
+                    f"({med(k, 'ring_full'):,.0f}, {med(k, 'table_full'):,.0f}) | {statistics.median(drop):.2f}% | "
+                    f"{statistics.median(r['record_bytes'] or 0 for r in mine):,.0f} | {med(k, 'cpu_pct'):.1f}% | "
                     f"{med(k, 'hwm_mib'):.1f} | {med(k, 'load1'):.1f} |")
     rows += ["", "Every run:", "", "| round | otelprofd | kept | dropped | CPU s | peak RSS MiB | load |",
              "|---|---|---|---|---|---|---|"]
@@ -142,6 +152,8 @@ def main():
     ap.add_argument("--export", action="store_true", help="export OTLP to the test collector")
     ap.add_argument("--nice", type=int, default=0, help="the daemon's nice value (e.g. -10 on a machine "
                     "shared with other work: it then gets the CPU it asks for)")
+    ap.add_argument("--workload-nice", type=int, default=0, help="the workload's nice value (e.g. -5 with "
+                    "--pid on a shared machine: it then keeps both CPUs busy, 20,000 samples a second)")
     ap.add_argument("--json")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -175,7 +187,8 @@ def main():
     print(table(runs, names))
     print()
     print("Commands: " + "; ".join(sorted({r["command"] for r in runs})) +
-          (f" (each run under nice {args.nice})" if args.nice else ""))
+          (f" (each run under nice {args.nice})" if args.nice else "") +
+          (f" (the workload under nice {args.workload_nice})" if args.workload_nice else ""))
     if args.json:
         json.dump(runs, open(args.json, "w"), indent=1)
 

@@ -78,6 +78,12 @@ void stack_need_update(struct stack_need *n, uint32_t tid, uint64_t time_ns, con
 		n->counters->backed_off++;
 		return;
 	}
+	/* Sampled seldom: its top would lapse before it is used. */
+	if (!recent || !n->recent[slot].seen_ns || time_ns > n->recent[slot].seen_ns + STACK_NEED_TTL_NS) {
+		n->recent[slot] = (struct stack_need_recent){ .tid = tid, .seen_ns = time_ns };
+		return;
+	}
+	n->recent[slot].seen_ns = time_ns;
 	top = (e->needed + STACK_NEED_SLACK + 7) & ~7ULL;
 	if (top % STACK_NEED_PAGE == 0)
 		top += 8;

@@ -11,6 +11,9 @@
  * bpf/profile.bpf.c): a thread still sampled has its top set again after half of that, so its
  * windows never grow back for a second (at 10,000 Hz that filled the ring buffer).
  *
+ * A thread's top is set at its second such window within a second: one sampled more seldom would
+ * have it lapse unused, and pay the two system calls for nothing.
+ *
  * A need is never a page boundary, and a top the program learned always is: a window's end tells
  * which cut it (a copy whose first read failed is empty, and cut by neither). At most STACK_NEED_PER_SECOND changes a second (two system calls each), the rest
  * counted.
@@ -47,17 +50,21 @@ struct stack_need_counters {
 	uint64_t backed_off; /* tops not set: the thread's was withdrawn within STACK_NEED_BACKOFF_NS */
 };
 
+/* A thread lately seen, by tid modulo STACK_NEED_RECENT. */
+struct stack_need_recent {
+	uint32_t tid;
+	uint64_t set_ns;       /* CLOCK_MONOTONIC when its top was set */
+	uint64_t withdrawn_ns; /* ... or withdrawn (0: never) */
+	uint64_t seen_ns;      /* its last whole window that could have set it */
+};
+
 struct stack_need {
 	stack_need_set_fn set; /* NULL: off */
 	void *ctx;
 	uint64_t second;       /* the budget's second (CLOCK_MONOTONIC / 1e9) */
 	unsigned spent;        /* changes made in it */
 	struct stack_need_counters *counters; /* borrowed */
-	struct {
-		uint32_t tid;
-		uint64_t set_ns; /* CLOCK_MONOTONIC when its top was set */
-		uint64_t withdrawn_ns; /* ... or withdrawn (0: never) */
-	} recent[STACK_NEED_RECENT];
+	struct stack_need_recent recent[STACK_NEED_RECENT];
 };
 
 /* The window of a record was cut by a need, not by the end of the stack's mapping. */
