@@ -241,6 +241,8 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
 #endif
 }
 
+#include "packed_sample.bpf.h"
+
 /*
  * Where each thread's stack ends, learned from a copy that ran into an unreadable page. A failed user
  * read costs the fault path, about 6 us on our test machine: more than the rest of a sample together,
@@ -251,23 +253,17 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ot
  */
 #define STACK_TOP_TTL_NS 1000000000ULL
 
-struct stack_top {
-	__u64 top;          /* first unreadable address above the stack */
-	__u64 thread_start; /* the thread's start_boottime */
-	__u64 learned_ns;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384); /* threads remembered; the least recently used is forgotten */
 	__type(key, __u32);
-	__type(value, struct stack_top);
+	__type(value, struct otelprof_stack_top);
 } stack_tops SEC(".maps");
 
 /* Bytes from sp that can be read, as far as a remembered top says: at most want. */
 static __always_inline __u32 stack_readable(__u32 tid, __u64 thread_start, __u64 now, __u64 sp, __u32 want)
 {
-	struct stack_top *t = bpf_map_lookup_elem(&stack_tops, &tid);
+	struct otelprof_stack_top *t = bpf_map_lookup_elem(&stack_tops, &tid);
 
 	if (!t || t->thread_start != thread_start || now - t->learned_ns > STACK_TOP_TTL_NS || t->top <= sp ||
 	    t->top - sp >= want)
@@ -287,9 +283,9 @@ static __always_inline __u32 stack_readable(__u32 tid, __u64 thread_start, __u64
  * Kept in a register, each path carried its own exact offset and the verifier walked the rest of the
  * program once per path: 115,000 instructions and 90 ms of the kernel's CPU at every start.
  */
-static __always_inline __u32 copy_stack(struct sample_buf *b)
+static __always_inline __u32 copy_stack_upto(struct sample_buf *b, __u32 want)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), want = stack_copy;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 thread_start = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), start_boottime);
 	__u64 now = bpf_ktime_get_ns(), failed = 0;
 
@@ -322,13 +318,44 @@ static __always_inline __u32 copy_stack(struct sample_buf *b)
 		b->w.size = off + chunk;
 	}
 	if (failed) {
-		struct stack_top t = { .top = failed, .thread_start = thread_start, .learned_ns = now };
+		struct otelprof_stack_top t = { .top = failed, .thread_start = thread_start, .learned_ns = now };
 
 		bpf_map_update_elem(&stack_tops, &tid, &t, BPF_ANY);
 		count(OTELPROF_CNT_STACK_TOP_LEARNED);
 	}
 	want = *(volatile __u32 *)&b->w.size;
 	return want <= OTELPROF_MAX_STACK_COPY ? want : 0; /* always true: shows the verifier the bound */
+}
+
+/* copy_stack_upto() of --stack-copy bytes. */
+static __always_inline __u32 copy_stack(struct sample_buf *b)
+{
+	return copy_stack_upto(b, stack_copy);
+}
+
+/*
+ * The bytes an on-CPU sample's window asks for: --stack-copy, or PRESSURE_STACK_COPY while the ring
+ * buffer is more than half full (user space is behind: a burst of new processes to read, a module
+ * being opened). A thread whose windows are sized by need (daemon/sampling/stack_need.h) asks for
+ * less anyway; another one's window then holds its innermost frames (its walk is truncated) instead
+ * of the sample being dropped when the buffer fills.
+ */
+#define PRESSURE_STACK_COPY 2048
+
+static __always_inline __u32 window_ask(void)
+{
+	__u32 key = OTELPROF_CNT_STACK_PRESSURE;
+	__u64 over, *value;
+
+	if (stack_copy <= PRESSURE_STACK_COPY || !wakeup_bytes)
+		return stack_copy;
+	/* Without a branch (1 when over half full): the verifier walks the rest of the program once,
+	 * not once for each size (3,500 instructions more with an if). */
+	over = (2 * wakeup_bytes - 1 - bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA)) >> 63;
+	value = bpf_map_lookup_elem(&counters, &key);
+	if (value)
+		*value += over;
+	return stack_copy - (__u32)over * (stack_copy - PRESSURE_STACK_COPY);
 }
 
 /*
@@ -346,7 +373,7 @@ static __always_inline bool window_whole(const struct sample_buf *b)
 /* Registers and stack window of a user task: sets the flag and returns the bytes of the tail. */
 static __always_inline __u32 add_stack_window(struct bpf_perf_event_data *ctx, struct sample_buf *b)
 {
-	__u32 n;
+	__u32 n, ask;
 
 	if (!stack_copy || (b->s.flags & OTELPROF_SAMPLE_KERNEL_THREAD))
 		return 0;
@@ -354,11 +381,12 @@ static __always_inline __u32 add_stack_window(struct bpf_perf_event_data *ctx, s
 		count(OTELPROF_CNT_USER_REGS_ERROR);
 		return 0;
 	}
-	n = copy_stack(b);
-	b->w.requested = stack_copy;
+	ask = window_ask();
+	n = copy_stack_upto(b, ask);
+	b->w.requested = ask;
 	b->s.flags |= OTELPROF_SAMPLE_STACK_WINDOW;
 	count(OTELPROF_CNT_STACK_WINDOWS);
-	if (n < stack_copy)
+	if (n < ask)
 		count(OTELPROF_CNT_STACK_READ_SHORT);
 	{
 		__u32 key = OTELPROF_CNT_STACK_BYTES;
@@ -505,6 +533,7 @@ static __always_inline void send_sample(struct sample_buf *b, struct task_struct
 					const struct otelprof_trace_proc *tp, __u64 tail)
 {
 	struct otelprof_sample *s = &b->s;
+	__u64 flags;
 
 	/* Hidden from the compiler, which otherwise tests a narrowed copy and leaves the verifier
 	 * the sum's unbounded register. */
@@ -516,9 +545,14 @@ static __always_inline void send_sample(struct sample_buf *b, struct task_struct
 	barrier_var(tail);
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + PYTHON_TAIL_MAX + sizeof(struct otelprof_trace_ctx))
 		tail = 0;
+	flags = wakeup_flags(s->pid && first_sample(s->pid, s->process_start_ns));
+	if (packed_samples) {
+		if (send_packed_sample(b, tail, flags))
+			count(OTELPROF_CNT_RINGBUF_FULL);
+		return;
+	}
 	s->hdr.size = sizeof(*s) + tail;
-	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail,
-			       wakeup_flags(s->pid && first_sample(s->pid, s->process_start_ns))))
+	if (bpf_ringbuf_output(&events, b, sizeof(*s) + tail, flags))
 		count(OTELPROF_CNT_RINGBUF_FULL);
 }
 

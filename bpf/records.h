@@ -75,6 +75,11 @@ enum otelprof_sample_flag {
 	/* A struct otelprof_go_labels follows the stack window (before the thread context, if any):
 	 * the pprof labels of the goroutine the sampled thread ran (runtimes/go/go_labels.bpf.h). */
 	OTELPROF_SAMPLE_GO_LABELS = 1 << 8,
+	/* Packed (bpf/packed_sample.bpf.h): the record holds the sample's first
+	 * OTELPROF_SAMPLE_HEAD_SIZE bytes, then kernel_depth kernel ips, then user_depth user ips,
+	 * then the tail; hdr.size counts those bytes only. User space unpacks it into a whole struct
+	 * otelprof_sample and clears the bit (daemon/sampling/record_unpack.h). */
+	OTELPROF_SAMPLE_PACKED = 1 << 9,
 };
 
 /* Indices of the per-CPU counter array "counters". */
@@ -122,6 +127,8 @@ enum otelprof_counter {
 					   the kept ones' weight stands for them (bpf/cpu_shed.bpf.h) */
 	OTELPROF_CNT_CPU_SHED_SPENT,    /* samples left out in the kernel while the ceiling's second was
 					   spent (none kept): lost, counted */
+	OTELPROF_CNT_STACK_PRESSURE,    /* on-CPU windows asked for 2 KiB only, not --stack-copy: the
+					   ring buffer was more than half full (bpf/profile.bpf.c) */
 	OTELPROF_CNT_MAX,
 };
 
@@ -160,6 +167,9 @@ struct otelprof_sample {
 	__u64 user_ips[OTELPROF_MAX_STACK_DEPTH];   /* user instruction pointers (frame-pointer walk) */
 };
 
+/* Bytes of struct otelprof_sample before kernel_ips: what a packed sample keeps of it as it is. */
+#define OTELPROF_SAMPLE_HEAD_SIZE 96
+
 /*
  * The variable tail of a sample with OTELPROF_SAMPLE_STACK_WINDOW: the user registers at the moment
  * of the sample (the interrupted user state, or the task's saved user registers when the sample hit
@@ -176,6 +186,18 @@ struct otelprof_stack_window {
 	__u32 requested;  /* bytes asked for (--stack-copy): size < requested means the stack's
 			     mapping (or a readable page) ended first */
 	/* Then size bytes: the user stack at [sp, sp + size). */
+};
+
+/*
+ * Value of the map stack_tops (key: tid): where a thread's stack copies end. The BPF program learns
+ * the stack's top from a copy that ran into an unreadable page (a page boundary); user space may
+ * lower it to what unwinding the thread needs (daemon/sampling/stack_need.h: never a page boundary,
+ * so a window's end tells which one cut it).
+ */
+struct otelprof_stack_top {
+	__u64 top;          /* copies of this thread's stack end here */
+	__u64 thread_start; /* the thread's start_boottime: another thread with the tid does not match */
+	__u64 learned_ns;   /* bpf_ktime_get_ns() when it was set: it holds STACK_TOP_TTL_NS */
 };
 
 /*
@@ -310,6 +332,9 @@ struct otelprof_proc_event {
 OTELPROF_ASSERT_SIZE(struct otelprof_record_header, 8);
 OTELPROF_ASSERT_SIZE(struct otelprof_sample, 8 + 8 + 8 + 8 + 16 + 32 + 8 + 8 + 2 * 8 * OTELPROF_MAX_STACK_DEPTH);
 OTELPROF_ASSERT_SIZE(struct otelprof_stack_window, 32);
+OTELPROF_ASSERT_SIZE(struct otelprof_stack_top, 24);
+_Static_assert(__builtin_offsetof(struct otelprof_sample, kernel_ips) == OTELPROF_SAMPLE_HEAD_SIZE,
+	       "a packed sample's head ends where kernel_ips starts");
 OTELPROF_ASSERT_SIZE(struct otelprof_proc_event, 8 + 32 + 8 + 8 + OTELPROF_COMM_LEN + OTELPROF_PATH_LEN);
 OTELPROF_ASSERT_SIZE(struct otelprof_trace_ctx, 28 + 4 + OTELPROF_TRACE_ATTRS_MAX + 4);
 OTELPROF_ASSERT_SIZE(struct otelprof_python_frame, 16);

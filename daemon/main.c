@@ -585,6 +585,7 @@ int main(int argc, char **argv)
 		.heap = d.heap,
 		.python_publish = sampler_publish_python, .python_publish_ctx = &d.sampler,
 		.go_publish = sampler_publish_go, .go_publish_ctx = &d.sampler,
+		.stack_need_set = sampler_set_stack_need, .stack_need_ctx = &d.sampler,
 	});
 	if (!d.agg || !d.sym || !d.processes || !d.metadata || !d.records || (!opts.no_trace_context && !d.traces) ||
 	    (opts.off_cpu && !d.off_cpu) || (opts.alloc && !d.heap)) {

@@ -238,6 +238,7 @@ static int step_cfi(const struct cfi_rule *rule, const struct machine *m, const 
 		return UNWIND_END_BAD_EXPR;
 	if (!known) {
 		caller->ip = 0; /* the outermost frame: the walker ends at ip 0 */
+		caller->sp = cfa; /* and its extent: nothing above is read */
 		return 0;
 	}
 	if ((r = eval_register(rule, &rule->sp, m, cfa, w, m->sp, &caller->sp, &known)))
@@ -307,6 +308,10 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 		}
 		if (!caller.ip) {
 			result->end = UNWIND_END_ENTRY;
+			/* Only CFI marks the outermost frame for sure: a zero bp or return address read
+			 * from a frame without CFI may be a value in the middle of the stack. */
+			if (rule)
+				result->top = caller.sp > m.sp ? caller.sp : m.sp;
 			break;
 		}
 		if (caller.ip >= USER_ADDRESS_LIMIT) {

@@ -60,6 +60,9 @@ struct unwind_result {
 	enum unwind_end end;
 	unsigned cfi_frames;   /* frames stepped with CFI */
 	unsigned fp_frames;    /* frames stepped with frame pointers */
+	uint64_t top;          /* UNWIND_END_ENTRY by CFI (the return address undefined): the stack's
+				  last address the walk needed, the outermost frame's CFA: the bytes
+				  above it are not needed to unwind this thread; else 0 */
 };
 
 /* Walk the stack into ips[0 .. max). Always fills *result; returns result->n. */

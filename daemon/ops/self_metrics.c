@@ -328,6 +328,15 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_window_stack_tops_total", "windows ended at the top of the thread's stack, by how it was "
 		  "known", "how=\"unreadable_page\"", m->bpf[OTELPROF_CNT_STACK_TOP_LEARNED]),
 		C("unwind_window_stack_tops_total", NULL, "how=\"remembered\"", m->bpf[OTELPROF_CNT_STACK_TOP_USED]),
+		C("unwind_windows_short_total", "windows asked for 2 KiB only, not --stack-copy: the ring buffer was "
+		  "more than half full", NULL, m->bpf[OTELPROF_CNT_STACK_PRESSURE]),
+		C("unwind_stack_needs_total", "thread stack tops lowered to what unwinding needs, by outcome",
+		  "outcome=\"set\"", m->stack_need.set),
+		C("unwind_stack_needs_total", NULL, "outcome=\"set_again\"", m->stack_need.refreshed),
+		C("unwind_stack_needs_total", NULL, "outcome=\"withdrawn\"", m->stack_need.withdrawn),
+		C("unwind_stack_needs_total", NULL, "outcome=\"refused\"", m->stack_need.refused),
+		C("unwind_stack_needs_total", NULL, "outcome=\"over_budget\"", m->stack_need.over_budget),
+		C("unwind_stack_needs_total", NULL, "outcome=\"backed_off\"", m->stack_need.backed_off),
 		C("unwind_seconds_total", "Time spent unwinding (estimated: one unwind in 16 is timed)", NULL, m->unwind.ns / 1e9),
 	};
 	struct series traces[] = {

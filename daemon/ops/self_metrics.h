@@ -27,6 +27,7 @@
 #include "go_process.h"
 #include "sampling/python_sample.h"
 #include "sampling/python_walk.h"
+#include "sampling/stack_need.h"
 #include "sampling/unwind_sample.h"
 
 /* The event loop looks at signals and the deadline at least this often (issue 27). */
@@ -51,6 +52,7 @@ struct self_metrics {
 	struct exporter_stats export;
 	uint64_t export_dropped_too_large; /* samples of a process over the message size alone */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
+	struct stack_need_counters stack_need; /* stack windows sized by need */
 	bool k8s_enabled;
 	struct k8s_counters k8s;
 	uint64_t bpf_load_ns;             /* loading the BPF programs at start (the verifier, mostly) */

@@ -47,6 +47,7 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->symbolizer = *symbolizer_stats(src->sym);
 	m->processes = *process_table_counters(src->processes);
 	m->unwind = record_path_counters(src->records)->unwind;
+	m->stack_need = record_path_counters(src->records)->stack_need;
 	m->python = record_path_counters(src->records)->python;
 	m->go_labels_loaded = load.go_labels;
 	m->go_processes = record_path_counters(src->records)->go_processes;
@@ -239,6 +240,21 @@ void self_report_log_counters(const struct self_sources *src)
 		"loop: the longest turn took %.1f ms (signals and the deadline unseen meanwhile), %" PRIu64
 		" %s over %d ms", (double)m.loop_turn_max_ns / 1e6, m.loop_turns_long,
 		plural(m.loop_turns_long, "turn", "turns"), LOOP_TURN_BOUND_MS);
+	{
+		uint64_t packed, bytes;
+
+		sampler_unpack_stats(src->sampler, &packed, &bytes);
+		if (packed)
+			log_debug("ring buffer: %" PRIu64 " samples packed, %.0f bytes per sample; stack windows by "
+				  "need: %" PRIu64 " thread tops set, %" PRIu64 " set again, %" PRIu64 " withdrawn, %" PRIu64
+				  " refused, %" PRIu64 " over budget, %" PRIu64 " backed off", packed,
+				  (double)bytes / (double)packed, rc->stack_need.set, rc->stack_need.refreshed,
+				  rc->stack_need.withdrawn, rc->stack_need.refused, rc->stack_need.over_budget,
+				  rc->stack_need.backed_off);
+		if (bc[OTELPROF_CNT_STACK_PRESSURE])
+			log_debug("ring buffer: %" PRIu64 " windows asked for 2 KiB only: the buffer was more than half full",
+				  (uint64_t)bc[OTELPROF_CNT_STACK_PRESSURE]);
+	}
 	log_debug("module cache: %" PRIu64 " opened with debug info, %" PRIu64 " with ELF symbols only (%" PRIu64
 		  " too big, %" PRIu64 " out under pressure lately, %" PRIu64 " slow to open), %" PRIu64
 		  " not admitted, %" PRIu64 " evicted to make room, %" PRIu64 " opens deferred; opens took %.1f ms "

@@ -56,6 +56,7 @@ struct record_path {
 	bool replay_off;                 /* opens are deferred on purpose (CPU ceiling): no replays */
 	struct record_replay *replay;    /* owned: samples put off by the turn's open deadline */
 	unsigned tries;                  /* times the record being handled was handled before */
+	struct stack_need need;          /* thread tops lowered to what unwinding needs */
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
 	size_t nsettling;
 };
@@ -73,6 +74,9 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 	rp->off_cpu = cfg->off_cpu;
 	rp->go_publish = cfg->go_publish;
 	rp->go_publish_ctx = cfg->go_publish_ctx;
+	rp->need = (struct stack_need){
+		.set = cfg->stack_need_set, .ctx = cfg->stack_need_ctx, .counters = &rp->counters.stack_need,
+	};
 	rp->replay = record_replay_new();
 	if (!rp->replay) {
 		free(rp);
@@ -308,6 +312,19 @@ static const struct otelprof_sample *python_frames(struct record_path *rp, const
 	return python_sample(rp->pythons, rp->sym, pi->instance, s, data, size, &rp->with_python, &rp->counters.python);
 }
 
+/* The sample's user stack unwound (unwind_sample(), counted in counters), and its thread's windows
+ * sized by what it took. */
+static const struct otelprof_sample *unwind_record(struct record_path *rp, uint64_t instance, const void *data,
+						   size_t size, struct unwind_sample_counters *counters)
+{
+	const struct otelprof_sample *s = data;
+	struct unwind_sample_extent extent;
+
+	s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound, counters, &extent);
+	stack_need_update(&rp->need, s->tid, s->time_ns, &extent);
+	return s;
+}
+
 /*
  * The stack of a record that is not an on-CPU sample (a switch-out, an allocation): its process
  * found (or read) in the process table, its interpreter looked for, its user stack unwound, the files
@@ -321,20 +338,19 @@ static const struct otelprof_sample *python_frames(struct record_path *rp, const
  * symbolizer's opener thread, past the turn's deadline), it waits for it up to STACK_OPEN_WAIT_MS
  * and is unwound again.
  */
-static const struct otelprof_sample *unwind_waiting(struct record_path *rp, const struct otelprof_sample *s,
-						  uint64_t instance, const void *data, size_t size)
+static const struct otelprof_sample *unwind_waiting(struct record_path *rp, uint64_t instance, const void *data,
+						  size_t size)
 {
 	uint64_t deferred = symbolizer_stats(rp->sym)->module_opens_deferred;
 	struct unwind_sample_counters first = rp->counters.unwind;
-	const struct otelprof_sample *out = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
-							  &first);
+	const struct otelprof_sample *out = unwind_record(rp, instance, data, size, &first);
 
 	if (rp->replay_off || symbolizer_stats(rp->sym)->module_opens_deferred == deferred ||
 	    !symbolizer_settle_opens(rp->sym, clock_ns(CLOCK_MONOTONIC) + STACK_OPEN_WAIT_MS * 1000000ULL)) {
 		rp->counters.unwind = first;
 		return out;
 	}
-	return unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound, &rp->counters.unwind);
+	return unwind_record(rp, instance, data, size, &rp->counters.unwind);
 }
 
 static const struct otelprof_sample *stack_of(struct record_path *rp, const void *data, size_t size,
@@ -347,7 +363,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
 	python_check(rp, s, pi);
-	s = unwind_waiting(rp, s, *instance, data, size);
+	s = unwind_waiting(rp, *instance, data, size);
 	if (pi && pi->samples == 1)
 		open_modules(rp, s, *instance);
 	return s;
@@ -457,8 +473,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		if (rp->go_publish)
 			link_len = go_labels_link(data, size, rp->link, link_len, sizeof(rp->link),
 						  &rp->counters.go_labels);
-		s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
-				  &rp->counters.unwind);
+		s = unwind_record(rp, instance, data, size, &rp->counters.unwind);
 		if (pi && pi->samples == 1)
 			open_modules(rp, s, instance);
 		if (put_off(rp, data, size, deferred))

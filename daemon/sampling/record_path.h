@@ -28,6 +28,7 @@
 #include "go_process.h"
 #include "process/python_table.h"
 #include "sampling/python_sample.h"
+#include "sampling/stack_need.h"
 #include "sampling/unwind_sample.h"
 
 /*
@@ -66,6 +67,10 @@ struct record_path_config {
 	/* Goroutine labels (runtimes/go): how a Go process's entry reaches the BPF map; NULL: none. */
 	go_publish_fn go_publish;
 	void *go_publish_ctx;
+	/* Stack windows sized by need (sampling/stack_need.h): how a thread's top reaches the BPF map;
+	 * NULL: windows run to the stack's end. */
+	stack_need_set_fn stack_need_set;
+	void *stack_need_ctx;
 };
 
 struct record_path_counters {
@@ -80,6 +85,7 @@ struct record_path_counters {
 	uint64_t replay_stale;           /* ... dropped then: their process had exec'd or gone */
 	uint64_t replay_full;            /* samples not put off: the queue was full (added as they were) */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
+	struct stack_need_counters stack_need; /* stack windows sized by need */
 	struct python_sample_counters python; /* Python frames put in the samples' stacks */
 	struct go_process_counters go_processes; /* Go processes found, and published */
 	struct go_labels_counters go_labels;     /* goroutine labels put on the samples */

@@ -17,6 +17,7 @@
 #include "sampling/bpf_log.h"
 #include "sampling/pid_namespace.h"
 #include "sampling/python_walk.h"
+#include "sampling/record_unpack.h"
 #include "clock.h"
 #include "log.h"
 #include "profile.skel.h"
@@ -53,6 +54,7 @@ struct sampler {
 	struct bpf_link *alloc_links[2 * SAMPLER_MAX_ALLOC_FILES]; /* --alloc: alloc and free per file */
 	unsigned nalloc_links;
 	struct pid_namespace pidns; /* the daemon's: pids translated into it when its own */
+	struct record_unpack unpack; /* the packed sample being handled, unpacked */
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -169,8 +171,10 @@ static int online_cpus(bool *online, int max, int *count)
 static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
+	const void *record = data;
 
-	s->fn(s->ctx, data, size);
+	record_unpack(&s->unpack, &record, &size);
+	s->fn(s->ctx, record, size);
 	/* Negative: libbpf keeps this record consumed and returns (the only way to stop it early
 	 * before libbpf 1.3's ring_buffer__consume_n()). */
 	if (++s->consumed >= SAMPLER_CONSUME_BUDGET)
@@ -356,6 +360,9 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	s->skel->rodata->track_processes = config->track_processes;
 	s->skel->rodata->stack_copy = config->stack_copy;
 	s->skel->rodata->wakeup_bytes = config->ringbuf_kib * 1024ull / 4;
+	/* Samples packed to the bytes they use where the kernel reserves records of a run-time size. */
+	s->skel->rodata->packed_samples =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_ringbuf_reserve_dynptr, NULL) == 1;
 	s->skel->rodata->trace_context = config->trace_context;
 	s->skel->rodata->pidns_translate = s->pidns.own;
 	s->skel->rodata->pidns_dev = s->pidns.dev;
@@ -585,6 +592,33 @@ int sampler_consume(struct sampler *s)
 		return (int)s->consumed;
 	}
 	return r;
+}
+
+int sampler_set_stack_need(void *ctx, uint32_t tid, uint64_t window_end, uint64_t top, uint64_t now_ns)
+{
+	struct sampler *s = *(struct sampler **)ctx;
+	struct otelprof_stack_top t;
+	int r;
+
+	if (!s)
+		return -ENODEV;
+	if (!top) {
+		r = bpf_map__delete_elem(s->skel->maps.stack_tops, &tid, sizeof(tid), 0);
+		return r == -ENOENT ? 0 : r;
+	}
+	/* The thread's start time comes from the top the program learned for this very window. */
+	if (bpf_map__lookup_elem(s->skel->maps.stack_tops, &tid, sizeof(tid), &t, sizeof(t), 0) ||
+	    t.top != window_end)
+		return -ESTALE;
+	t.top = top;
+	t.learned_ns = now_ns;
+	return bpf_map__update_elem(s->skel->maps.stack_tops, &tid, sizeof(tid), &t, sizeof(t), BPF_EXIST);
+}
+
+void sampler_unpack_stats(const struct sampler *s, uint64_t *unpacked, uint64_t *bytes)
+{
+	*unpacked = s->unpack.unpacked;
+	*bytes = s->unpack.packed_bytes;
 }
 
 bool sampler_pending(const struct sampler *s)

@@ -108,6 +108,15 @@ int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_A
  * OTELPROF_SHED_KEEP_NONE: none), counting the others, and writes the rate into the kept ones' weight
  * (bpf/cpu_shed.bpf.h). A store into the program's mmapped data: no system call. */
 void sampler_set_keep_every(struct sampler *s, uint32_t every);
+/*
+ * ctx: a struct sampler ** (a stack_need_set_fn). Lower the stack top of thread tid to top, what unwinding it needs (sampling/stack_need.h), when
+ * the top the BPF program learned is window_end (the end of the whole window just read, whose
+ * thread it names); top 0: forget the thread's top. now_ns: CLOCK_MONOTONIC. 0, -ESTALE (the
+ * learned top is not window_end), or -errno.
+ */
+int sampler_set_stack_need(void *ctx, uint32_t tid, uint64_t window_end, uint64_t top, uint64_t now_ns);
+/* On-CPU samples the ring buffer carried packed (bpf/packed_sample.bpf.h), and their bytes. */
+void sampler_unpack_stats(const struct sampler *s, uint64_t *unpacked, uint64_t *bytes);
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 

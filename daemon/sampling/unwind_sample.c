@@ -37,7 +37,7 @@ static void copy_used(struct otelprof_sample *out, const struct otelprof_sample 
 
 const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, uint64_t instance, const void *data,
 					    size_t size, struct otelprof_sample *out,
-					    struct unwind_sample_counters *counters)
+					    struct unwind_sample_counters *counters, struct unwind_sample_extent *extent)
 {
 	const struct otelprof_sample *s = data;
 	const struct otelprof_stack_window *w = (const void *)(s + 1);
@@ -46,6 +46,8 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, u
 	size_t n, end;
 	bool timed;
 
+	if (extent)
+		*extent = (struct unwind_sample_extent){ 0 };
 	if (!(s->flags & OTELPROF_SAMPLE_STACK_WINDOW))
 		return s;
 	counters->windows++;
@@ -79,6 +81,12 @@ const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, u
 									       : UNWIND_SAMPLE_HISTOGRAM - 1]++;
 	}
 
+	if (extent)
+		*extent = (struct unwind_sample_extent){
+			.sp = w->sp, .end = w->sp + w->size, .whole = w->size < w->requested,
+			.needed = result.end == UNWIND_END_ENTRY ? result.top : 0,
+			.failed = w->size < w->requested && result.end == UNWIND_END_BAD_READ,
+		};
 	copy_used(out, s);
 	out->hdr.size = sizeof(*out);
 	out->flags &= ~(uint32_t)OTELPROF_SAMPLE_STACK_WINDOW;

@@ -44,6 +44,19 @@ struct unwind_sample_counters {
 							   last bucket takes everything slower */
 };
 
+/*
+ * How far a sample's window reached, and how far its walk needed (sampling/stack_need.h sizes the
+ * next windows of the thread by it). All zero for a sample without a usable window.
+ */
+struct unwind_sample_extent {
+	uint64_t sp;     /* the window's start */
+	uint64_t end;    /* its end (sp + size) */
+	uint64_t needed; /* the walk reached the entry: the last stack address it needed; else 0 */
+	bool whole;      /* the copy ended before the size asked (the stack's top, or a cut by need) */
+	bool failed;     /* the walk ended on a read past a window that was whole: garbage, or a cut
+			    too short */
+};
+
 /* The median (or another quantile, 0-1) of the time per unwound sample in microseconds, from the
  * histogram: the upper edge of the bucket that holds it. */
 unsigned unwind_sample_quantile_us(const struct unwind_sample_counters *c, double q);
@@ -51,11 +64,12 @@ unsigned unwind_sample_quantile_us(const struct unwind_sample_counters *c, doubl
 /*
  * The sample to aggregate for the record (data, size) of (pid, instance) (see symbolizer.h): *out is a copy of the record's fixed part with
  * user_ips/user_depth unwound when it carries a usable window. Returns out, or the record itself
- * when it has no window (nothing to copy).
+ * when it has no window (nothing to copy). *extent (NULL: not wanted) says how far the window and
+ * the walk went.
  */
 const struct otelprof_sample *unwind_sample(struct symbolizer *sym, pid_t pid, uint64_t instance, const void *data,
 					    size_t size, struct otelprof_sample *out,
-					    struct unwind_sample_counters *counters);
+					    struct unwind_sample_counters *counters, struct unwind_sample_extent *extent);
 
 /* Log the counters (a line at info level, the details at debug level); nothing without windows. */
 void unwind_sample_log(const struct unwind_sample_counters *c, const struct symbolizer_stats *ss);

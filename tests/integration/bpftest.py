@@ -116,3 +116,31 @@ def read_folded(path):
 
 def tmpdir():
     return tempfile.mkdtemp(prefix="otelprofd-test-")
+
+
+def check_split(stacks):
+    """The 60/30/10 workload's folded stacks (tests/workloads/split.c): every sample of it, every hot
+    sample with the exact chain main -> caller -> hot function, the shares within 5 points; fails
+    otherwise."""
+    total = sum(stacks.values())
+    counts = {"hot_a": 0, "hot_b": 0, "hot_c": 0}
+    broken = 0
+    for stack, n in stacks.items():
+        if stack[0] != "split":
+            fail(f"a sample of another process: {';'.join(stack)}")
+        leaf = stack[-1]
+        if leaf in counts:
+            caller = "caller_" + leaf[-1]
+            if stack[-3:-1] != ("main", caller):
+                print(f"without the chain main -> {caller} -> {leaf} ({n}): {';'.join(stack)}")
+                broken += n
+            counts[leaf] += n
+    hot = sum(counts.values())
+    print(f"{hot - broken} of {hot} hot samples have the exact chain main -> caller -> hot function")
+    if broken:
+        fail(f"{broken} of {hot} hot samples lack the chain main -> caller -> hot function")
+    for name, want in {"hot_a": 60, "hot_b": 30, "hot_c": 10}.items():
+        share = 100.0 * counts[name] / total
+        print(f"{name}: {share:.1f}% (expected {want}%)")
+        if abs(share - want) > 5:
+            fail(f"{name} has {share:.1f}% of {total} samples, expected {want} +- 5")

@@ -36,28 +36,7 @@ stacks = bpftest.read_folded(folded)
 total = sum(stacks.values())
 if total < 500:
     bpftest.fail(f"only {total} samples in 4 s at 499 Hz")
-counts = {"hot_a": 0, "hot_b": 0, "hot_c": 0}
-broken = 0
-for stack, n in stacks.items():
-    if stack[0] != "split":
-        bpftest.fail(f"a sample of another process: {';'.join(stack)}")
-    leaf = stack[-1]
-    if leaf in counts:
-        caller = "caller_" + leaf[-1]
-        if stack[-3:-1] != ("main", caller):
-            print(f"without the chain main -> {caller} -> {leaf} ({n}): {';'.join(stack)}")
-            broken += n
-        counts[leaf] += n
-hot = sum(counts.values())
-print(f"{hot - broken} of {hot} hot samples have the exact chain main -> caller -> hot function")
-if broken:
-    bpftest.fail(f"{broken} of {hot} hot samples lack the chain main -> caller -> hot function")
-expected = {"hot_a": 60, "hot_b": 30, "hot_c": 10}
-for name, want in expected.items():
-    share = 100.0 * counts[name] / total
-    print(f"{name}: {share:.1f}% (expected {want}%)")
-    if abs(share - want) > 5:
-        bpftest.fail(f"{name} has {share:.1f}% of {total} samples, expected {want} +- 5")
+bpftest.check_split(stacks)
 
 # The pprof output decodes with protoc and every sample's pid label is the workload's.
 import gzip
