@@ -25,8 +25,8 @@
 #include "jvm_attacher.h"
 #include "go_labels.h"
 #include "go_process.h"
-#include "sampling/python_sample.h"
-#include "sampling/python_walk.h"
+#include "python_sample.h"
+#include "python_walk.h"
 #include "sampling/unwind_sample.h"
 
 struct self_metrics {

@@ -10,7 +10,7 @@
 #include "clock.h"
 #include "jvm_attacher.h"
 #include "process/process_table.h"
-#include "process/python_table.h"
+#include "python_table.h"
 #include "process/trace_table.h"
 #include "sampling/heap.h"
 #include "sampling/off_cpu.h"

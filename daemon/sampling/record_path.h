@@ -26,8 +26,8 @@
 
 #include "go_labels.h"
 #include "go_process.h"
-#include "process/python_table.h"
-#include "sampling/python_sample.h"
+#include "python_table.h"
+#include "python_sample.h"
 #include "sampling/unwind_sample.h"
 
 /*

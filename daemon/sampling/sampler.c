@@ -16,7 +16,7 @@
 
 #include "sampling/bpf_log.h"
 #include "sampling/pid_namespace.h"
-#include "sampling/python_walk.h"
+#include "python_walk.h"
 #include "clock.h"
 #include "log.h"
 #include "profile.skel.h"

@@ -111,7 +111,7 @@ unsigned sampler_cpu_count(const struct sampler *s);
 struct sampler_load_stats {
 	uint64_t load_ns;        /* wall time of the load (the verifier runs in this process) */
 	uint64_t verified_insns; /* instructions the verifier processed, all programs; 0 before 5.16 */
-	int python_walk;         /* enum python_walk_form loaded ("sampling/python_walk.h") */
+	int python_walk;         /* enum python_walk_form loaded ("python_walk.h") */
 	bool go_labels;          /* the goroutine label reader is loaded */
 };
 struct sampler_load_stats sampler_load_stats(const struct sampler *s);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sampling/python_walk.h"
+#include "python_walk.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
