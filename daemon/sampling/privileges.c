@@ -50,12 +50,21 @@ bool privileges_bpf_needs_cap_here(void)
 	return uname(&u) ? true : privileges_bpf_needs_cap(u.release, disabled);
 }
 
-int privileges_drop_after_setup(bool keep_bpf, bool keep_attach)
+uint64_t privileges_after_setup_mask(bool keep_bpf, bool keep_attach)
+{
+	return privileges_kept_mask() | (keep_bpf || keep_attach ? 1ULL << CAP_BPF : 0) |
+	       (keep_attach ? (1ULL << CAP_PERFMON) | (1ULL << CAP_SYS_ADMIN) : 0);
+}
+
+uint64_t privileges_load_mask(void)
+{
+	return (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON);
+}
+
+int privileges_drop_to(uint64_t keep)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
-	uint64_t keep = privileges_kept_mask() | (keep_bpf || keep_attach ? 1ULL << CAP_BPF : 0) |
-			(keep_attach ? (1ULL << CAP_PERFMON) | (1ULL << CAP_SYS_ADMIN) : 0);
 
 	if (syscall(SYS_capget, &header, data))
 		return -errno;
@@ -71,4 +80,9 @@ int privileges_drop_after_setup(bool keep_bpf, bool keep_attach)
 	if (syscall(SYS_capset, &header, data))
 		return -errno;
 	return 0;
+}
+
+int privileges_drop_after_setup(bool keep_bpf, bool keep_attach)
+{
+	return privileges_drop_to(privileges_after_setup_mask(keep_bpf, keep_attach));
 }

@@ -16,6 +16,7 @@
 
 #include "sampling/bpf_log.h"
 #include "sampling/pid_namespace.h"
+#include "sampling/runtime_bpf.h"
 #include "python_walk.h"
 #include "clock.h"
 #include "log.h"
@@ -53,6 +54,7 @@ struct sampler {
 	struct bpf_link *alloc_links[2 * SAMPLER_MAX_ALLOC_FILES]; /* --alloc: alloc and free per file */
 	unsigned nalloc_links;
 	struct pid_namespace pidns; /* the daemon's: pids translated into it when its own */
+	struct runtime_bpf runtimes; /* the runtimes' BPF parts, loaded at their first process */
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -243,26 +245,6 @@ static int open_perf_events(struct sampler *s, const struct sampler_config *conf
 	return s->ncpus ? 0 : -ENODEV;
 }
 
-/* Instructions the verifier walked for the loaded programs (kernels from 5.16 say; 0 before). */
-static uint64_t count_verified_insns(struct bpf_object *obj)
-{
-	struct bpf_program *prog;
-	uint64_t total = 0;
-
-	bpf_object__for_each_program(prog, obj) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		memset(&info, 0, sizeof(info));
-		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
-			log_debug("BPF program %s: %u instructions verified", bpf_program__name(prog), info.verified_insns);
-			total += info.verified_insns;
-		}
-	}
-	return total;
-}
-
 /* Without --off-cpu the sched_switch program is neither loaded nor attached: its maps stay tiny. */
 static void off_cpu_configure(struct profile_bpf *skel, const struct sampler_config *config, __u32 ncpus)
 {
@@ -338,7 +320,8 @@ static int read_pid_namespace(struct sampler *s)
 }
 
 /*
- * Open, configure and load the BPF programs into s->skel, with the Python walk of form python.
+ * Open, configure and load the BPF programs into s->skel: the core ones, on_cpu_sample told whether
+ * to tail-call the Python walk of form python and the Go label reader (loaded later: runtime_bpf.h).
  * 0, or -errno with s->skel NULL (libbpf's messages kept for explain_load_failure()).
  */
 static int load_programs(struct sampler *s, const struct sampler_config *config, __u32 ncpus,
@@ -362,7 +345,7 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	s->skel->rodata->pidns_ino = s->pidns.ino;
 	python_walk_configure(s->skel, python);
 	s->skel->rodata->go_labels = go;
-	bpf_program__set_autoload(s->skel->progs.go_read_labels, go);
+	bpf_program__set_autoload(s->skel->progs.go_read_labels, false); /* at the first Go process */
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	bpf_map__set_max_entries(s->skel->maps.scratch, ncpus);
 	off_cpu_configure(s->skel, config, ncpus);
@@ -378,18 +361,20 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	return r;
 }
 
-/* The goroutine label reader into the prog array on_cpu_sample tail-calls. 0 or -errno. */
-static int install_go_labels(struct profile_bpf *skel)
+/* The runtimes' BPF parts wanted: loaded at their first process, or now with
+ * OTELPROFD_RUNTIMES_AT_START=1 (the loading capabilities are then dropped with the rest). */
+static void runtimes_configure(struct sampler *s, enum python_walk_form python, bool go)
 {
-	int fd = bpf_program__fd(skel->progs.go_read_labels), r;
-	__u32 key = 0;
+	const char *now = getenv("OTELPROFD_RUNTIMES_AT_START");
 
-	if (bpf_map__update_elem(skel->maps.go_labeler, &key, sizeof(key), &fd, sizeof(fd), BPF_ANY)) {
-		r = -errno;
-		log_error("Failed to install the Go label reader: %s", strerror(-r));
-		return r;
-	}
-	return 0;
+	runtime_bpf_init(&s->runtimes, s->skel);
+	if (python != PYTHON_WALK_OFF)
+		runtime_bpf_want(&s->runtimes, RUNTIME_BPF_PYTHON, python_walk_program(python));
+	if (go)
+		runtime_bpf_want(&s->runtimes, RUNTIME_BPF_GO, "go_read_labels");
+	if (now && !strcmp(now, "1"))
+		for (int i = 0; i < RUNTIME_BPF_PARTS; i++)
+			runtime_bpf_ensure(&s->runtimes, i);
 }
 
 struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err)
@@ -441,20 +426,6 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	if (config->go_labels && !go)
 		log_info("Go labels off: the kernel has no bpf_loop() (Linux 5.17+)");
 	r = load_programs(s, config, ncpus, python, go);
-	if (r && go) {
-		log_warn("Go labels off: the kernel refused the BPF program that reads them (%s); "
-			 "otelprofd -v shows the verifier's log", strerror(-r));
-		go = false;
-		r = load_programs(s, config, ncpus, python, go);
-	}
-	if (r && python != PYTHON_WALK_OFF) {
-		/* The on-CPU path loads without the walk: a kernel that refuses it loses Python frames only. */
-		log_warn("Python frames off: the kernel refused the BPF program that walks them (%s, %s form); "
-			 "native frames only (otelprofd -v shows the verifier's log)",
-			 strerror(-r), python_walk_form_name(python));
-		python = PYTHON_WALK_OFF;
-		r = load_programs(s, config, ncpus, python, go);
-	}
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC) - s->load.load_ns;
 	load_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - load_cpu_ns;
 	if (r) {
@@ -462,17 +433,13 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 		*err = -ENOEXEC;
 		goto fail;
 	}
-	if (python_walk_install(s->skel, python))
-		python = PYTHON_WALK_OFF; /* its samples are counted (OTELPROF_CNT_PYTHON_NO_WALKER) */
-	s->load.python_walk = python;
-	if (go && install_go_labels(s->skel))
-		go = false; /* its samples are counted (OTELPROF_CNT_GO_NO_READER) */
-	s->load.go_labels = go;
-	s->load.verified_insns = count_verified_insns(s->skel->obj);
+	s->load.verified_insns = bpf_verified_insns(s->skel->obj);
 	/* CPU far below the wall time: the loader waited for a CPU (a loaded machine), not for the verifier. */
 	log_debug("BPF programs loaded in %.1f ms (%.1f ms of this thread's CPU, the kernel's verifier included), "
-		  "%llu instructions verified, Python frame walk: %s", s->load.load_ns / 1e6, load_cpu_ns / 1e6,
-		  (unsigned long long)s->load.verified_insns, python_walk_form_name(python));
+		  "%llu instructions verified; Python frame walk: %s, Go labels: %s, at the first such process",
+		  s->load.load_ns / 1e6, load_cpu_ns / 1e6, (unsigned long long)s->load.verified_insns,
+		  python_walk_form_name(python), go ? "on" : "off");
+	runtimes_configure(s, python, go);
 	for (size_t i = 0; i < config->npids; i++) {
 		__u32 pid = (__u32)config->pids[i];
 		__u8 one = 1;
@@ -561,6 +528,8 @@ void sampler_close(struct sampler *s)
 	free(s->links);
 	free(s->perf_fds);
 	ring_buffer__free(s->rb);
+	if (s->skel)
+		runtime_bpf_close(&s->runtimes);
 	profile_bpf__destroy(s->skel);
 	free(s);
 }
@@ -646,8 +615,13 @@ int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelpro
 
 int sampler_set_python_proc(struct sampler *s, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry)
 {
-	struct otelprof_trace_proc e = current_entry(s, pid, start_ns);
+	struct otelprof_trace_proc e;
+	int r;
 
+	/* The walk first: a process published before it would have its samples counted as walkless. */
+	if (entry && (r = runtime_bpf_ensure(&s->runtimes, RUNTIME_BPF_PYTHON)))
+		return r;
+	e = current_entry(s, pid, start_ns);
 	e.start_ns = start_ns;
 	if (entry)
 		e.python = *entry;
@@ -667,12 +641,14 @@ int sampler_set_go_proc(struct sampler *s, uint32_t pid, const struct otelprof_g
 {
 	int r;
 
-	if (!s->load.go_labels)
-		return -EOPNOTSUPP;
 	if (!entry) {
+		if (s->runtimes.parts[RUNTIME_BPF_GO].stats.state != RUNTIME_BPF_LOADED)
+			return 0;
 		r = bpf_map__delete_elem(s->skel->maps.go_procs, &pid, sizeof(pid), 0);
 		return r == -ENOENT ? 0 : r;
 	}
+	if (runtime_bpf_ensure(&s->runtimes, RUNTIME_BPF_GO))
+		return -EOPNOTSUPP;
 	return bpf_map__update_elem(s->skel->maps.go_procs, &pid, sizeof(pid), entry, sizeof(*entry), BPF_ANY);
 }
 
@@ -736,5 +712,19 @@ unsigned sampler_cpu_count(const struct sampler *s)
 
 struct sampler_load_stats sampler_load_stats(const struct sampler *s)
 {
-	return s->load;
+	struct sampler_load_stats load = s->load;
+	const struct runtime_bpf_part *py = &s->runtimes.parts[RUNTIME_BPF_PYTHON];
+
+	for (int i = 0; i < RUNTIME_BPF_PARTS; i++)
+		load.runtimes[i] = s->runtimes.parts[i].stats;
+	load.python_walk = py->stats.state == RUNTIME_BPF_OFF || py->stats.state == RUNTIME_BPF_FAILED ? PYTHON_WALK_OFF
+		: !strcmp(py->program, "py_walk_loop") ? PYTHON_WALK_LOOP : PYTHON_WALK_BOUNDED;
+	load.go_labels = s->runtimes.parts[RUNTIME_BPF_GO].stats.state == RUNTIME_BPF_WAITING ||
+			 s->runtimes.parts[RUNTIME_BPF_GO].stats.state == RUNTIME_BPF_LOADED;
+	return load;
+}
+
+int sampler_start_loader(struct sampler *s, uint64_t keep_after)
+{
+	return runtime_bpf_start_loader(&s->runtimes, keep_after);
 }

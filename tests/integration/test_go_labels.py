@@ -14,7 +14,11 @@ them as sample attributes, with no trace link (the labels have no span); pprof a
 trace_id/span_id. workC runs under 10 labels, one value 100 bytes long: its samples carry 8 at most
 (Go 1.26: the first 8 by key, the long value cut to 64 bytes; Go 1.19: those in the label map's
 first bucket), and the self-metrics count the labels dropped and cut, as well as the
-Go processes and the labelled samples.
+Go processes and the labelled samples. Those runs load the label reader at start
+(OTELPROFD_RUNTIMES_AT_START=1); by default it loads at the first Go process
+(daemon/sampling/runtime_bpf.h): a Go 1.26 build exec'd by a shell 2 s after the daemon started
+profiling it gets the same labels (>= 95% of workA/workB samples), the reader loaded after the
+daemon's start.
 """
 import atexit
 import os
@@ -28,6 +32,7 @@ import otlptest
 import pprofdecode
 
 bpftest.require_bpf()
+os.environ["OTELPROFD_RUNTIMES_AT_START"] = "1"
 SOURCE = os.environ["GOLABELS_SOURCE"]
 TOOLCHAIN = os.environ["GO_TOOLCHAIN_SCRIPT"]
 CACHE = os.environ.get("OTELPROFD_GOLABELS_CACHE", "/var/tmp/otelprofd-golabels")
@@ -157,6 +162,28 @@ for name, p in procs.items():
             failures.append(f"OTLP {name}: a sample has a trace link: {s}")
             break
     check("OTLP", name, samples)
+
+# The label reader loaded at the first Go process: one that starts after the daemon.
+del os.environ["OTELPROFD_RUNTIMES_AT_START"]
+late_build = "gl-1.26-go" if "gl-1.26-go" in binaries else next(iter(binaries))
+late_path = os.path.join(out, "late.pb.gz")
+late = subprocess.Popen(["sh", "-c", f"sleep 2; exec {binaries[late_build]} 30"], stdout=subprocess.DEVNULL)
+try:
+    p = bpftest.run([bpftest.otelprofd(), "--pid", str(late.pid), "-F", "499", "-d", "10s", "-v", "-o", late_path])
+finally:
+    late.kill()
+    late.wait()
+said = [line for line in p.stderr.splitlines() if "BPF part go" in line or "Profiling" in line or "go labels:" in line]
+print("\n".join(said))
+loaded = next((i for i, line in enumerate(said) if "BPF part go (go_read_labels) loaded" in line), None)
+if loaded is None or loaded < next((i for i, line in enumerate(said) if "Profiling" in line), len(said)):
+    failures.append("late: the Go label reader was not loaded after the daemon started profiling")
+late_samples = []
+for labels, frames, value in pprofdecode.samples(late_path, frames=True):
+    comm = labels.get("process.executable.name") or labels.get("process.command")
+    if comm and comm.startswith(late_build[:15]):
+        late_samples.append((next((f for f in frames if f in FUNCTIONS), None), labels, value))
+check("late", late_build, late_samples)
 
 if failures:
     print("".join(line for line in open(os.path.join(out, "pprof.log")) if "libbpf" not in line)[-3000:])
