@@ -27,6 +27,7 @@
 #include "go_process.h"
 #include "python_sample.h"
 #include "python_walk.h"
+#include "sampling/runtime_bpf.h"
 #include "sampling/unwind_sample.h"
 
 struct self_metrics {
@@ -49,6 +50,7 @@ struct self_metrics {
 	struct k8s_counters k8s;
 	uint64_t bpf_load_ns;             /* loading the BPF programs at start (the verifier, mostly) */
 	uint64_t bpf_verified_insns;      /* instructions the verifier processed then (0 before 5.16) */
+	struct runtime_bpf_stats bpf_runtimes[RUNTIME_BPF_PARTS]; /* the runtimes' BPF parts, loaded later */
 	double cpu_seconds;               /* the daemon's own user + system CPU */
 	uint64_t rss_bytes;               /* the daemon's resident memory now */
 	uint64_t peak_rss_bytes;
