@@ -13,7 +13,8 @@
  *   CAP_CHECKPOINT_RESTORE  open the entries of /proc/PID/map_files (the mapped file itself)
  *   CAP_SYSLOG              real addresses in /proc/kallsyms, re-read when modules load
  * Everything else, CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_ADMIN among them, is only
- * needed to load the programs and open the perf events.
+ * needed to load the programs and open the perf events. The one thread that loads the runtimes'
+ * BPF parts later (sampling/runtime_bpf.h) keeps CAP_BPF and CAP_PERFMON until none waits.
  */
 uint64_t privileges_kept_mask(void);
 
