@@ -102,34 +102,65 @@ static int open_part(struct runtime_bpf *rb, struct runtime_bpf_part *p, struct 
 	return 0;
 }
 
+/* Put prog in p's prog array. 0 or -errno. */
+static int install_part(struct runtime_bpf *rb, struct runtime_bpf_part *p, const struct bpf_program *prog)
+{
+	int fd = prog ? bpf_program__fd(prog) : -1;
+	__u32 key = 0;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_map__update_elem(bpf_object__find_map_by_name(rb->main->obj, p->slot), &key, sizeof(key), &fd,
+				 sizeof(fd), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* p did not load (r: why): said once, counted, not tried again. */
+static int part_failed(struct runtime_bpf_part *p, int r)
+{
+	p->stats.failures++;
+	p->stats.state = RUNTIME_BPF_FAILED;
+	log_warn("Failed to load the %s BPF part (%s): %s; its processes get native frames only "
+		 "(otelprofd -v shows the verifier's log)", p->name, p->program, strerror(-r));
+	return r;
+}
+
+int runtime_bpf_adopt(struct runtime_bpf *rb, enum runtime_bpf_id id, const char *program)
+{
+	struct runtime_bpf_part *p = &rb->parts[id];
+	const struct bpf_program *prog = bpf_object__find_program_by_name(rb->main->obj, program);
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int r;
+
+	p->program = program;
+	r = install_part(rb, p, prog);
+	if (r)
+		return part_failed(p, r);
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		p->stats.verified_insns = info.verified_insns;
+	p->stats.state = RUNTIME_BPF_LOADED;
+	return 0;
+}
+
 /* Load part p and put it in its prog array. 0 or -errno (logged). */
 static int load_part(struct runtime_bpf *rb, struct runtime_bpf_part *p)
 {
 	uint64_t start = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	struct profile_bpf *skel;
-	struct bpf_program *prog;
-	__u32 key = 0;
-	int fd, r;
+	int r;
 
 	r = open_part(rb, p, &skel);
 	if (!r)
 		r = profile_bpf__load(skel);
-	if (!r) {
-		prog = bpf_object__find_program_by_name(skel->obj, p->program);
-		fd = prog ? bpf_program__fd(prog) : -1;
-		r = fd < 0 ? -ENOENT : bpf_map__update_elem(bpf_object__find_map_by_name(rb->main->obj, p->slot), &key,
-							    sizeof(key), &fd, sizeof(fd), BPF_ANY);
-		if (r && r != -ENOENT)
-			r = -errno;
-	}
+	if (!r)
+		r = install_part(rb, p, bpf_object__find_program_by_name(skel->obj, p->program));
 	p->stats.load_ns = clock_ns(CLOCK_MONOTONIC) - start;
 	if (r) {
 		profile_bpf__destroy(skel);
-		p->stats.failures++;
-		p->stats.state = RUNTIME_BPF_FAILED;
-		log_warn("Failed to load the %s BPF part (%s): %s; its processes get native frames only "
-			 "(otelprofd -v shows the verifier's log)", p->name, p->program, strerror(-r));
-		return r;
+		return part_failed(p, r);
 	}
 	p->skel = skel;
 	p->stats.verified_insns = bpf_verified_insns(skel->obj);

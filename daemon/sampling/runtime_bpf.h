@@ -80,6 +80,9 @@ void runtime_bpf_want(struct runtime_bpf *rb, enum runtime_bpf_id id, const char
  * when it failed (now or before).
  */
 int runtime_bpf_ensure(struct runtime_bpf *rb, enum runtime_bpf_id id);
+/* Part id's program was loaded with the main object (OTELPROFD_RUNTIMES_AT_START=1): put it in its
+ * prog array. 0, or -errno (logged; the part is then refused). */
+int runtime_bpf_adopt(struct runtime_bpf *rb, enum runtime_bpf_id id, const char *program);
 /* Any part still waits. */
 bool runtime_bpf_waiting(const struct runtime_bpf *rb);
 /*

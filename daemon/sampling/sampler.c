@@ -325,7 +325,7 @@ static int read_pid_namespace(struct sampler *s)
  * 0, or -errno with s->skel NULL (libbpf's messages kept for explain_load_failure()).
  */
 static int load_programs(struct sampler *s, const struct sampler_config *config, __u32 ncpus,
-			 enum python_walk_form python, bool go)
+			 enum python_walk_form python, bool go, bool parts_now)
 {
 	int r;
 
@@ -345,7 +345,10 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	s->skel->rodata->pidns_ino = s->pidns.ino;
 	python_walk_configure(s->skel, python);
 	s->skel->rodata->go_labels = go;
-	bpf_program__set_autoload(s->skel->progs.go_read_labels, false); /* at the first Go process */
+	/* At the first Python or Go process (runtime_bpf.h), or now with the rest. */
+	bpf_program__set_autoload(s->skel->progs.go_read_labels, go && parts_now);
+	if (python != PYTHON_WALK_OFF && parts_now)
+		bpf_program__set_autoload(bpf_object__find_program_by_name(s->skel->obj, python_walk_program(python)), true);
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	bpf_map__set_max_entries(s->skel->maps.scratch, ncpus);
 	off_cpu_configure(s->skel, config, ncpus);
@@ -361,20 +364,33 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	return r;
 }
 
-/* The runtimes' BPF parts wanted: loaded at their first process, or now with
- * OTELPROFD_RUNTIMES_AT_START=1 (the loading capabilities are then dropped with the rest). */
-static void runtimes_configure(struct sampler *s, enum python_walk_form python, bool go)
+/* OTELPROFD_RUNTIMES_AT_START=1: the runtimes' BPF parts are loaded with the main object, as before
+ * they became lazy (no thread then keeps the loading capabilities). */
+static bool runtimes_at_start(void)
 {
 	const char *now = getenv("OTELPROFD_RUNTIMES_AT_START");
 
+	return now && !strcmp(now, "1");
+}
+
+/* The runtimes' BPF parts wanted: loaded at their first process, or adopted from the main object
+ * (parts_now). */
+static void runtimes_configure(struct sampler *s, enum python_walk_form python, bool go, bool parts_now)
+{
 	runtime_bpf_init(&s->runtimes, s->skel);
 	if (python != PYTHON_WALK_OFF)
 		runtime_bpf_want(&s->runtimes, RUNTIME_BPF_PYTHON, python_walk_program(python));
 	if (go)
 		runtime_bpf_want(&s->runtimes, RUNTIME_BPF_GO, "go_read_labels");
-	if (now && !strcmp(now, "1"))
-		for (int i = 0; i < RUNTIME_BPF_PARTS; i++)
-			runtime_bpf_ensure(&s->runtimes, i);
+	if (!parts_now)
+		return;
+	if (python != PYTHON_WALK_OFF)
+		runtime_bpf_adopt(&s->runtimes, RUNTIME_BPF_PYTHON, python_walk_program(python));
+	if (go)
+		runtime_bpf_adopt(&s->runtimes, RUNTIME_BPF_GO, "go_read_labels");
+	/* The start's figure is the core's: the parts have their own. */
+	for (int i = 0; i < RUNTIME_BPF_PARTS; i++)
+		s->load.verified_insns -= s->runtimes.parts[i].stats.verified_insns;
 }
 
 struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err)
@@ -382,7 +398,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	struct sampler *s;
 	const char *missing = sampler_missing_privileges();
 	enum python_walk_form python;
-	bool go;
+	bool go, parts_now;
 	uint64_t load_cpu_ns;
 	__u32 ncpus;
 	int r;
@@ -425,7 +441,14 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	go = config->go_labels && libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	if (config->go_labels && !go)
 		log_info("Go labels off: the kernel has no bpf_loop() (Linux 5.17+)");
-	r = load_programs(s, config, ncpus, python, go);
+	parts_now = runtimes_at_start();
+	r = load_programs(s, config, ncpus, python, go, parts_now);
+	if (r && parts_now) {
+		log_warn("The kernel refused the BPF programs with the runtimes' parts (%s): loading those at "
+			 "their first process", strerror(-r));
+		parts_now = false;
+		r = load_programs(s, config, ncpus, python, go, parts_now);
+	}
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC) - s->load.load_ns;
 	load_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - load_cpu_ns;
 	if (r) {
@@ -435,11 +458,12 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	}
 	s->load.verified_insns = bpf_verified_insns(s->skel->obj);
 	/* CPU far below the wall time: the loader waited for a CPU (a loaded machine), not for the verifier. */
+	runtimes_configure(s, python, go, parts_now);
 	log_debug("BPF programs loaded in %.1f ms (%.1f ms of this thread's CPU, the kernel's verifier included), "
-		  "%llu instructions verified; Python frame walk: %s, Go labels: %s, at the first such process",
+		  "%llu instructions verified; Python frame walk: %s, Go labels: %s, %s",
 		  s->load.load_ns / 1e6, load_cpu_ns / 1e6, (unsigned long long)s->load.verified_insns,
-		  python_walk_form_name(python), go ? "on" : "off");
-	runtimes_configure(s, python, go);
+		  python_walk_form_name(python), go ? "on" : "off",
+		  parts_now ? "loaded with them" : "at the first such process");
 	for (size_t i = 0; i < config->npids; i++) {
 		__u32 pid = (__u32)config->pids[i];
 		__u8 one = 1;
