@@ -117,6 +117,27 @@ static void test_abort(void **state)
 	output_file_abort(NULL);
 }
 
+/* A character device (or a FIFO) at the final name is written in place, never renamed over. */
+static void test_device_in_place(void **state)
+{
+	struct output_file *f;
+	struct stat st;
+
+	(void)state;
+	f = output_file_open("/dev/null");
+	assert_non_null(f);
+	fprintf(output_file_stream(f), "discarded\n");
+	assert_int_equal(output_file_commit(f), 0);
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	f = output_file_open("/dev/null");
+	assert_non_null(f);
+	output_file_abort(f);
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(output_file_check("/dev/null"), 0);
+}
+
 /* A link planted at the final name: its target keeps its contents, the link becomes the profile. */
 static void test_symlink_replaced(void **state)
 {
@@ -230,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_commit),
 		cmocka_unit_test(test_abort),
 		cmocka_unit_test(test_symlink_replaced),
+		cmocka_unit_test(test_device_in_place),
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_fallback),

@@ -17,7 +17,7 @@
 
 struct output_file {
 	char *path; /* the final name */
-	char *tmp;  /* the temporary file beside it */
+	char *tmp;  /* the temporary file beside it; NULL: written in place (a device or a pipe) */
 	FILE *stream;
 };
 
@@ -42,13 +42,37 @@ static void output_file_free(struct output_file *f)
 	free(f);
 }
 
+/* path itself (not a link to it) is a character device or a FIFO (/dev/null, /dev/stdout's target,
+ * a named pipe): written in place. A rename over it would replace the device node with a file: -o
+ * /dev/null once turned the host's /dev/null into a regular file that filled /dev. */
+static struct output_file *open_in_place(struct output_file *f, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	f->stream = fdopen(fd, "w");
+	if (!f->stream) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
 struct output_file *output_file_open(const char *path)
 {
 	size_t len = strlen(path) + sizeof(".tmp-") + 16;
 	struct output_file *f = calloc(1, sizeof(*f));
+	struct stat st;
 	int fd = -1, err;
 
-	if (!f || !(f->path = strdup(path)) || !(f->tmp = malloc(len))) {
+	if (f && (f->path = strdup(path)) && !lstat(path, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		if (open_in_place(f, path))
+			return f;
+		err = errno;
+		goto fail;
+	}
+	if (!f || !f->path || !(f->tmp = malloc(len))) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -105,10 +129,14 @@ int output_file_commit(struct output_file *f)
 		r = -errno;
 	else if (ferror(f->stream))
 		r = -EIO;
-	if (!r && fsync(fileno(f->stream)))
+	if (!r && f->tmp && fsync(fileno(f->stream)))
 		r = -errno;
 	if (fclose(f->stream) && !r)
 		r = -errno;
+	if (!f->tmp) {
+		output_file_free(f);
+		return r;
+	}
 	if (!r && rename(f->tmp, f->path))
 		r = -errno;
 	if (r)
@@ -124,7 +152,8 @@ void output_file_abort(struct output_file *f)
 	if (!f)
 		return;
 	fclose(f->stream);
-	unlink(f->tmp);
+	if (f->tmp)
+		unlink(f->tmp);
 	output_file_free(f);
 }
 

@@ -7,6 +7,9 @@
  * the file in place. rename() replaces a symbolic link at the final name with the file itself and
  * leaves its target alone; a full or failing disk leaves the final name as it was and no temporary.
  *
+ * A path that is itself a character device or a FIFO (-o /dev/null, a named pipe) is written in
+ * place instead: renaming over it would replace the device node with a file.
+ *
  * Mode 0644 less the umask, as any file a command writes: a profile is meant to be read and shared
  * (flame graphs, pprof), and a user who wants it private sets a umask, which is honoured.
  */
