@@ -28,7 +28,6 @@ void runtime_bpf_init(struct runtime_bpf *rb, struct profile_bpf *main)
 {
 	memset(rb, 0, sizeof(*rb));
 	rb->main = main;
-	rb->request = -1;
 	for (int i = 0; i < RUNTIME_BPF_PARTS; i++)
 		rb->parts[i] = (struct runtime_bpf_part){ .name = part_names[i], .slot = part_slots[i] };
 }
@@ -171,6 +170,15 @@ static int load_part(struct runtime_bpf *rb, struct runtime_bpf_part *p)
 	return 0;
 }
 
+/* The first part asked for and still waiting, or -1. Under rb->lock. */
+static int next_request(const struct runtime_bpf *rb)
+{
+	for (int i = 0; i < RUNTIME_BPF_PARTS; i++)
+		if ((rb->requested & (1u << i)) && rb->parts[i].stats.state == RUNTIME_BPF_WAITING)
+			return i;
+	return -1;
+}
+
 static void *loader_main(void *arg)
 {
 	struct runtime_bpf *rb = arg;
@@ -181,13 +189,21 @@ static void *loader_main(void *arg)
 		log_warn("Failed to drop the BPF loader thread's other capabilities");
 	pthread_mutex_lock(&rb->lock);
 	while (!rb->stop && runtime_bpf_waiting(rb)) {
-		if (rb->request < 0) {
+		int id = next_request(rb);
+		struct runtime_bpf_part part;
+
+		if (id < 0) {
 			pthread_cond_wait(&rb->cond, &rb->lock);
 			continue;
 		}
-		rb->result = load_part(rb, &rb->parts[rb->request]);
-		rb->request = -1;
-		pthread_cond_broadcast(&rb->cond);
+		/* Loaded on a copy, the lock released: the event loop goes on reading the ring buffer
+		 * meanwhile (a load takes 10-30 ms of CPU, seconds of wall time on a saturated host). */
+		part = rb->parts[id];
+		pthread_mutex_unlock(&rb->lock);
+		load_part(rb, &part);
+		pthread_mutex_lock(&rb->lock);
+		rb->parts[id] = part;
+		rb->finished |= 1u << id;
 	}
 	/* Nothing left to load: this thread needs no more than the others. */
 	if (privileges_drop_to(rb->keep_after))
@@ -220,12 +236,9 @@ int runtime_bpf_start_loader(struct runtime_bpf *rb, uint64_t keep_after)
 	return 0;
 }
 
-int runtime_bpf_ensure(struct runtime_bpf *rb, enum runtime_bpf_id id)
+static int state_result(enum runtime_bpf_state state)
 {
-	struct runtime_bpf_part *p = &rb->parts[id];
-	int r;
-
-	switch (p->stats.state) {
+	switch (state) {
 	case RUNTIME_BPF_LOADED:
 		return 0;
 	case RUNTIME_BPF_OFF:
@@ -235,16 +248,50 @@ int runtime_bpf_ensure(struct runtime_bpf *rb, enum runtime_bpf_id id)
 	case RUNTIME_BPF_WAITING:
 		break;
 	}
-	if (!rb->thread_started)
-		return load_part(rb, p);
+	return -EINPROGRESS;
+}
+
+int runtime_bpf_request(struct runtime_bpf *rb, enum runtime_bpf_id id)
+{
+	int r;
+
+	if (!rb->thread_started) {
+		r = state_result(rb->parts[id].stats.state);
+		return r == -EINPROGRESS ? load_part(rb, &rb->parts[id]) : r;
+	}
 	pthread_mutex_lock(&rb->lock);
-	rb->request = (int)id;
-	pthread_cond_broadcast(&rb->cond);
-	while (rb->request >= 0)
-		pthread_cond_wait(&rb->cond, &rb->lock);
-	r = rb->result;
+	r = state_result(rb->parts[id].stats.state);
+	if (r == -EINPROGRESS && !(rb->requested & (1u << id))) {
+		rb->requested |= 1u << id;
+		pthread_cond_broadcast(&rb->cond);
+	}
 	pthread_mutex_unlock(&rb->lock);
 	return r;
+}
+
+unsigned runtime_bpf_take_finished(struct runtime_bpf *rb)
+{
+	unsigned finished;
+
+	if (!rb->thread_started)
+		return 0;
+	pthread_mutex_lock(&rb->lock);
+	finished = rb->finished;
+	rb->finished = 0;
+	pthread_mutex_unlock(&rb->lock);
+	return finished;
+}
+
+struct runtime_bpf_stats runtime_bpf_stats(struct runtime_bpf *rb, enum runtime_bpf_id id)
+{
+	struct runtime_bpf_stats stats;
+
+	if (!rb->thread_started)
+		return rb->parts[id].stats;
+	pthread_mutex_lock(&rb->lock);
+	stats = rb->parts[id].stats;
+	pthread_mutex_unlock(&rb->lock);
+	return stats;
 }
 
 void runtime_bpf_close(struct runtime_bpf *rb)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The runtimes' BPF parts (runtimes/README.md), loaded once their process check first matches a
- * process rather than at start: the Python frame walk and the Go label reader are about 40% of
+ * The runtimes' BPF parts (runtimes/README.md): loaded with the core programs by default
+ * (runtime_bpf_adopt()), or with OTELPROFD_RUNTIMES_LAZY=1 once their process check first matches a
+ * process rather than at start (the rest of this header): the Python frame walk and the Go label reader are about 40% of
  * what the verifier checks at start (docs/how-it-works.md), paid by every host, most of which run
  * neither. A part is a program of bpf/profile.bpf.c that on_cpu_sample tail-calls through a prog
  * array; it is loaded from its own instance of the same object, every map of which reuses the main
@@ -59,10 +60,10 @@ struct runtime_bpf {
 	/* The loader thread (0 / false: none; loads run on the caller's thread). */
 	pthread_t thread;
 	bool thread_started;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;      /* with the thread: guards parts, requested, finished, stop */
 	pthread_cond_t cond;
-	int request;               /* the part to load, -1: none */
-	int result;                /* its result (0 or -errno), valid once request is -1 again */
+	unsigned requested;        /* parts asked for (bit per enum runtime_bpf_id) */
+	unsigned finished;         /* parts whose load ended since runtime_bpf_take_finished() */
 	bool stop;
 	uint64_t keep_after;       /* capabilities the thread keeps once no part waits */
 };
@@ -75,12 +76,17 @@ void runtime_bpf_init(struct runtime_bpf *rb, struct profile_bpf *main);
 /* Part id waits for its first process: program is its program's name. */
 void runtime_bpf_want(struct runtime_bpf *rb, enum runtime_bpf_id id, const char *program);
 /*
- * Part id loaded and in its prog array, loading it now if it waits (on the loader thread when
- * there is one, waiting for it). 0 once loaded; -ENOENT when the part is off; the load's -errno
- * when it failed (now or before).
+ * Part id loaded and in its prog array? 0: yes; -ENOENT: the part is off; -ENOEXEC: its load failed
+ * (now or before); -EINPROGRESS: it waits, and its load is asked of the loader thread, which never
+ * blocks the caller (runtime_bpf_take_finished() says when it ended). Without the thread the part
+ * is loaded now, on the caller's thread: 0 or the load's -errno.
  */
-int runtime_bpf_ensure(struct runtime_bpf *rb, enum runtime_bpf_id id);
-/* Part id's program was loaded with the main object (OTELPROFD_RUNTIMES_AT_START=1): put it in its
+int runtime_bpf_request(struct runtime_bpf *rb, enum runtime_bpf_id id);
+/* The parts whose load ended (loaded or refused) since the last call, a bit per enum runtime_bpf_id. */
+unsigned runtime_bpf_take_finished(struct runtime_bpf *rb);
+/* Part id's figures now. */
+struct runtime_bpf_stats runtime_bpf_stats(struct runtime_bpf *rb, enum runtime_bpf_id id);
+/* Part id's program was loaded with the main object (the default): put it in its
  * prog array. 0, or -errno (logged; the part is then refused). */
 int runtime_bpf_adopt(struct runtime_bpf *rb, enum runtime_bpf_id id, const char *program);
 /* Any part still waits. */

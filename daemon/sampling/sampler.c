@@ -55,6 +55,20 @@ struct sampler {
 	unsigned nalloc_links;
 	struct pid_namespace pidns; /* the daemon's: pids translated into it when its own */
 	struct runtime_bpf runtimes; /* the runtimes' BPF parts, loaded at their first process */
+	/* Entries published while their part loads on the loader thread: written to their maps once it
+	 * is in place (sampler_consume()), dropped if it is refused. Bounded; beyond, counted. */
+	struct pending_python {
+		uint32_t pid;
+		uint64_t start_ns;
+		struct otelprof_python_proc entry;
+	} pending_python[SAMPLER_PENDING];
+	unsigned npending_python;
+	struct pending_go {
+		uint32_t pid;
+		struct otelprof_go_proc entry;
+	} pending_go[SAMPLER_PENDING];
+	unsigned npending_go;
+	uint64_t pending_dropped;   /* entries not kept while their part loaded: the list was full */
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -364,13 +378,15 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	return r;
 }
 
-/* OTELPROFD_RUNTIMES_AT_START=1: the runtimes' BPF parts are loaded with the main object, as before
- * they became lazy (no thread then keeps the loading capabilities). */
+/* The runtimes' BPF parts are loaded with the main object, unless OTELPROFD_RUNTIMES_LAZY=1 puts them
+ * off to their runtime's first process (runtime_bpf.h). Not the default: with two daemons profiling
+ * the same processes, the second's part took 2-6 s of wall time to load (30 ms of CPU) and its ring
+ * buffer overflowed meanwhile (suite collector, bench/RESULTS.md), and the start saves 3-5% only. */
 static bool runtimes_at_start(void)
 {
-	const char *now = getenv("OTELPROFD_RUNTIMES_AT_START");
+	const char *lazy = getenv("OTELPROFD_RUNTIMES_LAZY");
 
-	return now && !strcmp(now, "1");
+	return !lazy || strcmp(lazy, "1");
 }
 
 /* The runtimes' BPF parts wanted: loaded at their first process, or adopted from the main object
@@ -563,10 +579,39 @@ int sampler_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
+/* The parts loaded since the last call get the entries published while they loaded. */
+static void flush_pending(struct sampler *s)
+{
+	unsigned finished;
+
+	if (!s->npending_python && !s->npending_go)
+		return;
+	finished = runtime_bpf_take_finished(&s->runtimes);
+	if (finished & (1u << RUNTIME_BPF_PYTHON)) {
+		struct pending_python copy[SAMPLER_PENDING];
+		unsigned n = s->npending_python;
+
+		memcpy(copy, s->pending_python, n * sizeof(copy[0]));
+		s->npending_python = 0;
+		for (unsigned i = 0; i < n; i++) /* refused: each is dropped (the walk is off) */
+			sampler_set_python_proc(s, copy[i].pid, copy[i].start_ns, &copy[i].entry);
+	}
+	if (finished & (1u << RUNTIME_BPF_GO)) {
+		struct pending_go copy[SAMPLER_PENDING];
+		unsigned n = s->npending_go;
+
+		memcpy(copy, s->pending_go, n * sizeof(copy[0]));
+		s->npending_go = 0;
+		for (unsigned i = 0; i < n; i++)
+			sampler_set_go_proc(s, copy[i].pid, &copy[i].entry);
+	}
+}
+
 int sampler_consume(struct sampler *s)
 {
 	int r;
 
+	flush_pending(s);
 	s->consumed = 0;
 	s->out_of_time = false;
 	s->consume_deadline_ns = clock_ns(CLOCK_MONOTONIC) + SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
@@ -637,14 +682,38 @@ int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelpro
 	return put_process_entry(s, pid, &e);
 }
 
+/* Forget pid's pending Python entry, if any. */
+static void drop_pending_python(struct sampler *s, uint32_t pid)
+{
+	for (unsigned i = 0; i < s->npending_python; i++)
+		if (s->pending_python[i].pid == pid)
+			s->pending_python[i--] = s->pending_python[--s->npending_python];
+}
+
+static void drop_pending_go(struct sampler *s, uint32_t pid)
+{
+	for (unsigned i = 0; i < s->npending_go; i++)
+		if (s->pending_go[i].pid == pid)
+			s->pending_go[i--] = s->pending_go[--s->npending_go];
+}
+
 int sampler_set_python_proc(struct sampler *s, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry)
 {
 	struct otelprof_trace_proc e;
 	int r;
 
+	drop_pending_python(s, pid);
 	/* The walk first: a process published before it would have its samples counted as walkless. */
-	if (entry && (r = runtime_bpf_ensure(&s->runtimes, RUNTIME_BPF_PYTHON)))
-		return r;
+	if (entry && (r = runtime_bpf_request(&s->runtimes, RUNTIME_BPF_PYTHON))) {
+		if (r != -EINPROGRESS)
+			return r;
+		if (s->npending_python == SAMPLER_PENDING) {
+			s->pending_dropped++;
+			return -ENOSPC;
+		}
+		s->pending_python[s->npending_python++] = (struct pending_python){ pid, start_ns, *entry };
+		return 0; /* written once the walk is in place */
+	}
 	e = current_entry(s, pid, start_ns);
 	e.start_ns = start_ns;
 	if (entry)
@@ -665,13 +734,21 @@ int sampler_set_go_proc(struct sampler *s, uint32_t pid, const struct otelprof_g
 {
 	int r;
 
+	drop_pending_go(s, pid);
 	if (!entry) {
-		if (s->runtimes.parts[RUNTIME_BPF_GO].stats.state != RUNTIME_BPF_LOADED)
-			return 0;
 		r = bpf_map__delete_elem(s->skel->maps.go_procs, &pid, sizeof(pid), 0);
 		return r == -ENOENT ? 0 : r;
 	}
-	if (runtime_bpf_ensure(&s->runtimes, RUNTIME_BPF_GO))
+	r = runtime_bpf_request(&s->runtimes, RUNTIME_BPF_GO);
+	if (r == -EINPROGRESS) {
+		if (s->npending_go == SAMPLER_PENDING) {
+			s->pending_dropped++;
+			return -ENOSPC;
+		}
+		s->pending_go[s->npending_go++] = (struct pending_go){ pid, *entry };
+		return 0; /* written once the reader is in place */
+	}
+	if (r)
 		return -EOPNOTSUPP;
 	return bpf_map__update_elem(s->skel->maps.go_procs, &pid, sizeof(pid), entry, sizeof(*entry), BPF_ANY);
 }
@@ -737,14 +814,17 @@ unsigned sampler_cpu_count(const struct sampler *s)
 struct sampler_load_stats sampler_load_stats(const struct sampler *s)
 {
 	struct sampler_load_stats load = s->load;
-	const struct runtime_bpf_part *py = &s->runtimes.parts[RUNTIME_BPF_PYTHON];
+	struct runtime_bpf *rb = (struct runtime_bpf *)&s->runtimes; /* its lock, not its contents */
+	const char *py = rb->parts[RUNTIME_BPF_PYTHON].program; /* set once, before the thread */
 
 	for (int i = 0; i < RUNTIME_BPF_PARTS; i++)
-		load.runtimes[i] = s->runtimes.parts[i].stats;
-	load.python_walk = py->stats.state == RUNTIME_BPF_OFF || py->stats.state == RUNTIME_BPF_FAILED ? PYTHON_WALK_OFF
-		: !strcmp(py->program, "py_walk_loop") ? PYTHON_WALK_LOOP : PYTHON_WALK_BOUNDED;
-	load.go_labels = s->runtimes.parts[RUNTIME_BPF_GO].stats.state == RUNTIME_BPF_WAITING ||
-			 s->runtimes.parts[RUNTIME_BPF_GO].stats.state == RUNTIME_BPF_LOADED;
+		load.runtimes[i] = runtime_bpf_stats(rb, i);
+	load.python_walk = load.runtimes[RUNTIME_BPF_PYTHON].state == RUNTIME_BPF_OFF ||
+			   load.runtimes[RUNTIME_BPF_PYTHON].state == RUNTIME_BPF_FAILED ? PYTHON_WALK_OFF
+		: !strcmp(py, "py_walk_loop") ? PYTHON_WALK_LOOP : PYTHON_WALK_BOUNDED;
+	load.go_labels = load.runtimes[RUNTIME_BPF_GO].state == RUNTIME_BPF_WAITING ||
+			 load.runtimes[RUNTIME_BPF_GO].state == RUNTIME_BPF_LOADED;
+	load.pending_dropped = s->pending_dropped;
 	return load;
 }
 

@@ -108,6 +108,9 @@ int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_A
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 
+/* Processes a runtime publishes while its BPF part loads, kept until it is in place (per runtime). */
+#define SAMPLER_PENDING 256
+
 /* What loading the BPF programs cost: most of it is the kernel's verifier. */
 struct sampler_load_stats {
 	uint64_t load_ns;        /* wall time of the load at start (the verifier runs in this process) */
@@ -117,6 +120,8 @@ struct sampler_load_stats {
 				    the kernel refused it */
 	bool go_labels;          /* the goroutine label reader is loaded, or waits for a Go process */
 	struct runtime_bpf_stats runtimes[RUNTIME_BPF_PARTS]; /* each runtime's BPF part (runtime_bpf.h) */
+	uint64_t pending_dropped; /* processes published while their part loaded, beyond SAMPLER_PENDING:
+				     refused to the room (-ENOSPC), which counts them as the map's refusals */
 };
 struct sampler_load_stats sampler_load_stats(const struct sampler *s);
 /* Before the caller drops its capabilities: start the thread that keeps the loading ones for the

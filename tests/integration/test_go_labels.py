@@ -14,9 +14,9 @@ them as sample attributes, with no trace link (the labels have no span); pprof a
 trace_id/span_id. workC runs under 10 labels, one value 100 bytes long: its samples carry 8 at most
 (Go 1.26: the first 8 by key, the long value cut to 64 bytes; Go 1.19: those in the label map's
 first bucket), and the self-metrics count the labels dropped and cut, as well as the
-Go processes and the labelled samples. Those runs load the label reader at start
-(OTELPROFD_RUNTIMES_AT_START=1); by default it loads at the first Go process
-(daemon/sampling/runtime_bpf.h): a Go 1.26 build exec'd by a shell 2 s after the daemon started
+Go processes and the labelled samples. Those runs load the label reader at start (the default);
+with OTELPROFD_RUNTIMES_LAZY=1 it loads at the first Go process (daemon/sampling/runtime_bpf.h): a
+Go 1.26 build exec'd by a shell 2 s after the daemon started
 profiling it gets the same labels (>= 80% of workA/workB samples: those taken while the reader
 loads have none), the reader loaded after the daemon's start.
 """
@@ -32,7 +32,6 @@ import otlptest
 import pprofdecode
 
 bpftest.require_bpf()
-os.environ["OTELPROFD_RUNTIMES_AT_START"] = "1"
 SOURCE = os.environ["GOLABELS_SOURCE"]
 TOOLCHAIN = os.environ["GO_TOOLCHAIN_SCRIPT"]
 CACHE = os.environ.get("OTELPROFD_GOLABELS_CACHE", "/var/tmp/otelprofd-golabels")
@@ -164,8 +163,8 @@ for name, p in procs.items():
             break
     check("OTLP", name, samples)
 
-# The label reader loaded at the first Go process: one that starts after the daemon.
-del os.environ["OTELPROFD_RUNTIMES_AT_START"]
+# The label reader loaded at the first Go process (OTELPROFD_RUNTIMES_LAZY=1): one that starts after the daemon.
+os.environ["OTELPROFD_RUNTIMES_LAZY"] = "1"
 late_build = "gl-1.26-go" if "gl-1.26-go" in binaries else next(iter(binaries))
 late_path = os.path.join(out, "late.pb.gz")
 late = subprocess.Popen(["sh", "-c", f"sleep 2; exec {binaries[late_build]} 30"], stdout=subprocess.DEVNULL)

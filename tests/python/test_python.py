@@ -13,9 +13,9 @@ spin_thread on "spinner". Asserted on the pprof output:
 - the walk's bounded-loop form (kernels before 5.17; OTELPROFD_PYTHON_WALK=bounded) passes the
   chain check too.
 The pyenv interpreters 3.12 and 3.13, when the machine has them, get the same chain check.
-These load the walk at start (OTELPROFD_RUNTIMES_AT_START=1): they check the walk, not when it loads.
-By default the walk is loaded at the first Python process (daemon/sampling/runtime_bpf.h): a Python
-process that starts after the daemon (a shell the daemon profiles execs python3 2 s later) still
+These load the walk at start (the default). With OTELPROFD_RUNTIMES_LAZY=1 the walk is loaded at
+the first Python process (daemon/sampling/runtime_bpf.h): a Python process that starts after the
+daemon (a shell the daemon profiles execs python3 2 s later) still
 gets its Python chains on >= 80% of its samples (the first ones, taken while the walk loads, have
 native frames only), the walk loads after the daemon started profiling, and no sample was
 tail-called while the walk was missing.
@@ -30,7 +30,6 @@ import bpftest
 import pprofdecode
 
 bpftest.require_bpf()
-os.environ["OTELPROFD_RUNTIMES_AT_START"] = "1"
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workload.py")
 out = bpftest.tmpdir()
@@ -153,8 +152,8 @@ for version in ("3.12", "3.13"):
     path, pid = profile(found[0], 2, "pb.gz")
     check_chains(found[0], path, pid)
 
-# The walk loaded at the first Python process: one that starts after the daemon.
-del os.environ["OTELPROFD_RUNTIMES_AT_START"]
+# The walk loaded at the first Python process (OTELPROFD_RUNTIMES_LAZY=1): one that starts after the daemon.
+os.environ["OTELPROFD_RUNTIMES_LAZY"] = "1"
 warm("/usr/bin/python3")
 path = os.path.join(out, "late.pb.gz")
 late = subprocess.Popen(["sh", "-c", f"sleep 2; exec /usr/bin/python3 {WORKLOAD} 30"])
