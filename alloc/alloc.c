@@ -52,6 +52,19 @@ struct otelprofd_alloc_stats {
 };
 EXPORT struct otelprofd_alloc_stats otelprofd_alloc_stats;
 
+/* The next definitions (dlsym(RTLD_NEXT)). Until they are known, each points at its boot_ stand-in
+ * below, which resolves them or serves from the arena: an entry point's fast path calls through
+ * them without checking whether they are ready. */
+static void *boot_malloc(size_t size);
+static void boot_free(void *p);
+static void *boot_calloc(size_t n, size_t size);
+static void *boot_realloc(void *old, size_t size);
+static int boot_posix_memalign(void **out, size_t align, size_t size);
+static void *boot_aligned_alloc(size_t align, size_t size);
+static void *boot_memalign(size_t align, size_t size);
+static void *boot_valloc(size_t size);
+static void *boot_pvalloc(size_t size);
+
 static struct {
 	void *(*malloc)(size_t);
 	void (*free)(void *);
@@ -62,7 +75,18 @@ static struct {
 	void *(*memalign)(size_t, size_t);
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
-} real;
+	size_t (*usable_size)(void *); /* malloc_usable_size: a sampled block's realloc copies it */
+} real = {
+	.malloc = boot_malloc,
+	.free = boot_free,
+	.calloc = boot_calloc,
+	.realloc = boot_realloc,
+	.posix_memalign = boot_posix_memalign,
+	.aligned_alloc = boot_aligned_alloc,
+	.memalign = boot_memalign,
+	.valloc = boot_valloc,
+	.pvalloc = boot_pvalloc,
+};
 
 enum { UNRESOLVED, RESOLVING, READY };
 static _Atomic int state = UNRESOLVED;
@@ -74,10 +98,10 @@ static struct sampled_set set = { .slots = set_slots, .mask = SET_SLOTS - 1 };
 static _Alignas(ARENA_ALIGN) unsigned char arena[ARENA_BYTES];
 static _Atomic size_t arena_used;
 
-/* Per thread: bytes until the next sampled byte, and the generator. Initial-exec TLS: reading it
- * never allocates (a preloaded library's TLS is in the static block). */
+/* Per thread: the bytes before the next sampled byte, and the generator. Initial-exec TLS: reading
+ * it never allocates (a preloaded library's TLS is in the static block). */
 struct thread_state {
-	int64_t left;
+	uint64_t left; /* an allocation of more bytes holds the sampled byte (0: the next one is due) */
 	struct alloc_rng rng;
 	pid_t pid; /* the process the generator was seeded in: a forked child reseeds */
 	bool seeded;
@@ -102,23 +126,32 @@ static uint64_t mean_from_env(void)
 static void resolve(void)
 {
 	int expected = UNRESOLVED;
+	void *f;
 
 	if (!atomic_compare_exchange_strong(&state, &expected, RESOLVING))
 		return; /* another call resolves (or did): the arena serves meanwhile */
-	real.malloc = dlsym(RTLD_NEXT, "malloc");
-	real.free = dlsym(RTLD_NEXT, "free");
-	real.calloc = dlsym(RTLD_NEXT, "calloc");
-	real.realloc = dlsym(RTLD_NEXT, "realloc");
-	real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-	real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-	real.memalign = dlsym(RTLD_NEXT, "memalign");
-	real.valloc = dlsym(RTLD_NEXT, "valloc");
-	real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
-	mean = mean_from_env();
-	if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
+	if (!dlsym(RTLD_NEXT, "malloc") || !dlsym(RTLD_NEXT, "free") || !dlsym(RTLD_NEXT, "calloc") ||
+	    !dlsym(RTLD_NEXT, "realloc")) {
 		atomic_store(&state, UNRESOLVED); /* nothing to stand in for: keep the arena (cannot happen) */
 		return;
 	}
+	mean = mean_from_env();
+	/* Published free first: a block from a real function is then always given back to a real free.
+	 * A function the next library lacks keeps its stand-in, which serves from the arena. */
+#define PUBLISH(field, symbol)                                                                            \
+	if ((f = dlsym(RTLD_NEXT, symbol)))                                                               \
+		__atomic_store_n((void **)&real.field, f, __ATOMIC_RELEASE)
+	PUBLISH(free, "free");
+	PUBLISH(usable_size, "malloc_usable_size");
+	PUBLISH(realloc, "realloc");
+	PUBLISH(malloc, "malloc");
+	PUBLISH(calloc, "calloc");
+	PUBLISH(posix_memalign, "posix_memalign");
+	PUBLISH(aligned_alloc, "aligned_alloc");
+	PUBLISH(memalign, "memalign");
+	PUBLISH(valloc, "valloc");
+	PUBLISH(pvalloc, "pvalloc");
+#undef PUBLISH
 	atomic_store(&state, READY);
 }
 
@@ -150,13 +183,69 @@ static void *arena_alloc(size_t size, size_t align)
 		return NULL;
 	start = ((uintptr_t)arena + at + ARENA_ALIGN + align - 1) & ~(uintptr_t)(align - 1);
 	((size_t *)start)[-1] = size;
+	sampled_set_pin(&set, (void *)start); /* free() and realloc() look at it (special()) */
 	atomic_fetch_add_explicit(&otelprofd_alloc_stats.bootstrap, 1, memory_order_relaxed);
 	return (void *)start; /* zeroed: the arena is static and never reused */
 }
 
-static bool in_arena(const void *p)
+/* One unsigned compare: inlined into free() and realloc(). */
+static inline bool in_arena(const void *p)
 {
-	return (const unsigned char *)p >= arena && (const unsigned char *)p < arena + ARENA_BYTES;
+	return (uintptr_t)p - (uintptr_t)arena < ARENA_BYTES;
+}
+
+/* The stand-ins until the real functions are known: resolve them (once), else the arena. */
+static void *boot_malloc(size_t size)
+{
+	return ready() && real.malloc != boot_malloc ? real.malloc(size) : arena_alloc(size, ARENA_ALIGN);
+}
+
+static void boot_free(void *p)
+{
+	/* Not from the arena: from a real function, published after real.free (or NULL). */
+	if (!in_arena(p) && real.free != boot_free)
+		real.free(p);
+}
+
+static void *boot_calloc(size_t n, size_t size)
+{
+	return ready() && real.calloc != boot_calloc ? real.calloc(n, size) : arena_alloc(n * size, ARENA_ALIGN);
+}
+
+static void *boot_realloc(void *old, size_t size)
+{
+	if (ready() && real.realloc != boot_realloc)
+		return real.realloc(old, size);
+	return old ? NULL : arena_alloc(size, ARENA_ALIGN); /* old is from the arena: realloc() moved it */
+}
+
+static int boot_posix_memalign(void **out, size_t align, size_t size)
+{
+	if (ready() && real.posix_memalign != boot_posix_memalign)
+		return real.posix_memalign(out, align, size);
+	*out = arena_alloc(size, align);
+	return *out ? 0 : ENOMEM;
+}
+
+static void *boot_aligned_alloc(size_t align, size_t size)
+{
+	return ready() && real.aligned_alloc != boot_aligned_alloc ? real.aligned_alloc(align, size)
+								  : arena_alloc(size, align);
+}
+
+static void *boot_memalign(size_t align, size_t size)
+{
+	return ready() && real.memalign != boot_memalign ? real.memalign(align, size) : arena_alloc(size, align);
+}
+
+static void *boot_valloc(size_t size)
+{
+	return ready() && real.valloc != boot_valloc ? real.valloc(size) : arena_alloc(size, 4096);
+}
+
+static void *boot_pvalloc(size_t size)
+{
+	return ready() && real.pvalloc != boot_pvalloc ? real.pvalloc(size) : arena_alloc(size, 4096);
 }
 
 static uint64_t seed_of(void)
@@ -168,13 +257,24 @@ static uint64_t seed_of(void)
 	       ((uint64_t)getpid() << 32);
 }
 
-/* The thread's counter crossed a sampled byte (or the thread's first allocation): the allocation's
- * weight when it is sampled (and in the set), else 0. */
+/* The thread's counter crossed a sampled byte (or it is the thread's first allocation, or sampling
+ * is off): the allocation's weight when it is sampled (and in the set), else 0. Before the library
+ * is ready (and after a failed allocation) the counter is set to 0: the next allocation comes back
+ * (0, not what the failed size left: a counter far below 0 would wrap round). */
 static __attribute__((noinline)) uint64_t sample_slow(void *p, size_t size)
 {
-	pid_t pid = getpid();
+	pid_t pid;
 	uint64_t weight;
 
+	if (!p || in_arena(p) || atomic_load_explicit(&state, memory_order_acquire) != READY) {
+		ts.left = 0;
+		return 0;
+	}
+	if (!mean) {
+		ts.left = UINT64_MAX; /* off: back here after 16 EiB */
+		return 0;
+	}
+	pid = getpid();
 	if (!ts.seeded || ts.pid != pid) {
 		bool first = !ts.seeded;
 
@@ -182,12 +282,15 @@ static __attribute__((noinline)) uint64_t sample_slow(void *p, size_t size)
 		ts.pid = pid;
 		ts.seeded = true;
 		if (first) { /* the first allocation starts the thread's process of sampled bytes */
-			ts.left = (int64_t)alloc_poisson_next(&ts.rng, mean) - (int64_t)size;
-			if (ts.left > 0)
+			uint64_t at = alloc_poisson_next(&ts.rng, mean);
+
+			if (at > size) {
+				ts.left = at - 1 - size;
 				return 0;
+			}
 		}
 	}
-	ts.left = (int64_t)alloc_poisson_next(&ts.rng, mean);
+	ts.left = alloc_poisson_next(&ts.rng, mean) - 1; /* the next is at least 1 */
 	if (!sampled_set_insert(&set, p)) {
 		atomic_fetch_add_explicit(&otelprofd_alloc_stats.dropped, 1, memory_order_relaxed);
 		return 0;
@@ -199,58 +302,94 @@ static __attribute__((noinline)) uint64_t sample_slow(void *p, size_t size)
 }
 
 /*
- * Every allocation passes here first: its bytes counted down, true when it holds the thread's next
- * sampled byte. The others then tail-call the real function: no frame of this library's own, no
- * work after it.
+ * The fast path of every allocation: its bytes counted down in the thread's counter; true when it
+ * holds the thread's next sampled byte (the subtraction borrows; or the thread is new, or the library
+ * not ready yet). An entry point is then this and a jump to the real function: six instructions, no
+ * frame. A due allocation's sampled path always sets the counter again (sample_slow()).
  */
 static inline __attribute__((always_inline)) bool due(size_t size)
 {
-	if (UNLIKELY(!mean))
-		return false;
-	ts.left -= (int64_t)size;
-	return UNLIKELY(ts.left <= 0);
+	return UNLIKELY(__builtin_sub_overflow(ts.left, size, &ts.left));
+}
+
+/* The fast path of free() and realloc(): a block that needs a look, one the counting filter says
+ * may be sampled, or is the arena's (pinned in the filter): a hash and a load. */
+static inline __attribute__((always_inline)) bool special(const void *p)
+{
+	return UNLIKELY(sampled_set_maybe(&set, p));
 }
 
 /*
- * A due allocation, made: sampled unless it failed or the set is full. Inlined into each entry point
- * with its probe site, so a sampled allocation's stack starts at malloc (or calloc, ...) and goes
- * on in the caller. A failed one leaves the countdown at or under 0: the next allocation is due.
+ * A due allocation, made: sampled unless it failed or the set is full. Inlined into each entry
+ * point's sampled path with its probe site, so a sampled allocation's stack starts there (malloc's:
+ * otelprofd_sampled_malloc) and goes on in the program.
  */
 static inline __attribute__((always_inline)) void *sampled(void *p, size_t size)
 {
 	uint64_t weight;
 
-	if (p && (weight = sample_slow(p, size)))
+	if ((weight = sample_slow(p, size)))
 		USDT3(otel_memory, alloc, p, size, weight);
 	return p;
 }
 
 /* Before the block goes back: a sampled pointer fires free while it is still ours, so another
- * thread cannot get the same address and fire its alloc first. The inlined filter check is all an
- * unsampled pointer costs. */
+ * thread cannot get the same address and fire its alloc first. */
 static inline __attribute__((always_inline)) void forget(void *p)
 {
-	if (UNLIKELY(sampled_set_maybe(&set, p)) && sampled_set_remove(&set, p)) {
+	if (sampled_set_remove(&set, p)) {
 		atomic_fetch_add_explicit(&otelprofd_alloc_stats.freed, 1, memory_order_relaxed);
 		USDT1(otel_memory, free, p);
 	}
 }
 
+/*
+ * The entry points: the fast path, then a tail call (gcc emits no frame for them); the sampled path
+ * in a function of its own (with its frame), reached only when due. Those are in the dynamic symbol
+ * table (protected: called directly from here), so that a stripped library still names a sampled
+ * allocation's leaf frame.
+ */
+#define NOINLINE __attribute__((noinline, visibility("protected")))
+NOINLINE void *otelprofd_sampled_malloc(size_t size);
+NOINLINE void otelprofd_sampled_free(void *p);
+NOINLINE void *otelprofd_sampled_calloc(size_t n, size_t size);
+NOINLINE void *otelprofd_sampled_realloc(void *old, size_t size, bool is_due);
+NOINLINE int otelprofd_sampled_posix_memalign(void **out, size_t align, size_t size);
+NOINLINE void *otelprofd_sampled_valloc(size_t size);
+NOINLINE void *otelprofd_sampled_pvalloc(size_t size);
+NOINLINE void *otelprofd_sampled_aligned_alloc(size_t align, size_t size);
+NOINLINE void *otelprofd_sampled_memalign(size_t align, size_t size);
+
+NOINLINE void *otelprofd_sampled_malloc(size_t size)
+{
+	return sampled(real.malloc(size), size);
+}
+
 EXPORT void *malloc(size_t size)
 {
-	if (UNLIKELY(!ready()))
-		return arena_alloc(size, ARENA_ALIGN);
-	if (LIKELY(!due(size)))
-		return real.malloc(size);
-	return sampled(real.malloc(size), size);
+	if (due(size))
+		return otelprofd_sampled_malloc(size);
+	return real.malloc(size);
+}
+
+NOINLINE void otelprofd_sampled_free(void *p)
+{
+	if (in_arena(p))
+		return; /* the arena's blocks are never given back */
+	forget(p);
+	real.free(p);
 }
 
 EXPORT void free(void *p)
 {
-	if (UNLIKELY(in_arena(p)))
-		return;
-	forget(p);
-	real.free(p); /* a pointer not from the arena came from real.malloc: ready() held (or it is NULL) */
+	if (special(p))
+		return otelprofd_sampled_free(p);
+	real.free(p);
+}
+
+NOINLINE void *otelprofd_sampled_calloc(size_t n, size_t size)
+{
+	return sampled(real.calloc(n, size), n * size);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -261,78 +400,98 @@ EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (UNLIKELY(!ready()))
-		return arena_alloc(bytes, ARENA_ALIGN);
-	if (LIKELY(!due(bytes)))
-		return real.calloc(n, size);
-	return sampled(real.calloc(n, size), bytes);
+	if (due(bytes))
+		return otelprofd_sampled_calloc(n, size);
+	return real.calloc(n, size);
+}
+
+/*
+ * realloc() of a block of the arena, of a sampled block, or to a size that is due. A new size is a
+ * new allocation. A sampled block is moved (a new block, its bytes copied, then its free fired and
+ * the block given back), so that a failed realloc leaves it live and sampled, as the C library
+ * leaves it allocated; realloc(p, 0) frees it. (Over an allocator without malloc_usable_size, its
+ * free fires before the real realloc: a failed one loses it from the in-use profile.)
+ */
+NOINLINE void *otelprofd_sampled_realloc(void *old, size_t size, bool is_due)
+{
+	void *p;
+
+	if (in_arena(old)) {
+		size_t had = ((const size_t *)old)[-1];
+
+		p = real.malloc(size);
+		if (p)
+			memcpy(p, old, had < size ? had : size);
+	} else if (size && real.usable_size && sampled_set_contains(&set, old)) {
+		size_t had = real.usable_size(old);
+
+		p = real.malloc(size);
+		if (!p) {
+			if (is_due)
+				ts.left = 0; /* the next allocation is due (see sample_slow()) */
+			return NULL; /* old stays live, in the set */
+		}
+		memcpy(p, old, had < size ? had : size);
+		forget(old);
+		real.free(old);
+	} else {
+		forget(old); /* realloc(p, 0) frees p (and may return NULL) */
+		p = real.realloc(old, size);
+	}
+	return is_due ? sampled(p, size) : p;
 }
 
 EXPORT void *realloc(void *old, size_t size)
 {
-	void *p;
+	bool is_due = due(size);
 
-	if (UNLIKELY(in_arena(old))) {
-		size_t had = ((const size_t *)old)[-1];
+	if (UNLIKELY(is_due) || special(old))
+		return otelprofd_sampled_realloc(old, size, is_due);
+	return real.realloc(old, size);
+}
 
-		p = malloc(size);
-		if (p)
-			memcpy(p, old, had < size ? had : size);
-		return p;
-	}
-	if (UNLIKELY(!ready()))
-		return old ? NULL : arena_alloc(size, ARENA_ALIGN);
-	forget(old);
-	/* A new size is a new allocation (realloc(p, 0) frees p and may return NULL). */
-	if (LIKELY(!due(size)))
-		return real.realloc(old, size);
-	return sampled(real.realloc(old, size), size);
+NOINLINE int otelprofd_sampled_posix_memalign(void **out, size_t align, size_t size)
+{
+	int r = real.posix_memalign(out, align, size);
+
+	sampled(r ? NULL : *out, size);
+	return r;
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
-	int r;
-
-	if (UNLIKELY(!ready() || !real.posix_memalign)) {
-		*out = arena_alloc(size, align);
-		return *out ? 0 : ENOMEM;
-	}
-	if (LIKELY(!due(size)))
-		return real.posix_memalign(out, align, size);
-	r = real.posix_memalign(out, align, size);
-	if (!r)
-		sampled(*out, size);
-	return r;
+	if (due(size))
+		return otelprofd_sampled_posix_memalign(out, align, size);
+	return real.posix_memalign(out, align, size);
 }
 
-/* The entry points of one size and an alignment: the same countdown, their own probe site. */
-#define ALIGNED_ENTRY(name, align_min)                                                                   \
+/* The entry points of one size, and of an alignment and a size: the same countdown, their own
+ * sampled path and probe site. */
+#define SIZE_ENTRY(name)                                                                                 \
+	NOINLINE void *otelprofd_sampled_##name(size_t size)                                             \
+	{                                                                                                 \
+		return sampled(real.name(size), size);                                                   \
+	}                                                                                                 \
+	EXPORT void *name(size_t size)                                                                   \
+	{                                                                                                 \
+		if (due(size))                                                                           \
+			return otelprofd_sampled_##name(size);                                           \
+		return real.name(size);                                                                  \
+	}
+
+#define ALIGNED_ENTRY(name)                                                                              \
+	NOINLINE void *otelprofd_sampled_##name(size_t align, size_t size)                               \
+	{                                                                                                 \
+		return sampled(real.name(align, size), size);                                            \
+	}                                                                                                 \
 	EXPORT void *name(size_t align, size_t size)                                                     \
 	{                                                                                                 \
-		if (UNLIKELY(!ready() || !real.name))                                                    \
-			return arena_alloc(size, align > (align_min) ? align : (align_min));             \
-		if (LIKELY(!due(size)))                                                                  \
-			return real.name(align, size);                                                   \
-		return sampled(real.name(align, size), size);                                            \
+		if (due(size))                                                                           \
+			return otelprofd_sampled_##name(align, size);                                    \
+		return real.name(align, size);                                                           \
 	}
 
-ALIGNED_ENTRY(aligned_alloc, ARENA_ALIGN)
-ALIGNED_ENTRY(memalign, ARENA_ALIGN)
-
-EXPORT void *valloc(size_t size)
-{
-	if (UNLIKELY(!ready() || !real.valloc))
-		return arena_alloc(size, 4096);
-	if (LIKELY(!due(size)))
-		return real.valloc(size);
-	return sampled(real.valloc(size), size);
-}
-
-EXPORT void *pvalloc(size_t size)
-{
-	if (UNLIKELY(!ready() || !real.pvalloc))
-		return arena_alloc(size, 4096);
-	if (LIKELY(!due(size)))
-		return real.pvalloc(size);
-	return sampled(real.pvalloc(size), size);
-}
+SIZE_ENTRY(valloc)
+SIZE_ENTRY(pvalloc)
+ALIGNED_ENTRY(aligned_alloc)
+ALIGNED_ENTRY(memalign)

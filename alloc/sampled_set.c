@@ -54,29 +54,45 @@ bool sampled_set_insert(struct sampled_set *set, const void *ptr)
 	return false;
 }
 
-bool sampled_set_remove(struct sampled_set *set, const void *ptr)
+void sampled_set_pin(struct sampled_set *set, const void *ptr)
 {
-	uintptr_t p = (uintptr_t)ptr;
-	size_t at;
+	filter_add(filter_of(set, (uintptr_t)ptr), 1);
+}
 
-	if (!sampled_set_maybe(set, ptr))
-		return false;
-	at = slot_of(set, p);
+/* The slot holding ptr, or NULL. */
+static _Atomic uintptr_t *find(struct sampled_set *set, uintptr_t p)
+{
+	size_t at = slot_of(set, p);
+
+	if (p <= SAMPLED_SET_REMOVED || !sampled_set_maybe(set, (const void *)p))
+		return NULL;
 	for (size_t i = 0; i < SAMPLED_SET_PROBES; i++, at = (at + 1) & set->mask) {
 		uintptr_t seen = atomic_load_explicit(&set->slots[at], memory_order_acquire);
 
 		if (!seen)
-			return false; /* never used: the probe sequence of p ends here */
-		if (seen != p)
-			continue;
-		/* Only p's own free() removes it: the exchange cannot fail but for a double free. */
-		if (atomic_compare_exchange_strong_explicit(&set->slots[at], &seen, SAMPLED_SET_REMOVED,
-							    memory_order_acq_rel, memory_order_relaxed)) {
-			atomic_fetch_sub_explicit(&set->live, 1, memory_order_relaxed);
-			filter_add(filter_of(set, p), -1);
-			return true;
-		}
-		return false;
+			return NULL; /* never used: the probe sequence of p ends here */
+		if (seen == p)
+			return &set->slots[at];
 	}
-	return false;
+	return NULL;
+}
+
+bool sampled_set_contains(struct sampled_set *set, const void *ptr)
+{
+	return find(set, (uintptr_t)ptr) != NULL;
+}
+
+bool sampled_set_remove(struct sampled_set *set, const void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	_Atomic uintptr_t *slot = find(set, p);
+	uintptr_t seen = p;
+
+	/* Only p's own free() removes it: the exchange cannot fail but for a double free. */
+	if (!slot || !atomic_compare_exchange_strong_explicit(slot, &seen, SAMPLED_SET_REMOVED, memory_order_acq_rel,
+							       memory_order_relaxed))
+		return false;
+	atomic_fetch_sub_explicit(&set->live, 1, memory_order_relaxed);
+	filter_add(filter_of(set, p), -1);
+	return true;
 }

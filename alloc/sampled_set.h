@@ -39,13 +39,11 @@ static inline uint64_t sampled_set_hash(uintptr_t p)
 	return (uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ULL;
 }
 
-/* The pointer may be in the set (its filter counter is not 0); false: it is not. Inlined into free(). */
+/* The pointer may be in the set (its filter counter is not 0); false: it is not (0 and 1 never
+ * are, whatever this says). Inlined into free(): a hash and a load. */
 static inline bool sampled_set_maybe(struct sampled_set *set, const void *ptr)
 {
-	uintptr_t p = (uintptr_t)ptr;
-
-	return p > SAMPLED_SET_REMOVED &&
-	       atomic_load_explicit(&set->filter[(sampled_set_hash(p) >> 51) & (SAMPLED_SET_FILTER - 1)],
+	return atomic_load_explicit(&set->filter[(sampled_set_hash((uintptr_t)ptr) >> 51) & (SAMPLED_SET_FILTER - 1)],
 				    memory_order_relaxed);
 }
 
@@ -53,6 +51,12 @@ static inline bool sampled_set_maybe(struct sampled_set *set, const void *ptr)
 void sampled_set_init(struct sampled_set *set, _Atomic uintptr_t *slots, size_t nslots);
 /* false: no free slot near the pointer's hash (or ptr is 0 or 1). */
 bool sampled_set_insert(struct sampled_set *set, const void *ptr);
+/* Make sampled_set_maybe() say "maybe" for ptr from now on, without putting it in the set (a block
+ * its caller must always look at: libotelprofd-alloc.so's bootstrap arena, so free() needs no other
+ * test). Never undone. */
+void sampled_set_pin(struct sampled_set *set, const void *ptr);
+/* true when ptr is in the set (it stays). */
+bool sampled_set_contains(struct sampled_set *set, const void *ptr);
 /* true when ptr was in the set (it is removed). */
 bool sampled_set_remove(struct sampled_set *set, const void *ptr);
 

@@ -112,6 +112,7 @@ struct {
 static __always_inline void count(enum otelprof_counter which);
 #include "python.bpf.h"
 #include "go_labels.bpf.h"
+#include "cpu_shed.bpf.h"
 
 /* Bytes of the largest Python tail; the Go labels' tail (never with Python frames) fits in it. */
 #define PYTHON_TAIL_MAX (OTELPROF_PYTHON_MAX_SLOTS * sizeof(struct otelprof_python_frame))
@@ -539,7 +540,7 @@ static __always_inline void fill_sample_header(struct otelprof_sample *s, __u32 
 	s->python_slots = 0;
 	s->map_count = BPF_CORE_READ(task, mm, map_count);
 	s->exec_id = exec_id_of(task);
-	s->reserved = 0;
+	s->weight = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	BPF_CORE_READ_STR_INTO(&s->process_comm, task, group_leader, comm);
 }
@@ -563,6 +564,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct sample_buf *b;
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 tail; /* 64-bit: the bound checked below is on the register passed to the helper */
+	__u32 weight;
 	long n;
 
 	count(OTELPROF_CNT_SAMPLES);
@@ -582,6 +584,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		count(OTELPROF_CNT_CGROUP_FILTERED);
 		return 0;
 	}
+	weight = cpu_shed_weight(); /* over the daemon's CPU ceiling: most samples end here, counted */
+	if (!weight)
+		return 0;
 
 	b = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!b)
@@ -591,6 +596,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	task = (struct task_struct *)bpf_get_current_task();
 	fill_sample_header(s, OTELPROF_RECORD_SAMPLE, bpf_ktime_get_ns(), task, pid, tid, cpu);
 	s->hdr.size = sizeof(*s);
+	s->weight = weight;
 	if (!BPF_CORE_READ(task, mm))
 		s->flags |= OTELPROF_SAMPLE_KERNEL_THREAD;
 

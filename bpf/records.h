@@ -44,6 +44,8 @@
 #define OTELPROF_GO_LABEL_LEN 64
 /* Bound on the Go processes whose labels the BPF program reads (map go_procs, LRU). */
 #define OTELPROF_MAX_GO_PROCS 4096
+/* cpu_shed_keep_every (bpf/cpu_shed.bpf.h) that keeps no sample. */
+#define OTELPROF_SHED_KEEP_NONE 0xffffffffu
 /* An offset of struct otelprof_python_proc that the interpreter's layout does not have. */
 #define OTELPROF_PYTHON_NONE 0xff
 
@@ -116,6 +118,10 @@ enum otelprof_counter {
 	OTELPROF_CNT_GO_LABELS_CUT,     /* labels whose key or value was cut at OTELPROF_GO_LABEL_LEN */
 	OTELPROF_CNT_GO_NO_READER,      /* samples of a Go process sent without labels: the label
 					   reader could not be tail-called (none loaded) */
+	OTELPROF_CNT_CPU_SHED_SAMPLED,  /* samples left out in the kernel over the CPU ceiling, 1 in N kept:
+					   the kept ones' weight stands for them (bpf/cpu_shed.bpf.h) */
+	OTELPROF_CNT_CPU_SHED_SPENT,    /* samples left out in the kernel while the ceiling's second was
+					   spent (none kept): lost, counted */
 	OTELPROF_CNT_MAX,
 };
 
@@ -147,7 +153,9 @@ struct otelprof_sample {
 	__u32 exec_id;                        /* the process's exec count (its leader's self_exec_id, low
 						 32 bits): another value than its exec or fork record's means
 						 the process exec'd and that record was lost */
-	__u32 reserved;                       /* zero */
+	__u32 weight;                         /* samples this one stands for: over the CPU ceiling the
+						 kernel keeps 1 sample in weight (bpf/cpu_shed.bpf.h);
+						 0 or 1: itself alone */
 	__u64 kernel_ips[OTELPROF_MAX_STACK_DEPTH]; /* kernel instruction pointers, leaf first */
 	__u64 user_ips[OTELPROF_MAX_STACK_DEPTH];   /* user instruction pointers (frame-pointer walk) */
 };

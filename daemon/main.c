@@ -24,6 +24,7 @@
 #include "diff/diff.h"
 #include "export/export_loop.h"
 #include "jvm_attacher.h"
+#include "jvm_broker.h"
 #include "log.h"
 #include "ops/cpu_ceiling.h"
 #include "ops/loop_fds.h"
@@ -55,16 +56,18 @@
 #define MAX_STACK_BYTES (32u << 20)
 /* A JVM is asked for its perf map again at most this often while it is sampled. */
 #define JVM_PERF_MAP_REFRESH_MS 30000
-/* The longest an interval's profile may spend opening modules for its frames (their frames keep
- * mapping and build id, and the next interval opens them): an export never holds the loop long. */
-#define EXPORT_OPEN_BUDGET_MS 200
+/* A turn of the loop (ops/self_metrics.h: LOOP_TURN_BOUND_MS between two looks at signals) reads
+ * the ring buffer for at most SAMPLER_CONSUME_BUDGET_MS; the records then wait for module opens
+ * until TURN_OPEN_BUDGET_MS after the turn began, never longer, whatever a file costs: an open runs
+ * in the symbolizer's opener thread and goes on past that, its module taken at a later lookup.
+ * Samples that needed it are put off to the next turn (record_path_replay()); other records go on
+ * without it. */
+#define TURN_OPEN_BUDGET_MS 80
+/* An interval's profile is built in a turn of its own: its opens (its frames keep mapping and build
+ * id meanwhile, and a later profile opens them) stop this long after the turn began. */
+#define EXPORT_OPEN_BUDGET_MS 80
 /* The same for the last profile, after SIGTERM or the end of -d: the run ends within 1 s. */
 #define FINAL_OPEN_BUDGET_MS 400
-/* A read of the ring buffer stops after SAMPLER_CONSUME_BUDGET_MS; the record in progress then may
- * still open modules until this long after the read began (a process's first sample opens its
- * program and libraries: cut short, it would be unwound without them). Samples that need a module
- * after it are put off to the next turn (record_path_replay()); other records go on without it. */
-#define TURN_OPEN_BUDGET_MS 250
 /* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
 #define FINAL_DRAIN_MS 200
 
@@ -86,6 +89,7 @@ struct daemon {
 	bool kallsyms_hidden_logged;       /* the kptr_restrict warning is said once */
 	struct trace_table *traces;        /* process and thread contexts, or NULL (--no-trace-context) */
 	struct jvm_attacher *jvm;          /* asks sampled JVMs for perf maps, or NULL (--no-jvm-attach) */
+	struct jvm_broker *jvm_broker;     /* attaches as each JVM's user, or NULL (then as the daemon's) */
 	struct aggregate *off_agg;         /* --off-cpu: the interval's waits, or NULL */
 	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
 	struct status_line *status;        /* on a terminal, during the run: its progress, or NULL */
@@ -96,6 +100,11 @@ struct daemon {
 	struct heap *heap;                 /* --alloc: live sampled allocations, or NULL */
 	struct alloc_probes *alloc_probes; /* --alloc: the files whose probes are attached, or NULL */
 	struct command command;            /* -- PROGRAM: the program started, or pid 0 */
+	uint64_t turn_start_ns;            /* CLOCK_MONOTONIC start of the loop's turn; 0 outside the loop */
+	bool consumed;                     /* the turn read the ring buffer already */
+	bool export_due;                   /* the interval ended: its profile is built at the next turn */
+	uint64_t turn_max_ns;              /* the loop's longest turn between two looks at signals */
+	uint64_t turns_long;               /* its turns over LOOP_TURN_BOUND_MS */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -106,6 +115,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces, .jvm = d->jvm,
 		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .heap = d->heap, .alloc_probes = d->alloc_probes,
+		.loop_turn_max_ns = d->turn_max_ns, .loop_turns_long = d->turns_long,
 	};
 }
 
@@ -121,18 +131,23 @@ static void log_symbol_notices(struct daemon *d)
 			 (double)n.bytes / (1 << 20), (double)n.share / (1 << 20));
 }
 
-/* One read of the ring buffer: at most SAMPLER_CONSUME_BUDGET_MS, and no module opened past
- * TURN_OPEN_BUDGET_MS (nor at all while the CPU ceiling defers opens), so that no record holds the
- * loop for long. */
+/* One read of the ring buffer: at most SAMPLER_CONSUME_BUDGET_MS, and no wait for a module's open
+ * past TURN_OPEN_BUDGET_MS into the turn (nor any open while the CPU ceiling defers them), so that
+ * no record holds the loop for long. */
 static int consume_samples(struct daemon *d)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), turn = d->turn_start_ns ? d->turn_start_ns : now;
 	int r;
 
 	d->shed = cpu_ceiling_update(&d->ceiling, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
-	record_path_set_shedding(d->records, d->shed >= CPU_SHED_DROP_SAMPLES, d->shed >= CPU_SHED_DEFER_OPENS);
+	/* On-CPU samples are shed in the kernel (1 in N kept, weighing N; none while the second's share
+	 * is spent); what is already in the ring buffer then is dropped as read. */
+	sampler_set_keep_every(d->sampler, cpu_ceiling_keep_every(&d->ceiling));
+	record_path_set_shedding(d->records, d->ceiling.window_spent, d->shed >= CPU_SHED_DROP_SAMPLES,
+				 d->shed >= CPU_SHED_DEFER_OPENS);
 	symbolizer_set_open_deadline(d->sym, d->shed >= CPU_SHED_DEFER_OPENS ? 1 :
-					     now + TURN_OPEN_BUDGET_MS * 1000000ULL);
+					     turn + TURN_OPEN_BUDGET_MS * 1000000ULL);
+	d->consumed = true;
 	record_path_replay(d->records, false); /* the samples the last turn's deadline put off, first */
 	r = sampler_consume(d->sampler);
 	symbolizer_set_open_deadline(d->sym, 0);
@@ -149,9 +164,11 @@ static void log_jvm_counters(struct jvm_attacher *jvm)
 	jvm_attacher_counters(jvm, &c);
 	if (c.jvms)
 		log_debug("jvm: %" PRIu64 " HotSpot processes, %" PRIu64 " perf maps written when asked, %" PRIu64
-			  " attaches failed, %" PRIu64 " skipped (no SIGQUIT handler yet), %" PRIu64
+			  " attaches failed, %" PRIu64 " timed out, %" PRIu64 " skipped (no SIGQUIT handler yet), %" PRIu64
+			  " put off (rate), %" PRIu64 " not made (broker gone), %" PRIu64
 			  " requests dropped (queue full), %" PRIu64 " processes forgotten (table full)",
-			  c.jvms, c.perf_maps, c.failed, c.not_attachable, c.queue_full, c.table_full);
+			  c.jvms, c.perf_maps, c.failed, c.timed_out, c.not_attachable, c.rate_limited, c.broker_lost,
+			  c.queue_full, c.table_full);
 }
 
 /* Said once, when the symbolizer first finds kallsyms hidden (at start, or after a reload). */
@@ -197,12 +214,13 @@ static int publish_trace_proc(void *ctx, uint32_t pid, const struct otelprof_tra
 	return d->sampler ? sampler_set_trace_proc(d->sampler, pid, entry) : -ENODEV;
 }
 
-static struct profile *build_interval(struct daemon *d, uint64_t open_budget_ms)
+/* The interval's profile; opens for its frames stop at open_deadline_ns (a past one: none). */
+static struct profile *build_interval(struct daemon *d, uint64_t open_deadline_ns)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	struct profile *p;
 
-	symbolizer_set_open_deadline(d->sym, now + open_budget_ms * 1000000ULL);
+	symbolizer_set_open_deadline(d->sym, open_deadline_ns > now ? open_deadline_ns : now); /* past: queued only */
 	if (d->heap) {
 		/* What the processes hold now: every live sampled allocation. */
 		aggregate_reset(d->inuse_agg);
@@ -229,7 +247,9 @@ static struct profile *build_interval(struct daemon *d, uint64_t open_budget_ms)
 static void export_interval(struct daemon *d, bool last)
 {
 	struct self_sources src = self_sources_of(d);
-	struct profile *p = build_interval(d, last ? FINAL_OPEN_BUDGET_MS : EXPORT_OPEN_BUDGET_MS);
+	struct profile *p = build_interval(d, last || !d->turn_start_ns ?
+						     clock_ns(CLOCK_MONOTONIC) + FINAL_OPEN_BUDGET_MS * 1000000ULL :
+						     d->turn_start_ns + EXPORT_OPEN_BUDGET_MS * 1000000ULL);
 
 	aggregate_reset(d->agg);
 	if (d->off_agg)
@@ -359,11 +379,22 @@ static int start_command(struct daemon *d, struct options *opts)
 	return 0;
 }
 
+/* A turn of the loop that began at start (0: none yet) ends: the longest, and those too long. */
+static void end_turn(struct daemon *d, uint64_t start)
+{
+	uint64_t took = start ? clock_ns(CLOCK_MONOTONIC) - start : 0;
+
+	if (took > d->turn_max_ns)
+		d->turn_max_ns = took;
+	if (took > LOOP_TURN_BOUND_MS * 1000000ULL)
+		d->turns_long++;
+}
+
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
 	int ringfd = sampler_fd(d->sampler), r;
-	uint64_t last_drain_ns = 0;
+	uint64_t last_drain_ns = 0, turn_start = 0;
 	struct loop_fds fds;
 
 	r = loop_fds_open(&fds, ringfd, d->opts->duration_ns, d->export ? export_loop_next_interval_ns(d->export) : 0);
@@ -376,8 +407,13 @@ static int run_loop(struct daemon *d)
 		/* Records left by a consume that hit its budget: look at the other fds, then go on. */
 		int wait_ms = sampler_pending(d->sampler) ? 0 :
 			      record_path_settling(d->records) ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS;
-		int n = epoll_wait(fds.epfd, events, 4, wait_ms);
-		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		int n;
+		uint64_t now;
+
+		end_turn(d, turn_start);
+		n = epoll_wait(fds.epfd, events, 4, d->export_due ? 0 : wait_ms);
+		now = turn_start = d->turn_start_ns = clock_ns(CLOCK_MONOTONIC);
+		d->consumed = false;
 
 		record_path_settle(d->records, now);
 		service_notify_watchdog(now);
@@ -394,7 +430,7 @@ static int run_loop(struct daemon *d)
 			goto out;
 		}
 		/* Samples do not wake us (see sampler_fd()): drain them on this period. */
-		if (sampler_pending(d->sampler) || now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL) {
+		if (!d->export_due && (sampler_pending(d->sampler) || now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL)) {
 			last_drain_ns = now;
 			r = consume_samples(d);
 			if (r < 0 && r != -EINTR) {
@@ -406,6 +442,8 @@ static int run_loop(struct daemon *d)
 			int fd = events[i].data.fd;
 
 			if (fd == ringfd) {
+				if (d->consumed || d->export_due)
+					continue; /* read at this turn already, or building: the next one reads on */
 				r = consume_samples(d);
 				if (r < 0 && r != -EINTR) {
 					log_error("Failed to read samples: %s", strerror(-r));
@@ -429,13 +467,21 @@ static int run_loop(struct daemon *d)
 
 				if (read(fds.intervalfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 					log_warn("Failed to read the interval timer: %s", strerror(errno));
-				consume_samples(d);
-				export_interval(d, false);
+				if (!d->consumed)
+					consume_samples(d); /* the interval's last samples, in it */
+				d->export_due = true;
 				loop_fds_arm(fds.intervalfd, export_loop_next_interval_ns(d->export));
 			}
 		}
+		/* The interval's profile is built in a turn of its own, after a read in the turn before. */
+		if (d->export_due && !d->consumed) {
+			d->export_due = false;
+			export_interval(d, false);
+		}
 	}
 out:
+	end_turn(d, turn_start);
+	d->turn_start_ns = 0;
 	service_notify_stopping();
 	if (drain_at_exit(d) < 0)
 		log_warn("Failed to read the last samples");
@@ -479,6 +525,11 @@ int main(int argc, char **argv)
 		log_error("Failed to block signals: %s", strerror(-r));
 		goto out;
 	}
+	/* Forked now, small and with every capability still there: it keeps only what taking on a
+	 * JVM's user needs, and the daemon drops those below. */
+	if (!opts.no_jvm_attach && !(d.jvm_broker = jvm_broker_start(JVM_BROKER_CAPS)))
+		log_warn("Failed to start the JVM attach broker: %s; only JVMs of otelprofd's own user are asked "
+			 "for perf maps", strerror(errno));
 
 	limits = (struct agg_limits){
 		.max_entries = opts.max_stacks, .max_stack_bytes = MAX_STACK_BYTES, .max_samples = opts.max_samples,
@@ -574,8 +625,8 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	/* After the drop, as the other threads: it signals and connects to JVMs of the daemon's user. */
-	if (!opts.no_jvm_attach && !(d.jvm = jvm_attacher_new(JVM_PERF_MAP_REFRESH_MS)))
+	/* After the drop, as the other threads: the broker, forked before it, attaches as each JVM's user. */
+	if (!opts.no_jvm_attach && !(d.jvm = jvm_attacher_new(JVM_PERF_MAP_REFRESH_MS, d.jvm_broker)))
 		log_warn("Failed to start the JVM attach thread: JVMs are not asked for perf maps");
 	record_path_set_jvm(d.records, d.jvm);
 	start_kubernetes(&d);
@@ -617,7 +668,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	p = build_interval(&d, FINAL_OPEN_BUDGET_MS);
+	p = build_interval(&d, clock_ns(CLOCK_MONOTONIC) + FINAL_OPEN_BUDGET_MS * 1000000ULL);
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		goto out;
@@ -645,6 +696,7 @@ out:
 	sampler_close(d.sampler);
 	record_path_free(d.records);
 	jvm_attacher_free(d.jvm);
+	jvm_broker_stop(d.jvm_broker);
 	trace_table_free(d.traces);
 	off_cpu_free(d.off_cpu);
 	aggregate_free(d.off_agg);

@@ -175,6 +175,7 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 		goto fail;
 	}
 	admit_binary(m, size, &cost, options->symbols_only);
+	m->strong_names = options->strong_names;
 	m->has_htlhash = sym_htlhash_fd(fd, m->htlhash) == 0;
 	m->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
@@ -244,6 +245,7 @@ void elf_module_free(struct elf_module *m)
 		free(c);
 	}
 	free(m->set);
+	elf_module__frame_free(m);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->build_id);
@@ -277,8 +279,13 @@ int elf_module_cfi_rule(struct elf_module *m, uint64_t vaddr, struct cfi_rule *r
 		m->cfi_bytes += LIBDW_FDE_BYTES;
 	if (r || (cfi && rule->found))
 		return r;
-	/* .debug_frame comes with the DWARF (libdw inflates both): not when that was refused. */
-	cfi = m->no_dwarf ? NULL : dwfl_module_dwarf_cfi(m->mod, &bias);
+	/* .debug_frame: with the DWARF when it is opened, else alone (never the rest of the DWARF). */
+	if (m->no_dwarf) {
+		dwfl_module_getelf(m->mod, &bias);
+		cfi = elf_module__frame_cfi(m);
+	} else {
+		cfi = dwfl_module_dwarf_cfi(m->mod, &bias);
+	}
 	if (!cfi) {
 		rule->found = false;
 		return 0;

@@ -51,6 +51,9 @@ struct elf_module_options {
 					  the debug file, or even the symbol table. 0: the default */
 	bool symbols_only;             /* the cheaper tier: the file's own ELF symbols and .eh_frame,
 					  never the DWARF nor a debug file (nothing inflated for them) */
+	bool strong_names;             /* of symbols at one address, name the global one, not a weak
+					  alias (the vDSO: __vdso_clock_gettime, not clock_gettime);
+					  otherwise the first in the symbol table */
 };
 
 struct elf_module_counters {

@@ -57,6 +57,8 @@ struct pool_chunk {
 struct func_sym {
 	uint64_t addr, size;
 	const char *name; /* in libelf's string table */
+	uint8_t rank;     /* among symbols of one address and size, the lowest is named: 0 for all
+			     unless strong_names (then 1 for a weak symbol) */
 };
 
 /* The address range of a top-level function DIE of one compile unit. */
@@ -99,6 +101,7 @@ struct elf_module {
 	size_t max_bytes;         /* the bound what libdw inflates is held to (options->max_bytes) */
 	bool no_dwarf;            /* DWARF over the bound: libdw never opens it (nor a debug file) */
 	bool no_symbols;          /* symbol table over the bound too: libdwfl never reads it */
+	bool strong_names;        /* name an address by its global symbol rather than a weak alias */
 	uint64_t crc_bytes;       /* debuglink candidates CRC-checked while opening */
 	bool debug_in_root;       /* the debug file came from the process's root (its owner's choice) */
 
@@ -123,6 +126,13 @@ struct elf_module {
 	const char **set;         /* pool strings by hash; nset slots, a power of two */
 	size_t nset, set_count, pool_bytes;
 	struct elf_module_counters counters;
+
+	/* .debug_frame alone, without the DWARF (elf_module_frame.c): built at the first need. */
+	bool frame_tried;
+	char *frame_image;        /* an ELF image holding the section alone */
+	Elf *frame_elf;
+	Dwarf *frame_dwarf;
+	Dwarf_CFI *frame_cfi;     /* NULL: none, or refused */
 };
 
 /* A regular, sane ELF file: its size, and what it costs once libdw has inflated its sections. */
@@ -139,6 +149,10 @@ int elf_module__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mo
 void elf_module__go_open(struct elf_module *m);
 /* Fill out[0 .. *n) from the Go function table: false when vaddr is not Go text it describes. */
 bool elf_module__go_lookup(struct elf_module *m, uint64_t vaddr, struct sym_line *out, unsigned *n);
+/* The CFI of the file's own .debug_frame, read alone (no other DWARF section), or NULL: for a module
+ * whose DWARF is not opened. Counted in libdw_bytes; refused (counted) over the module's bound. */
+Dwarf_CFI *elf_module__frame_cfi(struct elf_module *m);
+void elf_module__frame_free(struct elf_module *m);
 /* A module-owned copy of s, or NULL when the pool is full or memory runs out. */
 const char *elf_module__pool_intern(struct elf_module *m, const char *s);
 

@@ -208,7 +208,9 @@ static int by_addr(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return (x->size < y->size) - (x->size > y->size); /* sized symbols first */
+	if (x->size != y->size)
+		return (x->size < y->size) - (x->size > y->size); /* sized symbols first */
+	return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 /* The function symbols of the symbol table, sorted once (libdwfl's own search is linear). */
@@ -232,7 +234,10 @@ static void build_symbols(struct elf_module *m)
 
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
-		m->syms[m->nsyms++] = (struct func_sym){ .addr = addr, .size = sym.st_size, .name = name };
+		m->syms[m->nsyms++] = (struct func_sym){
+			.addr = addr, .size = sym.st_size, .name = name,
+			.rank = m->strong_names && GELF_ST_BIND(sym.st_info) == STB_WEAK,
+		};
 	}
 	qsort(m->syms, m->nsyms, sizeof(*m->syms), by_addr);
 	m->own_bytes += cap * sizeof(*m->syms);

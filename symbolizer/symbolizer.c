@@ -115,8 +115,10 @@ void symbolizer_free(struct symbolizer *s)
 			symbolizer__process_free(p);
 		}
 	}
+	symbolizer__pending_free(s);
 	for (size_t i = 0; i < s->nmodules; i++)
 		symbolizer__module_free(s->modules[i]);
+	symbolizer__module_free(s->vdso);
 	free(s->modules);
 	free(s->history);
 	free(s->rules);

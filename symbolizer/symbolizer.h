@@ -146,6 +146,9 @@ struct symbolizer_stats {
 	uint64_t go_tables_refused; /* modules whose .gopclntab was refused (malformed, or older than
 				      Go 1.16): their frames come from symbols and DWARF if any */
 	uint64_t go_frames;        /* lookups answered from a Go function table */
+	uint64_t vdso_frames;      /* lookups answered from the vDSO's image ([vdso] mappings) */
+	uint64_t vdso_refused;     /* [vdso] mappings not served: the image could not be read, or the
+				      mapping is another ABI's (its size differs) */
 	uint64_t go_top_frames;    /* unwinds that ended at a Go top frame (runtime.goexit, mstart...) */
 	uint64_t go_stack_switches; /* unwinds that ended at a Go stack switch (systemstack, mcall,
 				       morestack, asmcgocall) or signal trampoline: callers on another stack */
@@ -270,13 +273,18 @@ void symbolizer_maintain(struct symbolizer *s);
 const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s);
 
 /*
- * Modules not cached yet are not opened from deadline_ns on (CLOCK_MONOTONIC; 0: no deadline):
- * lookups still fill the mapping and build id of cached files, and count the rest in
- * module_opens_deferred; the next lookup after the deadline is lifted opens them. A caller bounds
- * the time a batch of lookups may spend in opens (a loop's turn, a profile built at shutdown), or
- * defers all opens (deadline 1) while it sheds work.
+ * While a deadline is set (CLOCK_MONOTONIC; 0: none), a lookup waits for a module's open no later
+ * than deadline_ns: the open runs in a thread of the symbolizer's own (one at a time, up to
+ * SYM_PENDING_OPENS queued with their files open, so a process that exits meanwhile still gets
+ * them), and a lookup that finds it unfinished by then fills the mapping and build id only and
+ * counts it in module_opens_deferred; a later lookup takes the module. However long an open takes,
+ * a caller's batch of lookups (a loop's turn, a profile built at shutdown) ends by its deadline.
+ * Deadline 1 defers every open (none is started) while the caller sheds work.
  */
 void symbolizer_set_open_deadline(struct symbolizer *s, uint64_t deadline_ns);
+/* Wait for the opens the opener's thread runs or has queued until deadline_ns (0: however long they
+ * take), caching their modules: true when none is left. */
+bool symbolizer_settle_opens(struct symbolizer *s, uint64_t deadline_ns);
 
 /* A module served by the cheaper tier, told once per module (library code never prints: the
  * caller logs it). Strings are copies (path cut to fit). */

@@ -24,6 +24,7 @@
 #include "htlhash.h"
 #include "kallsyms.h"
 #include "module_history.h"
+#include "module_opener.h"
 #include "perf_map.h"
 #include "symbolizer.h"
 
@@ -77,6 +78,8 @@ struct sym_map {
 	char *path;
 	struct cached_module *module; /* NULL until first use */
 	bool tried;                   /* module lookup done (successful or not) */
+	bool vdso;                    /* the [vdso] mapping: no file, served by the symbolizer's own
+					 vDSO image (symbolizer__vdso_module()) */
 	uint64_t retry_ns;            /* the file could not be opened for this process: not before then */
 };
 
@@ -121,6 +124,23 @@ struct sym_process {
 	struct sym_process *next; /* hash chain */
 };
 
+/* Opens waiting for the opener's thread (module_opener.h), first the one it runs: their files are
+ * open already, so a process that exits meanwhile still gets its modules. More are deferred, counted. */
+#define SYM_PENDING_OPENS 64
+
+/* A module the opener's thread opens, taken at a later lookup: what its open decided before, and the
+ * file it opens. */
+struct pending_open {
+	struct cached_module *m;      /* prepared (key, tier, serial), not cached yet */
+	enum module_tier_reason reason; /* why its tier */
+	uint64_t started;             /* when its open was asked for (the history's open cost) */
+	uid_t uid;                    /* the file's owner and mode (shareable copies) */
+	mode_t mode;
+	struct sym_map file;          /* the mapping's dev, inode and path (owned copy) */
+	int fd, root;                 /* the file, and the process's root (debug files next to it) */
+	struct elf_module_options options; /* options.path is file.path */
+};
+
 struct symbolizer {
 	struct symbolizer_config config;
 	struct symbolizer_stats stats;
@@ -145,7 +165,15 @@ struct symbolizer {
 	struct module_history *history; /* what each module cost and how it was served */
 	uint64_t open_deadline_ns;  /* no module is opened from then on (0: none); see
 				       symbolizer_set_open_deadline() */
+	struct module_opener *opener; /* opens modules while a deadline is set; NULL until then */
+	struct pending_open pending[SYM_PENDING_OPENS]; /* its queue: pending[0] runs when it is busy */
+	size_t npending;
 	struct sym_notice notices[SYM_NOTICE_SLOTS]; /* a ring: first at notice_head */
+	struct cached_module *vdso; /* the vDSO image, opened at the first [vdso] mapping used; outside
+				       modules[] (never evicted: a few KiB), freed with the symbolizer */
+	size_t vdso_bytes;          /* the image's size: a [vdso] mapping of another size (a 32-bit
+				       process's) is not served by it */
+	bool vdso_tried;            /* the image was read (or failed to be) */
 	size_t notice_head, nnotices;
 };
 
@@ -173,6 +201,8 @@ int symbolizer__open_root(pid_t pid);
 
 /* Free a module already out of the table (NULL accepted). */
 void symbolizer__module_free(struct cached_module *m);
+/* The opener's thread stopped (after its job, if any) and what it opened freed (symbolizer_free()). */
+void symbolizer__pending_free(struct symbolizer *s);
 /* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
 void symbolizer__evict_at(struct symbolizer *s, size_t i);
 /* Bytes of every cached module and loaded perf map: what max_module_bytes bounds. */
@@ -187,6 +217,9 @@ void symbolizer__module_measure(struct symbolizer *s, struct cached_module *m);
 struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map);
 /* The htlhash of the file the mapping maps, or NULL. */
 const char *symbolizer__module_htlhash(const struct cached_module *m, const struct sym_map *map);
+/* The module of a [vdso] mapping: this process's own vDSO image, opened once; NULL when it cannot
+ * be read or does not match the mapping's size. */
+struct cached_module *symbolizer__vdso_module(struct symbolizer *s, const struct sym_map *map);
 /* Drop modules whose debug file debuginfod has since downloaded (opened again on next use). */
 void symbolizer__reload_fetched(struct symbolizer *s);
 

@@ -59,6 +59,7 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 			s->stats.symbolized++;
 		if (frame->kind == SYM_FRAME_GO)
 			s->stats.go_frames++;
+		s->stats.vdso_frames += map->vdso;
 		s->stats.inline_truncated += c->inline_truncated - truncated;
 		s->stats.die_bound_hit += c->die_bound_hit - bound;
 		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;

@@ -5,6 +5,7 @@
  * (with the perf maps), least recently used evicted.
  */
 #include "symbolizer_internal.h"
+#include "vdso.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -377,21 +378,153 @@ static void opened(struct symbolizer *s, struct cached_module *m, struct module_
 	}
 }
 
+/* The end of an open (in place, or by the opener's thread): its cost remembered, its counters, and
+ * the module cached (or marked bad). */
+static struct cached_module *finish_open(struct symbolizer *s, struct cached_module *m, enum module_tier_reason reason,
+					 uint64_t started, const struct sym_map *map, uid_t uid, mode_t mode)
+{
+	struct module_history_entry *e = module_history_get(s->history, &m->key, symbolizer__now_ns(), true);
+
+	if (m->elf && m->tier == MODULE_TIER_FULL && elf_module_counters(m->elf)->inflate_refused) {
+		m->tier = MODULE_TIER_SYMBOLS; /* the DWARF or the debug file did not fit its share */
+		reason = MODULE_REASON_TOO_BIG;
+	}
+	opened(s, m, e, reason, map->path, symbolizer__now_ns() - started);
+	if (s->debuginfod)
+		debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
+	if (m->elf) {
+		s->stats.debuglink_too_big += elf_module_counters(m->elf)->debuglink_too_big;
+		s->stats.modules_too_big += elf_module_counters(m->elf)->inflate_refused;
+		s->stats.go_tables_refused += elf_module_counters(m->elf)->go_refused;
+		s->stats.go_tables += elf_module_is_go(m->elf);
+	}
+	add_file_id(m, map, m->elf ? elf_module_htlhash(m->elf) : NULL);
+	if (!m->elf) {
+		s->stats.module_open_failed++;
+		s->stats.modules_bad++;
+		m->bad_until_ns = symbolizer__now_ns() + s->config.bad_file_retry_ns;
+		m->bytes = sizeof(*m);
+		return insert_module(s, m);
+	}
+	m->shareable = uid == 0 && !(mode & (S_IWGRP | S_IWOTH)) && !elf_module_debug_in_root(m->elf);
+	s->stats.modules_loaded++;
+	m->bytes = sizeof(*m) + elf_module_bytes(m->elf);
+	return insert_module(s, m);
+}
+
+static void pending_release(struct pending_open *p)
+{
+	free(p->file.path);
+	*p = (struct pending_open){ .fd = -1, .root = -1 };
+}
+
+/* The opener's queue, run until deadline_ns (CLOCK_MONOTONIC; 0: however long it takes; 1: only
+ * what is done already) or until the open of map (NULL: all of them) is done: each module opened is
+ * cached. false while the opens waited for run on (their modules are taken at a later lookup). */
+static bool settle_pending(struct symbolizer *s, uint64_t deadline_ns, const struct sym_map *map)
+{
+	while (s->npending) {
+		struct pending_open *p = &s->pending[0];
+		bool mine = map && p->file.dev == map->dev && p->file.inode == map->inode;
+		int err;
+
+		if (!module_opener_busy(s->opener)) {
+			if (module_opener_start(s->opener, p->fd, &p->options)) {
+				/* No thread: opened in place. */
+				p->m->elf = elf_module_open(p->fd, &p->options);
+				if (p->root >= 0)
+					close(p->root);
+			}
+			p->fd = p->root = -1; /* the job's, or consumed */
+		}
+		if (module_opener_busy(s->opener)) {
+			if (!module_opener_wait(s->opener, deadline_ns))
+				return false;
+			p->m->elf = module_opener_take(s->opener, &err);
+		}
+		finish_open(s, p->m, p->reason, p->started, &p->file, p->uid, p->mode);
+		pending_release(p);
+		memmove(&s->pending[0], &s->pending[1], --s->npending * sizeof(s->pending[0]));
+		if (mine)
+			return true;
+	}
+	return true;
+}
+
+bool symbolizer_settle_opens(struct symbolizer *s, uint64_t deadline_ns)
+{
+	return settle_pending(s, deadline_ns, NULL);
+}
+
+/* The file of map waits in the opener's queue. */
+static bool pending_has(const struct symbolizer *s, const struct sym_map *map)
+{
+	for (size_t i = 0; i < s->npending; i++)
+		if (s->pending[i].file.dev == map->dev && s->pending[i].file.inode == map->inode)
+			return true;
+	return false;
+}
+
+void symbolizer__pending_free(struct symbolizer *s)
+{
+	module_opener_free(s->opener); /* waits for its job, and frees what it opened */
+	s->opener = NULL;
+	for (size_t i = 0; i < s->npending; i++) {
+		struct pending_open *p = &s->pending[i];
+
+		if (p->fd >= 0)
+			close(p->fd);
+		if (p->root >= 0)
+			close(p->root);
+		symbolizer__module_free(p->m);
+		pending_release(p);
+	}
+	s->npending = 0;
+}
+
+/* While a deadline is set, queue m's open (fd and root consumed) for the opener's thread and wait for
+ * the queue until the deadline: false when m is not open by then (it is taken at a later lookup), or
+ * could not be queued (then nothing is consumed: *queued false). */
+static bool open_in_thread(struct symbolizer *s, struct cached_module *m, int fd, int root,
+			   const struct elf_module_options *options, enum module_tier_reason reason, uint64_t started,
+			   const struct sym_map *map, const struct stat *st, bool *queued)
+{
+	struct pending_open *p = &s->pending[s->npending];
+
+	*queued = false;
+	if (s->npending == SYM_PENDING_OPENS || (!s->opener && !(s->opener = module_opener_new())))
+		return false;
+	*p = (struct pending_open){
+		.m = m, .reason = reason, .started = started, .uid = st->st_uid, .mode = st->st_mode,
+		.file = { .dev = map->dev, .inode = map->inode, .path = map->path ? strdup(map->path) : NULL },
+		.fd = fd, .root = root, .options = *options,
+	};
+	if (map->path && !p->file.path) {
+		pending_release(p);
+		return false;
+	}
+	p->options.path = p->file.path;
+	s->npending++;
+	*queued = true;
+	return settle_pending(s, s->open_deadline_ns, map) && !pending_has(s, map);
+}
+
 /*
  * Open and cache the file behind map. When the file cannot be opened for this process (it exited,
  * or its path now names another file: a FIFO, a symlink, a replaced binary) that is a fact about
  * the process, not the file: *per_process_failure is set and nothing is cached, so other
  * processes mapping the same file are not affected. A file that opens but is not usable ELF is
- * cached as bad for a while.
+ * cached as bad for a while. While a deadline is set the open runs in the opener's thread: past the
+ * deadline *deferred is set and the module comes at a later lookup.
  */
 static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct sym_map *map,
-					 bool *per_process_failure, bool *not_admitted)
+					 bool *per_process_failure, bool *not_admitted, bool *deferred)
 {
 	struct cached_module *m = calloc(1, sizeof(*m)), *same;
 	struct stat st;
 	int root = -1, fd;
 
-	*per_process_failure = *not_admitted = false;
+	*per_process_failure = *not_admitted = *deferred = false;
 	if (!m)
 		return NULL;
 	m->serial = ++s->next_serial;
@@ -411,6 +544,8 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		enum module_tier_reason reason;
 		struct module_history_entry *e = module_history_get(s->history, &m->key, symbolizer__now_ns(), true);
 		uint64_t started = symbolizer__now_ns();
+		struct elf_module_options options;
+		bool queued;
 
 		m->tier = module_history_decide(e, started, &reason);
 		if (module_history_must_fit(e, started) &&
@@ -424,56 +559,54 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 			symbolizer__module_free(m);
 			return NULL;
 		}
-		m->elf = elf_module_open(fd, &(struct elf_module_options){
+		options = (struct elf_module_options){
 			.root_fd = root, .path = map->path, .debug_dirs = s->config.debug_dirs,
 			.debuginfod = s->debuginfod, .max_bytes = module_cap(s),
 			.symbols_only = m->tier == MODULE_TIER_SYMBOLS,
-		});
-		if (m->elf && m->tier == MODULE_TIER_FULL && elf_module_counters(m->elf)->inflate_refused) {
-			m->tier = MODULE_TIER_SYMBOLS; /* the DWARF or the debug file did not fit its share */
-			reason = MODULE_REASON_TOO_BIG;
+		};
+		if (s->open_deadline_ns > 1) {
+			/* A caller's loop waits no longer than its deadline, whatever the file costs. */
+			if (open_in_thread(s, m, fd, root, &options, reason, started, map, &st, &queued))
+				return find_module(s, map->dev, map->inode);
+			if (queued || s->npending == SYM_PENDING_OPENS) {
+				if (!queued) {
+					close(fd);
+					if (root >= 0)
+						close(root);
+					symbolizer__module_free(m);
+				}
+				*deferred = true;
+				return NULL;
+			}
 		}
-		opened(s, m, e, reason, map->path, symbolizer__now_ns() - started);
+		m->elf = elf_module_open(fd, &options);
+		if (root >= 0)
+			close(root);
+		return finish_open(s, m, reason, started, map, st.st_uid, st.st_mode);
 	}
 	if (root >= 0)
 		close(root);
-	if (fd < 0) {
-		/* Not the file's fault (the process exited, or its path names another file now): nothing
-		 * is marked bad, so other processes mapping the same file are not affected. */
-		s->stats.module_open_failed++;
-		if (root == -ENOENT || root == -ESRCH)
-			s->stats.process_gone++;
-		*per_process_failure = true;
-		symbolizer__module_free(m);
-		return NULL;
-	}
-	if (s->debuginfod)
-		debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
-	if (m->elf) {
-		s->stats.debuglink_too_big += elf_module_counters(m->elf)->debuglink_too_big;
-		s->stats.modules_too_big += elf_module_counters(m->elf)->inflate_refused;
-		s->stats.go_tables_refused += elf_module_counters(m->elf)->go_refused;
-		s->stats.go_tables += elf_module_is_go(m->elf);
-	}
-	add_file_id(m, map, m->elf ? elf_module_htlhash(m->elf) : NULL);
-	if (!m->elf) {
-		s->stats.module_open_failed++;
-		s->stats.modules_bad++;
-		m->bad_until_ns = symbolizer__now_ns() + s->config.bad_file_retry_ns;
-		m->bytes = sizeof(*m);
-		return insert_module(s, m);
-	}
-	m->shareable = st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)) && !elf_module_debug_in_root(m->elf);
-	s->stats.modules_loaded++;
-	m->bytes = sizeof(*m) + elf_module_bytes(m->elf);
-	return insert_module(s, m);
+	/* Not the file's fault (the process exited, or its path names another file now): nothing is
+	 * marked bad, so other processes mapping the same file are not affected. */
+	s->stats.module_open_failed++;
+	if (root == -ENOENT || root == -ESRCH)
+		s->stats.process_gone++;
+	*per_process_failure = true;
+	symbolizer__module_free(m);
+	return NULL;
 }
 
 struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map)
 {
 	struct cached_module *m;
-	bool per_process_failure, not_admitted;
+	bool per_process_failure, not_admitted, deferred;
 
+	if (map->vdso) {
+		if (!map->tried && (map->module = symbolizer__vdso_module(s, map)))
+			map->module->refs++;
+		map->tried = true;
+		return map->module;
+	}
 	if (map->tried && !map->module && map->retry_ns) {
 		if (symbolizer__now_ns() < map->retry_ns)
 			return NULL;
@@ -492,13 +625,24 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 			}
 	}
 	m = find_module(s, map->dev, map->inode);
+	if (!m && s->npending) {
+		/* What the opener's thread finished, and this very file's open (by the deadline) when it is
+		 * queued; no wait for other files. */
+		settle_pending(s, pending_has(s, map) ? s->open_deadline_ns : 1, map);
+		m = find_module(s, map->dev, map->inode);
+	}
 	if (m) {
 		s->stats.module_cache_hits++;
-	} else if (s->open_deadline_ns && symbolizer__now_ns() >= s->open_deadline_ns) {
-		s->stats.module_opens_deferred++; /* opened by a lookup after the deadline is lifted */
+	} else if (pending_has(s, map) || s->open_deadline_ns == 1) {
+		/* Its open runs on, or opens are deferred on purpose (deadline 1): opened by a later lookup. */
+		s->stats.module_opens_deferred++;
 		return NULL;
 	} else {
-		m = open_module(s, pid, map, &per_process_failure, &not_admitted);
+		m = open_module(s, pid, map, &per_process_failure, &not_admitted, &deferred);
+		if (deferred) {
+			s->stats.module_opens_deferred++; /* its open runs on: taken at a later lookup */
+			return NULL;
+		}
 	}
 	if (!m && (per_process_failure || not_admitted)) {
 		map->tried = true;
@@ -512,6 +656,36 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 	map->module = m;
 	map->tried = true;
 	return m;
+}
+
+struct cached_module *symbolizer__vdso_module(struct symbolizer *s, const struct sym_map *map)
+{
+	if (!s->vdso_tried) {
+		struct cached_module *m = calloc(1, sizeof(*m));
+		int fd = m ? vdso_image_fd(&s->vdso_bytes) : -ENOMEM;
+
+		s->vdso_tried = true;
+		if (fd >= 0)
+			m->elf = elf_module_open(fd, &(struct elf_module_options){
+				.root_fd = -1, .debug_dirs = s->config.debug_dirs, .max_bytes = module_cap(s),
+				.symbols_only = true, .strong_names = true,
+			});
+		if (m && m->elf) {
+			m->serial = ++s->next_serial;
+			m->bytes = sizeof(*m) + elf_module_bytes(m->elf);
+			s->module_bytes += m->bytes; /* in the byte bound, as the other modules */
+			s->stats.module_bytes = s->module_bytes;
+			s->vdso = m;
+		} else {
+			symbolizer__module_free(m);
+			s->stats.vdso_refused++;
+		}
+	}
+	if (s->vdso && map->end - map->start != s->vdso_bytes) {
+		s->stats.vdso_refused++; /* another ABI's vDSO (a 32-bit process) */
+		return NULL;
+	}
+	return s->vdso;
 }
 
 /* Modules opened without DWARF whose debug file has since been downloaded are dropped, so the

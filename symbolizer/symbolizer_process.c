@@ -4,6 +4,7 @@
  * /proc/PID/maps only while the pid still runs the same instance, retired, evicted and forgotten.
  */
 #include "symbolizer_internal.h"
+#include "vdso.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -176,7 +177,12 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
 	while (getline(&line, &linecap, f) > 0) {
 		struct proc_map pm;
 
-		if (!proc_map_parse_line(line, &pm) || !pm.executable || !pm.inode || pm.path[0] != '/')
+		bool vdso;
+
+		if (!proc_map_parse_line(line, &pm) || !pm.executable)
+			continue;
+		vdso = !strcmp(pm.path, VDSO_MAP_NAME);
+		if (!vdso && (!pm.inode || pm.path[0] != '/'))
 			continue;
 		if (n == MAX_MAPS_PER_PROCESS)
 			break;
@@ -194,7 +200,7 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
 		maps[n] = (struct sym_map){
 			.start = pm.start, .end = pm.end, .offset = pm.offset,
 			.dev = makedev(pm.dev_major, pm.dev_minor), .inode = pm.inode,
-			.path = strdup(pm.path),
+			.path = strdup(pm.path), .vdso = vdso,
 		};
 		if (!maps[n].path) {
 			err = -ENOMEM;

@@ -117,6 +117,36 @@ static void test_bounds(void **state)
 	aggregate_free(agg);
 }
 
+/* A sample kept 1 in 4 over the CPU ceiling counts 4, at its time; past max_samples, the rest is
+ * dropped and counted. */
+static void test_repeat_last(void **state)
+{
+	struct agg_limits limits = { 100, 1 << 20, 6 };
+	struct aggregate *agg = aggregate_new(&limits);
+	struct otelprof_sample s = make_sample(1, 1, 0, 0x1000);
+	const struct agg_entry *e;
+
+	(void)state;
+	assert_non_null(agg);
+	aggregate_repeat_last(agg, 3); /* nothing added yet: nothing to repeat */
+	assert_int_equal(aggregate_counters(agg)->samples, 0);
+	assert_int_equal(aggregate_add(agg, &s, 100), 0);
+	aggregate_repeat_last(agg, 3);
+	e = aggregate_entry(agg, 0);
+	assert_int_equal(e->count, 4);
+	assert_int_equal(e->ntimestamps, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(e->timestamps[i], 100);
+	assert_int_equal(aggregate_add(agg, &s, 200), 0);
+	aggregate_repeat_last(agg, 3); /* room for one more only */
+	e = aggregate_entry(agg, 0);
+	assert_int_equal(e->count, 6);
+	assert_int_equal(e->timestamps[5], 200);
+	assert_int_equal(aggregate_counters(agg)->samples, 6);
+	assert_int_equal(aggregate_counters(agg)->dropped_samples, 2);
+	aggregate_free(agg);
+}
+
 static void test_many(void **state)
 {
 	struct agg_limits limits = { 100000, 64 << 20, 1000000 };
@@ -144,6 +174,7 @@ int main(void)
 		cmocka_unit_test(test_dedup),
 		cmocka_unit_test(test_kernel_and_user),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_repeat_last),
 		cmocka_unit_test(test_many),
 	};
 

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "ops/cpu_ceiling.h"
+#include "records.h"
 
 #define MS 1000000ULL
 #define S (1000 * MS)
@@ -58,9 +59,18 @@ static void test_levels(void **state)
 	now += S;
 	cpu += 150 * MS; /* 15%: between 70% and 100% of the ceiling, the level stays */
 	assert_int_equal(cpu_ceiling_update(&c, now, cpu), CPU_SHED_DROP_SAMPLES);
+	assert_int_equal(cpu_ceiling_keep_every(&c), 4 * CPU_SHED_KEEP_FIRST);
+	/* 5%: the kernel keeps twice as many samples a window, then the level steps down. */
+	for (uint32_t keep = 2 * CPU_SHED_KEEP_FIRST; keep >= 2; keep /= 2) {
+		now += S;
+		cpu += 50 * MS;
+		assert_int_equal(cpu_ceiling_update(&c, now, cpu), CPU_SHED_DROP_SAMPLES);
+		assert_int_equal(cpu_ceiling_keep_every(&c), keep);
+	}
 	now += S;
-	cpu += 50 * MS; /* 5% */
+	cpu += 50 * MS;
 	assert_int_equal(cpu_ceiling_update(&c, now, cpu), CPU_SHED_DEFER_OPENS);
+	assert_int_equal(cpu_ceiling_keep_every(&c), 1);
 	now += S;
 	cpu += 50 * MS;
 	assert_int_equal(cpu_ceiling_update(&c, now, cpu), CPU_SHED_NONE);
@@ -69,12 +79,47 @@ static void test_levels(void **state)
 	assert_string_equal(cpu_shed_level_name(CPU_SHED_DROP_SAMPLES), "drop_samples");
 }
 
+/* The kernel's keep rate: 1 until samples are shed, CPU_SHED_KEEP_FIRST on entering that level, 4
+ * times fewer a window over the ceiling up to CPU_SHED_KEEP_MAX, none while a window's share is
+ * spent, and back to the level's rate when the next window begins. */
+static void test_keep_every(void **state)
+{
+	struct cpu_ceiling c;
+	uint64_t now = 0, cpu = 0;
+
+	(void)state;
+	cpu_ceiling_init(&c, 1, now, cpu);
+	assert_int_equal(cpu_ceiling_keep_every(&c), 1);
+	now += S;
+	cpu += 20 * MS; /* 2% */
+	assert_int_equal(cpu_ceiling_update(&c, now, cpu), CPU_SHED_DEFER_OPENS);
+	assert_int_equal(cpu_ceiling_keep_every(&c), 1);
+	now += S;
+	cpu += 20 * MS;
+	assert_int_equal(cpu_ceiling_update(&c, now, cpu), CPU_SHED_DROP_SAMPLES);
+	assert_int_equal(cpu_ceiling_keep_every(&c), CPU_SHED_KEEP_FIRST);
+	for (int i = 0; i < 8; i++) {
+		now += S;
+		cpu += 20 * MS;
+		cpu_ceiling_update(&c, now, cpu);
+	}
+	assert_int_equal(cpu_ceiling_keep_every(&c), CPU_SHED_KEEP_MAX);
+	/* 10 ms of the window's 10 ms share spent half-way: none kept until it ends. */
+	cpu += 10 * MS;
+	assert_int_equal(cpu_ceiling_update(&c, now + S / 2, cpu), CPU_SHED_DROP_SAMPLES);
+	assert_int_equal(cpu_ceiling_keep_every(&c), OTELPROF_SHED_KEEP_NONE);
+	now += S;
+	assert_int_equal(cpu_ceiling_update(&c, now, cpu), CPU_SHED_DROP_SAMPLES);
+	assert_int_equal(cpu_ceiling_keep_every(&c), CPU_SHED_KEEP_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_off),
 		cmocka_unit_test(test_window_share),
 		cmocka_unit_test(test_levels),
+		cmocka_unit_test(test_keep_every),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

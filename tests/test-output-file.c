@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,27 +118,6 @@ static void test_abort(void **state)
 	output_file_abort(NULL);
 }
 
-/* A character device (or a FIFO) at the final name is written in place, never renamed over. */
-static void test_device_in_place(void **state)
-{
-	struct output_file *f;
-	struct stat st;
-
-	(void)state;
-	f = output_file_open("/dev/null");
-	assert_non_null(f);
-	fprintf(output_file_stream(f), "discarded\n");
-	assert_int_equal(output_file_commit(f), 0);
-	assert_int_equal(stat("/dev/null", &st), 0);
-	assert_true(S_ISCHR(st.st_mode));
-	f = output_file_open("/dev/null");
-	assert_non_null(f);
-	output_file_abort(f);
-	assert_int_equal(stat("/dev/null", &st), 0);
-	assert_true(S_ISCHR(st.st_mode));
-	assert_int_equal(output_file_check("/dev/null"), 0);
-}
-
 /* A link planted at the final name: its target keeps its contents, the link becomes the profile. */
 static void test_symlink_replaced(void **state)
 {
@@ -203,6 +183,42 @@ static void test_check(void **state)
 	assert_int_equal(entries(), 0);
 }
 
+/* A device or a FIFO at the name is written in place, never renamed over: /dev/null stays the
+ * device (as root, a rename would have replaced it), a FIFO gets the contents and stays a FIFO, and
+ * one without a reader is ENXIO at open rather than a wait (the check before a run still passes). */
+static void test_special(void **state)
+{
+	char path[256], buf[64];
+	struct stat st;
+	ssize_t n;
+	int reader;
+
+	(void)state;
+	assert_int_equal(output_file_check("/dev/null"), 0);
+	assert_int_equal(commit_text("/dev/null", "main 1\n"), 0);
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(output_file_check(path), 0);
+	errno = 0;
+	assert_null(output_file_open(path));
+	assert_int_equal(errno, ENXIO);
+	reader = open(path, O_RDONLY | O_NONBLOCK);
+	assert_true(reader >= 0);
+	assert_int_equal(commit_text(path, "main;g 2\n"), 0);
+	n = read(reader, buf, sizeof(buf) - 1);
+	assert_int_equal(n, 9);
+	buf[n] = 0;
+	assert_string_equal(buf, "main;g 2\n");
+	close(reader);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	unlink(path);
+	assert_int_equal(entries(), 0);
+}
+
 /* A fallback file: new each time, this user's alone, named after the path with its extension. */
 static void test_fallback(void **state)
 {
@@ -251,9 +267,9 @@ int main(void)
 		cmocka_unit_test(test_commit),
 		cmocka_unit_test(test_abort),
 		cmocka_unit_test(test_symlink_replaced),
-		cmocka_unit_test(test_device_in_place),
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_special),
 		cmocka_unit_test(test_fallback),
 	};
 

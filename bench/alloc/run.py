@@ -1,24 +1,39 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Allocation profiling overhead (issue 28): bench/workloads/tree.c (binary trees of 48-byte nodes
-built, walked and freed: millions of small allocations) alone, with libotelprofd-alloc.so preloaded
-(no daemon), with the library and `otelprofd --alloc` (whole host, default 512 KiB mean), under
-heaptrack, and under bcc's memleak: bpfcc-tools' memleak-bpfcc when it runs here, else the same
-probes memleak puts in place (a uprobe on malloc and on free and a uretprobe on malloc, every call,
-the address, size and stack kept in BPF maps) written for bpftrace.
+built, walked and freed: millions of small allocations and nothing else) alone, with
+libotelprofd-alloc.so preloaded (no daemon), with the library and `otelprofd --alloc` (default
+512 KiB mean), under heaptrack, and under bcc's memleak (bpfcc-tools' memleak-bpfcc; when it cannot
+compile its BPF here, the same probes written for bpftrace, said as such).
 
-Each round runs every configuration once, in a rotating order (heaptrack and memleak's probes, a
-hundred times slower and more, only in the first --slow-rounds); figures are medians over rounds.
-Wall: the workload's own timing of its work. CPU: user + system time of the workload and of the
-profiler's processes while it ran (uprobes run in the workload's system time), against the workload
-alone. memleak's probes cost so much per call that they run over a fiftieth of the trees, their
-wall and CPU scaled up by that factor (said in the table).
-Usage: bench/alloc/run.py BUILD_DIR [--rounds N] [--depth D] [--trees N]. Run as root.
+Each round runs every fast configuration once, in a rotating order; figures are medians over rounds
+with their spread (lowest and highest). The workloads run in a cgroup v2 of their own.
+- wall: the workload's own timing of its work; CPU: the workload's own user + system time over that
+  window (getrusage: uprobes and their BPF programs run in its system time).
+- --together (what a shared, loaded machine needs): each configuration runs at the same time as the
+  program alone, each pinned to one of the two CPUs (swapped every round), the partner in another
+  cgroup; a slowdown is the median of the pairs' ratios, so the load of the rest of the machine,
+  which moves the CPU time of a run by tens of percent here, falls on both sides of each ratio.
+- The daemon is started before the window (`otelprofd --alloc --cgroup CG`, the library's path
+  attached at start, on-CPU samples of that cgroup at its 99 Hz), and its CPU is read from the
+  workload's start until it has read every record (it idles): the per-allocation cost (each sampled
+  allocation's record, unwinding, aggregation, and the on-CPU samples), apart from its start-up (BPF
+  load) and its final profile (symbolizing, writing), both reported beside it. The BPF programs'
+  own time per run comes from kernel.bpf_stats_enabled (turned on for the run).
+- Instructions per call: valgrind's callgrind over 4 and 8 trees (exact, whatever the load).
+- heaptrack and memleak cost so much per call that they run over a share of the trees (--slow-trees),
+  in the first --slow-rounds rounds only, alone; their figures are scaled up to the whole run.
+  memleak is bcc's memleak-bpfcc (attached with -p to the program waiting on its standard input),
+  compiled against Debian 12's 6.1 kernel headers when this kernel has none (BCC_HEADERS below);
+  without any headers, memleak's probes written for bpftrace stand in, said as such.
+Usage: bench/alloc/run.py BUILD_DIR [--rounds N] [--depth D] [--trees N] [--before-lib SO] [--together].
+As root.
 """
 import argparse
+import json
 import os
-import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -34,133 +49,370 @@ uretprobe:{LIBC}:malloc /pid == cpid && @size[tid]/ {{
 uprobe:{LIBC}:free /pid == cpid/ {{ delete(@live[arg0]); }}
 END {{ clear(@live); clear(@size); }}
 """
-
-
-def children_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+# bcc 0.26 compiles memleak's BPF from C against kernel headers. This kernel has no headers package
+# and no kheaders; Debian 12's own (linux-headers-amd64, 6.1) serve for memleak's probes, which read
+# no kernel structure: their two directories merged into one tree that BCC_KERNEL_SOURCE points at.
+BCC_HEADERS = "/var/tmp/otelprofd-bcc-kernel"
 
 
 def cpu_of(pid):
+    """User + system seconds of a process (all its threads)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_timed(cmd, env=None):
-    """(workload's own wall seconds, CPU of cmd and its children)."""
-    before = children_cpu()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{cmd[0]} exited {p.returncode}: {p.stderr[-500:]}")
-    wall = next(float(line.split()[0]) for line in p.stdout.splitlines() if line[:1].isdigit())
-    return wall, children_cpu() - before
+def v2_root():
+    for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if os.path.exists(os.path.join(root, "cgroup.subtree_control")):  # a v2 root only
+            return root
+    sys.exit("no cgroup v2 hierarchy mounted")
 
 
-def run_otelprofd(build, workload, out):
-    """`otelprofd --alloc -o FILE -- tree ...` (the library preloaded, the default 512 KiB mean, on-CPU
-    samples at 99 Hz too): the workload's wall, and the CPU of both from the moment the daemon said it
-    profiles (the BPF load before it is a one-time cost, reported apart) to the profile written."""
-    env = dict(os.environ, OTELPROFD_ALLOC_LIB=os.path.join(build, "alloc", "libotelprofd-alloc.so"))
-    before = children_cpu()
-    p = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--alloc", "-o", os.path.join(out, "alloc.pb.gz"),
-                          "--"] + workload, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+class Workload:
+    """The tree program in the profiled cgroup; its partner (the program alone, run at the same time
+    on the other CPU) in a cgroup of its own, which no daemon profiles."""
+
+    def __init__(self, build, depth, trees, cgroup, plain):
+        self.tree = os.path.join(build, "bench", "tree")
+        self.depth, self.trees, self.cgroup, self.plain = depth, trees, cgroup, plain
+
+    def start(self, trees=None, env=None, wait=False, cpu=None, cgroup=None):
+        def enter():
+            with open(os.path.join(cgroup or self.cgroup, "cgroup.procs"), "w") as f:
+                f.write("0")
+            if cpu is not None:
+                os.sched_setaffinity(0, {cpu})
+        args = [self.tree, str(self.depth), str(trees or self.trees)] + (["wait"] if wait else [])
+        return subprocess.Popen(args, env=env, preexec_fn=enter, stdin=subprocess.PIPE if wait else None,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    @staticmethod
+    def result(p, timeout=3600):
+        out, err = p.communicate(timeout=timeout)
+        if p.returncode != 0:
+            raise RuntimeError(f"tree exited {p.returncode}: {err[-500:]}")
+        line = next(x for x in out.splitlines() if x[:1].isdigit())
+        wall, allocs, _, cpu = line.split()
+        return {"wall": float(wall), "cpu": float(cpu), "allocs": int(allocs)}
+
+    def run(self, trees=None, env=None, pin=None):
+        """pin: (cpu, partner's cpu): run beside the program alone, both pinned, the partner's result
+        in "pair" (both see the same load from the rest of the machine)."""
+        if not pin:
+            return self.result(self.start(trees, env))
+        partner = self.start(trees, None, cpu=pin[1], cgroup=self.plain)
+        x = self.result(self.start(trees, env, cpu=pin[0]))
+        x["pair"] = self.result(partner)
+        return x
+
+
+def run_daemon(build, lib, wl, out, pin=None):
+    """The daemon started first, the workload in its cgroup, the daemon stopped after."""
+    env = dict(os.environ, OTELPROFD_ALLOC_LIB=lib)
+    d = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--alloc", "--cgroup", wl.cgroup, "-v",
+                          "-o", os.path.join(out, "alloc.pb.gz")],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     line = ""
     while "Profiling" not in line:
-        line = p.stderr.readline()
+        line = d.stderr.readline()
         if not line:
             raise RuntimeError("otelprofd did not start")
-    load = cpu_of(p.pid)
-    stdout, stderr = p.communicate(timeout=600)
-    if p.returncode != 0:
-        raise RuntimeError(f"otelprofd exited {p.returncode}: {stderr[-500:]}")
-    wall = next(float(x.split()[0]) for x in stdout.splitlines() if x[:1].isdigit())
-    return wall, children_cpu() - before - load
+    start = cpu_of(d.pid)
+    ours = prog_ids_of(d.pid)  # not another daemon's programs of the same names
+    bpf0 = bpf_run_times(ours)
+    r = wl.run(env=dict(os.environ, LD_PRELOAD=lib), pin=pin)
+    # The records still in the ring buffer (a loaded machine's daemon lags): read until it idles.
+    until, last = time.monotonic() + 30, cpu_of(d.pid)
+    while time.monotonic() < until:
+        time.sleep(0.5)
+        now = cpu_of(d.pid)
+        if now - last <= 0.02:
+            break
+        last = now
+    window = cpu_of(d.pid) - start
+    bpf1 = bpf_run_times(ours)
+    r["bpf"] = {k: (bpf1[k][0] - bpf0.get(k, (0, 0))[0], bpf1[k][1] - bpf0.get(k, (0, 0))[1]) for k in bpf1}
+    before_stop = cpu_of(d.pid)
+    d.send_signal(signal.SIGINT)
+    final = 0.0
+    # Its last profile: CPU from SIGINT to exit, read until the process is gone.
+    while d.poll() is None:
+        try:
+            final = cpu_of(d.pid) - before_stop
+        except OSError:
+            break
+        time.sleep(0.02)
+    log = d.stderr.read()
+    d.wait()
+    sampled = next((int(x.split("Allocations: ")[1].split()[0]) for x in log.splitlines() if "Allocations: " in x), 0)
+    r.update(daemon=window, daemon_start=start, daemon_final=final, sampled=sampled)
+    return r
 
 
-MEMLEAK_SHARE = 50
+def alloc_programs():
+    """{id: (name, run ns, runs)} of the loaded BPF programs named on_alloc or on_free
+    (kernel.bpf_stats_enabled turned on by main())."""
+    p = subprocess.run(["bpftool", "--json", "prog", "show"], stdout=subprocess.PIPE, text=True)
+    return {x["id"]: (x["name"], x.get("run_time_ns", 0), x.get("run_cnt", 0)) for x in json.loads(p.stdout or "[]")
+            if x.get("name") in ("on_alloc", "on_free")}
 
 
-def configurations(build, workload, out):
-    lib = os.path.join(build, "alloc", "libotelprofd-alloc.so")
-    preload = dict(os.environ, LD_PRELOAD=lib)
-    bt_env = dict(os.environ, BPFTRACE_MAP_KEYS_MAX="16000000")
-
-    def alone():
-        return run_timed(workload)
-
-    def library():
-        return run_timed(workload, preload)
-
-    def otelprofd():
-        return run_otelprofd(build, workload, out)
-
-    def heaptrack():
-        return run_timed(["heaptrack", "-o", os.path.join(out, "heaptrack")] + workload)
-
-    def memleak():
-        trees = max(1, int(workload[2]) // MEMLEAK_SHARE)
-        scale = int(workload[2]) / trees
-        wall, cpu = run_timed(["bpftrace", "-c", " ".join(workload[:2] + [str(trees)]), "-e", MEMLEAK_BT], bt_env)
-        return wall * scale, cpu * scale
-
-    return {
-        "tree alone": alone,
-        "libotelprofd-alloc.so preloaded, no daemon": library,
-        "libotelprofd-alloc.so + otelprofd --alloc (512 KiB)": otelprofd,
-        "heaptrack": heaptrack,
-        f"memleak's probes (bpftrace; 1/{MEMLEAK_SHARE} of the trees, scaled)": memleak,
-    }
+def prog_ids_of(pid):
+    """The ids of the BPF programs process pid holds open (its /proc/PID/fdinfo)."""
+    ids = set()
+    fdinfo = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fdinfo):
+        try:
+            with open(os.path.join(fdinfo, fd)) as f:
+                ids.update(int(line.split()[1]) for line in f if line.startswith("prog_id:"))
+        except OSError:
+            pass
+    return ids
 
 
-def memleak_bpfcc_runs():
-    """bpfcc-tools' memleak compiles its BPF from C at start: it needs the kernel's headers."""
+def bpf_run_times(ours):
+    """{program: (run ns, runs)} of the daemon's own programs (ours: their ids)."""
+    now = alloc_programs()
+    return {now[i][0]: now[i][1:] for i in ours if i in now}
+
+
+def memleak_setup():
+    """(command prefix, environment, what it is) for bcc's memleak, or None and why not."""
     tool = shutil.which("memleak-bpfcc")
     if not tool:
-        return False, "memleak-bpfcc is not installed (Debian's bpfcc-tools)"
-    p = subprocess.run([tool, "-c", "true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-    if p.returncode == 0:
-        return True, ""
-    return False, (p.stderr.strip().splitlines() or ["failed"])[-1]
+        return None, "memleak-bpfcc is not installed (Debian's bpfcc-tools)"
+    env = dict(os.environ)
+    if not os.path.isdir(f"/lib/modules/{os.uname().release}/build"):
+        common = sorted(d for d in os.listdir("/usr/src") if d.startswith("linux-headers-") and d.endswith("-common"))
+        if not common:
+            return None, ("no kernel headers for this kernel (no /lib/modules/RELEASE/build, no CONFIG_IKHEADERS); "
+                          "install linux-headers-amd64 to compile memleak against Debian 12's")
+        arch = common[-1][:-len("common")] + "amd64"
+        if not os.path.isdir(BCC_HEADERS):
+            tmp = BCC_HEADERS + ".new"
+            shutil.rmtree(tmp, ignore_errors=True)
+            os.makedirs(tmp)
+            subprocess.run(["cp", "-rs", f"/usr/src/{common[-1]}/.", tmp], check=True)
+            subprocess.run(["cp", "-rsf", f"/usr/src/{arch}/.", tmp], check=True)
+            os.rename(tmp, BCC_HEADERS)
+        env["BCC_KERNEL_SOURCE"] = BCC_HEADERS
+        return ([tool], env, f"memleak-bpfcc (bcc 0.26) compiled against {arch}'s headers"), ""
+    return ([tool], env, "memleak-bpfcc (bcc 0.26)"), ""
+
+
+def run_memleak(memleak, wl, trees):
+    """memleak -p on the waiting workload: its probes attached, then the work."""
+    cmd, env, _ = memleak
+    p = wl.start(trees, wait=True)
+    assert p.stdout.readline().strip() == "ready"
+    m = subprocess.Popen(cmd + ["-p", str(p.pid), "3600"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    line = ""
+    while "Attaching to pid" not in line:
+        line = m.stdout.readline()
+        if not line:
+            p.kill()
+            raise RuntimeError("memleak-bpfcc did not start")
+    time.sleep(5)  # it attaches its uprobes just after saying so
+    p.stdin.write("go\n")
+    p.stdin.close()
+    p.stdin = None
+    r = wl.result(p)
+    m.send_signal(signal.SIGINT)
+    try:
+        m.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        m.kill()
+        m.communicate()
+    return r
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--depth", type=int, default=16)
-    ap.add_argument("--trees", type=int, default=100)
-    ap.add_argument("--slow-rounds", type=int, default=1, help="rounds of heaptrack and memleak's probes")
+    ap.add_argument("--trees", type=int, default=3000)
+    ap.add_argument("--before-lib", help="another build of the library, measured in the same rounds")
+    ap.add_argument("--slow-rounds", type=int, default=1, help="rounds of heaptrack and memleak")
+    ap.add_argument("--slow-trees", type=int, default=2, help="trees heaptrack and memleak run over")
+    ap.add_argument("--together", action="store_true",
+                    help="run each configuration beside the program alone, each pinned to one of the two CPUs "
+                         "(swapped every round): both see the same load from the rest of the machine")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
-    workload = [os.path.join(build, "bench", "tree"), str(args.depth), str(args.trees)]
+    lib = os.path.join(build, "alloc", "libotelprofd-alloc.so")
     out = tempfile.mkdtemp(prefix="alloc-bench-")
-    runs, why = memleak_bpfcc_runs()
-    if not runs:
-        print(f"memleak-bpfcc cannot run here ({why}): its probes are measured with bpftrace instead",
-              file=sys.stderr)
-    configs = configurations(build, workload, out)
-    names = list(configs)
-    walls = {n: [] for n in names}
-    cpus = {n: [] for n in names}
-    for r in range(args.rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for n in order:
-            if r >= args.slow_rounds and ("heaptrack" in n or "memleak" in n):
-                continue
-            wall, cpu = configs[n]()
-            walls[n].append(wall)
-            cpus[n].append(cpu)
-            print(f"round {r + 1}: {n}: {wall:.3f} s wall, {cpu:.3f} s CPU", file=sys.stderr, flush=True)
-    base_wall, base_cpu = statistics.median(walls[names[0]]), statistics.median(cpus[names[0]])
-    print("| configuration | wall (median) | slowdown | CPU, workload + profiler | CPU against alone |")
-    print("|---|---|---|---|---|")
-    for n in (n for n in names if walls[n]):
-        w, c = statistics.median(walls[n]), statistics.median(cpus[n])
-        print(f"| {n} | {w:.3f} s | {100 * (w / base_wall - 1):+.1f}% | {c:.3f} s | {100 * (c / base_cpu - 1):+.1f}% |")
-    allocs = subprocess.run(workload, stdout=subprocess.PIPE, text=True).stdout.split()[1]
-    print(f"\n{allocs} allocations per run; memleak-bpfcc: {'ran' if runs else why}")
-    shutil.rmtree(out, ignore_errors=True)
+    cgroup = os.path.join(v2_root(), f"otelprofd-alloc-bench-{os.getpid()}")
+    os.mkdir(cgroup)
+    os.mkdir(cgroup + "-plain")
+    wl = Workload(build, args.depth, args.trees, cgroup, cgroup + "-plain")
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        stats_were = f.read().strip()
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write("1")
+    memleak, why = memleak_setup()
+    scale = args.trees / args.slow_trees
+
+    configs = {} if args.together else {"tree alone": lambda pin: wl.run()}
+    if args.before_lib:
+        configs["library before (no daemon)"] = \
+            lambda pin: wl.run(env=dict(os.environ, LD_PRELOAD=args.before_lib), pin=pin)
+    configs["libotelprofd-alloc.so (no daemon)"] = lambda pin: wl.run(env=dict(os.environ, LD_PRELOAD=lib), pin=pin)
+    configs["libotelprofd-alloc.so + otelprofd --alloc (512 KiB)"] = lambda pin: run_daemon(build, lib, wl, out, pin)
+    slow = {f"heaptrack ({args.slow_trees} trees, scaled)":
+            lambda: heaptrack(wl, args.slow_trees, out)}
+    if memleak:
+        slow[f"{memleak[2]} ({args.slow_trees} trees, scaled)"] = lambda: run_memleak(memleak, wl, args.slow_trees)
+    else:
+        slow[f"memleak's probes in bpftrace, a stand-in ({args.slow_trees} trees, scaled)"] = \
+            lambda: bpftrace_memleak(wl, args.slow_trees)
+    results = {n: [] for n in ["tree alone"] + list(configs) + list(slow)}
+    if shutil.which("valgrind"):
+        alone = instructions(wl, None)
+        for n, so in (("library before", args.before_lib), ("libotelprofd-alloc.so", lib)):
+            if so:
+                print(f"instructions per malloc and free: {n} {instructions(wl, so) - alone:+.1f} "
+                      f"(the workload alone: {alone:.1f} per node built, walked and freed; valgrind --tool=callgrind)",
+                      flush=True)
+    try:
+        names = list(configs)
+        for r in range(args.rounds):
+            order = names[r % len(names):] + names[:r % len(names)]
+            pin = (r % 2, 1 - r % 2) if args.together else None
+            todo = [(n, configs[n], 1) for n in order]
+            if r < args.slow_rounds:
+                todo += [(n, lambda pin, f=f: f(), scale) for n, f in slow.items()]
+            for n, f, k in todo:
+                x = f(pin if k == 1 else None)
+                if "pair" in x:
+                    results["tree alone"].append(x["pair"])
+                x["wall"] *= k
+                x["cpu"] *= k
+                if "all" in x:
+                    x["all"] *= k
+                results[n].append(x)
+                extra = f", daemon {x['daemon']:.2f} s CPU, {x['sampled']} sampled" if "daemon" in x else ""
+                if "pair" in x:
+                    extra += f"; beside it alone: {x['pair']['wall']:.3f} s wall, {x['pair']['cpu']:.3f} s CPU"
+                print(f"round {r + 1}: {n}: {x['wall']:.3f} s wall, {x['cpu']:.3f} s CPU{extra}", file=sys.stderr,
+                      flush=True)
+    finally:
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write(stats_were)
+        for d in (cgroup, cgroup + "-plain"):
+            for _ in range(100):  # its last processes leaving
+                try:
+                    os.rmdir(d)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+        shutil.rmtree(out, ignore_errors=True)
+    report(results, memleak, why)
+
+
+def heaptrack(wl, trees, out):
+    """heaptrack's own CPU is in the workload (it is preloaded); its recorder process adds its own."""
+    t0 = os.times()
+    p = subprocess.run(["heaptrack", "-o", os.path.join(out, "heaptrack"), wl.tree, str(wl.depth), str(trees)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t1 = os.times()
+    line = next(x for x in p.stdout.splitlines() if x[:1].isdigit())
+    wall, allocs, _, cpu = line.split()
+    return {"wall": float(wall), "cpu": float(cpu), "allocs": int(allocs),
+            "all": (t1.children_user + t1.children_system) - (t0.children_user + t0.children_system)}
+
+
+def bpftrace_memleak(wl, trees):
+    env = dict(os.environ, BPFTRACE_MAP_KEYS_MAX="16000000")
+    p = subprocess.run(["bpftrace", "-c", f"{wl.tree} {wl.depth} {trees}", "-e", MEMLEAK_BT], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = next(x for x in p.stdout.splitlines() if x[:1].isdigit())
+    wall, allocs, _, cpu = line.split()
+    return {"wall": float(wall), "cpu": float(cpu), "allocs": int(allocs)}
+
+
+def instructions(wl, lib, trees=4):
+    """Instructions per allocation and free (callgrind's count, exact and free of the machine's load):
+    the difference between runs of 2 * trees and trees, so start-up cancels out."""
+    env = dict(os.environ, LD_PRELOAD=lib) if lib else None
+    counts = []
+    for n in (trees, 2 * trees):
+        for _ in range(3):  # a malloc failed under valgrind when the machine was short of memory: again
+            p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", wl.tree,
+                                str(wl.depth), str(n)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+            done = [x for x in p.stdout.splitlines() if x[:1].isdigit()]
+            if p.returncode == 0 and done:
+                break
+        else:
+            raise RuntimeError(f"tree under valgrind: {p.stderr[-300:]}")
+        counts.append((int(next(x for x in p.stderr.splitlines() if "Collected" in x).split()[-1]),
+                       int(done[0].split()[1])))
+    return (counts[1][0] - counts[0][0]) / (counts[1][1] - counts[0][1])
+
+
+def spread(xs, fmt):
+    return f"{fmt(statistics.median(xs))} ({fmt(min(xs))}-{fmt(max(xs))})" if len(xs) > 1 else fmt(xs[0])
+
+
+def report(results, memleak, why):
+    """Medians with their range; the slowdowns are the medians of each round's ratio to the round's
+    own run alone (a round's runs are minutes apart at most: the machine's load moves less), and the
+    lowest CPU of each against the lowest alone (other work only ever adds to a run's CPU)."""
+    names = [n for n in results if results[n]]
+    base = results[names[0]]
+    bw, bc = statistics.median(x["wall"] for x in base), statistics.median(x["cpu"] for x in base)
+    allocs = base[0]["allocs"]
+
+    def ratios(n, key):
+        return [100 * (x[key] / x.get("pair", b)[key] - 1) for x, b in zip(results[n], base)]
+
+    print("| configuration | wall s: median (range) | wall against alone: median (range) | workload CPU s: median "
+          "(range) | CPU against alone: median (range) | lowest CPU against alone's lowest | ns per call |")
+    print("|---|---|---|---|---|---|---|")
+    low = min(x["cpu"] for x in base)
+    for n in names:
+        w = [x["wall"] for x in results[n]]
+        c = [x["cpu"] for x in results[n]]
+        rc = ratios(n, "cpu")
+        print(f"| {n} | {spread(w, lambda v: f'{v:.2f}')} | {spread(ratios(n, 'wall'), lambda v: f'{v:+.1f}%')} | "
+              f"{spread(c, lambda v: f'{v:.2f}')} | {spread(rc, lambda v: f'{v:+.1f}%')} | "
+              f"{100 * (min(c) / low - 1):+.1f}% | {statistics.median(rc) / 100 * bc * 1e9 / (2 * allocs):.2f} |")
+    for n in names:
+        d = [x for x in results[n] if "daemon" in x]
+        if d:
+            win = [x["daemon"] for x in d]
+            sampled = statistics.median(x["bpf"].get("on_alloc", (0, x["sampled"]))[1] for x in d)
+            kept = statistics.median(x["sampled"] for x in d)
+            both = [100 * ((x["cpu"] + x["daemon"]) / x.get("pair", b)["cpu"] - 1) for x, b in zip(results[n], base)]
+            print(f"\n{n}: daemon CPU from the workload's start to its last record read {spread(win, lambda v: f'{v:.2f} s')} "
+                  f"({100 * statistics.median(win) / bc:.1f}% of the workload's CPU alone; "
+                  f"{1e6 * statistics.median(win) / max(sampled, 1):.0f} us per sampled allocation, "
+                  f"{sampled:.0f} sampled allocations a run, {kept:.0f} in its profile); workload + daemon CPU "
+                  f"against alone "
+                  f"{spread(both, lambda v: f'{v:+.1f}%')}; start-up (BPF load) "
+                  f"{spread([x['daemon_start'] for x in d], lambda v: f'{v:.2f} s')}, final profile "
+                  f"{spread([x['daemon_final'] for x in d], lambda v: f'{v:.2f} s')}")
+            for prog in ("on_alloc", "on_free"):
+                per = [x["bpf"][prog][0] / x["bpf"][prog][1] for x in d if x["bpf"].get(prog, (0, 0))[1]]
+                if per:
+                    print(f"  BPF {prog}: {spread(per, lambda v: f'{v:.0f} ns')} per run")
+            lib = next((m for m in names if m.startswith("libotelprofd-alloc.so (no")), None)
+            if lib:
+                pairs = list(zip(results[n], results[lib]))
+                runs = sum(x["bpf"].get("on_alloc", (0, 0))[1] for x, _ in pairs)
+                if runs:
+                    extra = sum(x["cpu"] - y["cpu"] for x, y in pairs) / runs
+                    print(f"  the workload's CPU with the daemon against the library alone, over all rounds: "
+                          f"{1e6 * extra:.1f} us per sampled allocation (noisy: differences of runs)")
+    for n in names:
+        h = [x["all"] for x in results[n] if "all" in x]
+        if h:
+            print(f"\n{n}: with its recorder process (heaptrack_interpret), {statistics.median(h):.1f} s CPU "
+                  f"({statistics.median(h) / bc:.0f}x the workload alone)")
+    print(f"\n{allocs} allocations (and as many frees) per run; memleak: {memleak[2] if memleak else why}")
 
 
 if __name__ == "__main__":

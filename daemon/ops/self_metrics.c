@@ -159,6 +159,10 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("samples_dropped_total", NULL, "reason=\"malformed\"", a->malformed + m->malformed_records),
 		C("samples_dropped_total", NULL, "reason=\"profile_table_full\"", a->dropped_at_build),
 		C("samples_dropped_total", NULL, "reason=\"cpu_ceiling\"", m->samples_shed),
+		C("samples_dropped_total", NULL, "reason=\"cpu_ceiling_kernel\"", m->bpf[OTELPROF_CNT_CPU_SHED_SPENT]),
+		C("samples_sampled_down_total", "samples the kernel left out over the CPU ceiling while keeping 1 in N: "
+		  "each kept sample counts N, so the profile's totals include them", NULL,
+		  m->bpf[OTELPROF_CNT_CPU_SHED_SAMPLED]),
 		C("samples_dropped_total", NULL, "reason=\"at_exit\"", m->samples_at_exit),
 		C("samples_dropped_total", NULL, "reason=\"stale\"", m->samples_stale),
 		C("samples_put_off_total", "samples handled again at the next turn: a module they needed was not "
@@ -168,12 +172,17 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		G("cpu_window_percent", "the daemon's CPU over the last whole second, in percent of one CPU (with --max-cpu)",
 		  NULL, m->ceiling.last_percent),
 		G("cpu_shed_level", "work shed over the CPU ceiling: 0 none, 1 module opens deferred to export, "
-		  "2 samples dropped", NULL, m->ceiling.level),
+		  "2 samples shed in the kernel", NULL, m->ceiling.level),
+		G("cpu_shed_keep_every", "over the CPU ceiling, the kernel keeps 1 on-CPU sample in this many (1: all)",
+		  NULL, m->ceiling.level == CPU_SHED_DROP_SAMPLES ? m->ceiling.keep_every : 1),
 		C("cpu_ceiling_windows_over_total", "seconds that ended over the CPU ceiling", NULL, m->ceiling.windows_over),
 		C("cpu_ceiling_windows_spent_total", "seconds whose CPU share was spent before they ended (samples "
 		  "dropped until then)", NULL, m->ceiling.windows_spent),
 		C("ring_buffer_reads_out_of_time_total", "ring buffer reads stopped at their time budget (50 ms)", NULL,
 		  m->ring_reads_out_of_time),
+		G("loop_turn_max_seconds", "the event loop's longest turn so far: the most time between two looks at "
+		  "signals and the deadline", NULL, (double)m->loop_turn_max_ns / 1e9),
+		C("loop_turns_long_total", "turns of the event loop over 100 ms", NULL, m->loop_turns_long),
 		C("stack_errors_total", "stack walks the kernel could not do, by side", "side=\"kernel\"",
 		  m->bpf[OTELPROF_CNT_KSTACK_ERROR]),
 		C("stack_errors_total", NULL, "side=\"user\"", m->bpf[OTELPROF_CNT_USTACK_ERROR]),
@@ -195,6 +204,10 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_module_cache_misses_total", "mappings whose file had to be opened", NULL,
 		  y->module_cache_misses),
 		C("symbolizer_modules_evicted_total", "modules evicted from the cache", NULL, y->modules_evicted),
+		C("symbolizer_vdso_frames_total", "frames named from the vDSO's image ([vdso] mappings)", NULL,
+		  y->vdso_frames),
+		C("symbolizer_vdso_refused_total", "[vdso] mappings not served by the vDSO's image (unreadable, or "
+		  "another ABI's)", NULL, y->vdso_refused),
 		G("symbolizer_modules", "modules in the cache", NULL, y->modules_cached),
 		G("symbolizer_module_bytes", "bytes the cached modules account for", NULL, y->module_bytes),
 		C("symbolizer_module_bytes_over_total", "times only the module in use was left over the byte bound",
@@ -517,7 +530,7 @@ uint64_t self_metrics_dropped_samples(const struct self_metrics *m)
 
 	return m->bpf[OTELPROF_CNT_RINGBUF_FULL] + a->dropped_entries + a->dropped_stack_bytes + a->dropped_samples +
 	       a->dropped_nomem + a->malformed + m->malformed_records + a->dropped_at_build + m->samples_shed +
-	       m->samples_at_exit + m->samples_stale;
+	       m->bpf[OTELPROF_CNT_CPU_SHED_SPENT] + m->samples_at_exit + m->samples_stale;
 }
 
 uint64_t self_metrics_unsymbolized(const struct self_metrics *m)
@@ -536,7 +549,7 @@ void self_metrics_format_totals(const struct self_metrics *m, char *buf, size_t 
 		 "), %" PRIu64 " %s not symbolized",
 		 a->samples, plural(a->samples, "sample", "samples"), self_metrics_dropped_samples(m),
 		 m->bpf[OTELPROF_CNT_RINGBUF_FULL], a->dropped_entries + a->dropped_stack_bytes, a->dropped_samples,
-		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, m->samples_shed, m->samples_at_exit,
+		 a->dropped_nomem, a->malformed + m->malformed_records, a->dropped_at_build, m->samples_shed + m->bpf[OTELPROF_CNT_CPU_SHED_SPENT], m->samples_at_exit,
 		 m->samples_stale, unsymbolized,
 		 plural(unsymbolized, "frame", "frames"));
 }

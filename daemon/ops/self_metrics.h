@@ -30,6 +30,9 @@
 #include "sampling/runtime_bpf.h"
 #include "sampling/unwind_sample.h"
 
+/* The event loop looks at signals and the deadline at least this often (issue 27). */
+#define LOOP_TURN_BOUND_MS 100
+
 struct self_metrics {
 	uint64_t bpf[OTELPROF_CNT_MAX];   /* BPF-side counters (enum otelprof_counter) */
 	uint64_t malformed_records;       /* ring buffer records user space could not read */
@@ -38,6 +41,9 @@ struct self_metrics {
 	uint64_t samples_put_off;         /* samples put off to the next turn by its open deadline */
 	uint64_t samples_stale;           /* ... dropped then: their process had exec'd or gone */
 	uint64_t ring_reads_out_of_time;  /* ring buffer reads stopped at their time budget */
+	uint64_t loop_turn_max_ns;        /* the event loop's longest turn: the most time between two
+					     looks at signals and the deadline */
+	uint64_t loop_turns_long;         /* turns over LOOP_TURN_BOUND_MS */
 	struct cpu_ceiling ceiling;       /* --max-cpu: ceiling, level, last window's CPU */
 	struct agg_counters aggregate;
 	struct symbolizer_stats symbolizer;

@@ -40,6 +40,8 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->samples_put_off = record_path_counters(src->records)->samples_put_off;
 	m->samples_stale = record_path_counters(src->records)->replay_stale;
 	m->ring_reads_out_of_time = sampler_time_stops(src->sampler);
+	m->loop_turn_max_ns = src->loop_turn_max_ns;
+	m->loop_turns_long = src->loop_turns_long;
 	if (src->ceiling)
 		m->ceiling = *src->ceiling;
 	m->aggregate = *aggregate_counters(src->agg);
@@ -234,6 +236,10 @@ void self_report_log_counters(const struct self_sources *src)
 		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
 		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED], sampler_budget_stops(src->sampler),
 		  SAMPLER_CONSUME_BUDGET, SAMPLER_CONSUME_BUDGET_MS, m.ring_reads_out_of_time);
+	log_msg(m.loop_turns_long ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG,
+		"loop: the longest turn took %.1f ms (signals and the deadline unseen meanwhile), %" PRIu64
+		" %s over %d ms", (double)m.loop_turn_max_ns / 1e6, m.loop_turns_long,
+		plural(m.loop_turns_long, "turn", "turns"), LOOP_TURN_BOUND_MS);
 	log_debug("module cache: %" PRIu64 " opened with debug info, %" PRIu64 " with ELF symbols only (%" PRIu64
 		  " too big, %" PRIu64 " out under pressure lately, %" PRIu64 " slow to open), %" PRIu64
 		  " not admitted, %" PRIu64 " evicted to make room, %" PRIu64 " opens deferred; opens took %.1f ms "
@@ -241,13 +247,18 @@ void self_report_log_counters(const struct self_sources *src)
 		  ss->modules_tier_too_big, ss->modules_tier_thrash, ss->modules_tier_slow, ss->modules_not_admitted,
 		  ss->module_pressure_evictions, ss->module_opens_deferred, (double)ss->module_open_ns_total / 1e6,
 		  (double)ss->module_open_ns_max / 1e6, (double)ss->module_open_bytes_max / (1 << 20));
-	if (m.ceiling.max_percent > 0)
-		log_msg(m.samples_shed ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG,
+	if (m.ceiling.max_percent > 0) {
+		uint64_t kernel_lost = m.bpf[OTELPROF_CNT_CPU_SHED_SPENT], sampled = m.bpf[OTELPROF_CNT_CPU_SHED_SAMPLED];
+
+		log_msg(m.samples_shed + kernel_lost + sampled ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG,
 			"CPU ceiling %.2f%% of a CPU: %" PRIu64 " %s over it, %" PRIu64 " spent before their end; "
-			"%" PRIu64 " samples dropped for it; level now %s, the last second %.2f%%", m.ceiling.max_percent,
-			m.ceiling.windows_over, plural(m.ceiling.windows_over, "second", "seconds"),
-			m.ceiling.windows_spent, m.samples_shed, cpu_shed_level_name(m.ceiling.level),
-			m.ceiling.last_percent);
+			"%" PRIu64 " samples dropped for it (%" PRIu64 " in the kernel, %" PRIu64 " as read), %" PRIu64
+			" more shed in the kernel 1 in N kept (each kept one counts N); level now %s, the last second "
+			"%.2f%%", m.ceiling.max_percent, m.ceiling.windows_over,
+			plural(m.ceiling.windows_over, "second", "seconds"), m.ceiling.windows_spent,
+			m.samples_shed + kernel_lost, kernel_lost, m.samples_shed, sampled,
+			cpu_shed_level_name(m.ceiling.level), m.ceiling.last_percent);
+	}
 	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
 		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,

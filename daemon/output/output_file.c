@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -17,7 +18,7 @@
 
 struct output_file {
 	char *path; /* the final name */
-	char *tmp;  /* the temporary file beside it; NULL: written in place (a device or a pipe) */
+	char *tmp;  /* the temporary file beside it; NULL when writing to path itself (not a file) */
 	FILE *stream;
 };
 
@@ -42,35 +43,44 @@ static void output_file_free(struct output_file *f)
 	free(f);
 }
 
-/* path itself (not a link to it) is a character device or a FIFO (/dev/null, /dev/stdout's target,
- * a named pipe): written in place. A rename over it would replace the device node with a file: -o
- * /dev/null once turned the host's /dev/null into a regular file that filled /dev. */
-static struct output_file *open_in_place(struct output_file *f, const char *path)
+/* path is there and not a regular file or a directory: a device (/dev/null), a FIFO, a socket, or a
+ * link to one (/dev/stdout). Renaming over it would replace the device itself, as root /dev/null. */
+static bool is_special(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	return !stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* Written in place: opened without O_CREAT. O_NONBLOCK for the open only, so that a FIFO without a
+ * reader is ENXIO at once rather than a wait; writes block as usual. */
+static int open_special(struct output_file *f)
+{
+	int fd = open(f->path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), flags;
 
 	if (fd < 0)
-		return NULL;
-	f->stream = fdopen(fd, "w");
-	if (!f->stream) {
+		return -1;
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
 		close(fd);
-		return NULL;
+		return -1;
 	}
-	return f;
+	return fd;
 }
 
 struct output_file *output_file_open(const char *path)
 {
 	size_t len = strlen(path) + sizeof(".tmp-") + 16;
 	struct output_file *f = calloc(1, sizeof(*f));
-	struct stat st;
 	int fd = -1, err;
 
-	if (f && (f->path = strdup(path)) && !lstat(path, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-		if (open_in_place(f, path))
-			return f;
-		err = errno;
-		goto fail;
+	if (f && (f->path = strdup(path)) && is_special(path)) {
+		fd = open_special(f);
+		if (fd < 0) {
+			err = errno;
+			goto fail;
+		}
+		goto stream;
 	}
 	if (!f || !f->path || !(f->tmp = malloc(len))) {
 		err = ENOMEM;
@@ -86,11 +96,13 @@ struct output_file *output_file_open(const char *path)
 		err = errno;
 		goto fail;
 	}
+stream:
 	f->stream = fdopen(fd, "w");
 	if (!f->stream) {
 		err = errno;
 		close(fd);
-		unlink(f->tmp);
+		if (f->tmp)
+			unlink(f->tmp);
 		goto fail;
 	}
 	return f;
@@ -129,7 +141,8 @@ int output_file_commit(struct output_file *f)
 		r = -errno;
 	else if (ferror(f->stream))
 		r = -EIO;
-	if (!r && f->tmp && fsync(fileno(f->stream)))
+	/* A device or a pipe may not sync (EINVAL): that is no failure of the write. */
+	if (!r && fsync(fileno(f->stream)) && (f->tmp || (errno != EINVAL && errno != EROFS)))
 		r = -errno;
 	if (fclose(f->stream) && !r)
 		r = -errno;
@@ -164,6 +177,9 @@ int output_file_check(const char *path)
 
 	if (!stat(path, &st) && S_ISDIR(st.st_mode))
 		return -EISDIR;
+	/* Opening a FIFO now would need its reader now; it may come later. */
+	if (is_special(path))
+		return access(path, W_OK) ? -errno : 0;
 	f = output_file_open(path);
 	if (!f)
 		return -errno;

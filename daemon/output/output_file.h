@@ -7,8 +7,9 @@
  * the file in place. rename() replaces a symbolic link at the final name with the file itself and
  * leaves its target alone; a full or failing disk leaves the final name as it was and no temporary.
  *
- * A path that is itself a character device or a FIFO (-o /dev/null, a named pipe) is written in
- * place instead: renaming over it would replace the device node with a file.
+ * A path that is there and is neither a regular file nor a directory (/dev/null, /dev/stdout, a FIFO)
+ * is written in place instead: renaming over it would replace the device (as root, /dev/null itself).
+ * A FIFO without a reader is ENXIO at open, never a wait.
  *
  * Mode 0644 less the umask, as any file a command writes: a profile is meant to be read and shared
  * (flame graphs, pprof), and a user who wants it private sets a umask, which is honoured.
@@ -20,7 +21,8 @@
 
 struct output_file;
 
-/* A new temporary file beside path. NULL with errno set. */
+/* A new temporary file beside path (or path itself, opened, when it is a device or a FIFO). NULL
+ * with errno set. */
 struct output_file *output_file_open(const char *path);
 /* The stream to write the contents to, owned by f. */
 FILE *output_file_stream(struct output_file *f);

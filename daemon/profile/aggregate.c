@@ -352,6 +352,29 @@ int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *s,
 	return 0;
 }
 
+void aggregate_repeat_last(struct aggregate *agg, uint64_t times)
+{
+	struct agg_entry *e = agg->last_entry;
+	uint64_t room = agg->limits.max_samples - agg->interval_samples;
+
+	if (!e || !e->ntimestamps || e->values || !times)
+		return; /* valued samples carry their weight in their values */
+	if (times > room) {
+		agg->counters.dropped_samples += times - room;
+		times = room;
+	}
+	if (grow_array((void **)&e->timestamps, &e->capacity, e->ntimestamps + times, sizeof(uint64_t))) {
+		agg->counters.dropped_nomem += times;
+		return;
+	}
+	for (uint64_t i = 0; i < times; i++)
+		e->timestamps[e->ntimestamps + i] = e->timestamps[e->ntimestamps - 1];
+	e->ntimestamps += times;
+	e->count += times;
+	agg->counters.samples += times;
+	agg->interval_samples += times;
+}
+
 int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *s, uint64_t process_instance,
 			uint64_t time_unix_ns, uint64_t value)
 {

@@ -91,6 +91,9 @@ int aggregate_add_value(struct aggregate *agg, const struct otelprof_sample *sam
  * (both already scaled by the sampling). */
 int aggregate_add_heap(struct aggregate *agg, const struct otelprof_sample *sample, uint64_t process_instance,
 		       uint64_t time_unix_ns, uint64_t bytes, uint64_t objects);
+/* The last sample added counts times more, at its time (a sample that stands for others: kept 1 in
+ * times + 1 over the CPU ceiling). What max_samples has no room for is dropped, counted. */
+void aggregate_repeat_last(struct aggregate *agg, uint64_t times);
 /* Forget every sample: a new interval starts. Counters are kept. */
 void aggregate_reset(struct aggregate *agg);
 

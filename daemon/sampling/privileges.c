@@ -61,7 +61,7 @@ uint64_t privileges_load_mask(void)
 	return (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON);
 }
 
-int privileges_drop_to(uint64_t keep)
+int privileges_keep_only(uint64_t keep)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
@@ -84,5 +84,5 @@ int privileges_drop_to(uint64_t keep)
 
 int privileges_drop_after_setup(bool keep_bpf, bool keep_attach)
 {
-	return privileges_drop_to(privileges_after_setup_mask(keep_bpf, keep_attach));
+	return privileges_keep_only(privileges_after_setup_mask(keep_bpf, keep_attach));
 }

@@ -28,6 +28,10 @@ bool privileges_bpf_needs_cap(const char *release, int unprivileged_bpf_disabled
 /* The same for the running kernel. */
 bool privileges_bpf_needs_cap_here(void);
 
+/* Drop every capability not in keep (a mask of CAP_* bits) from the effective, permitted,
+ * inheritable and ambient sets of the calling thread. 0 or -errno. */
+int privileges_keep_only(uint64_t keep);
+
 /* Drop every capability but the kept ones (and CAP_BPF when keep_bpf; CAP_BPF, CAP_PERFMON and
  * CAP_SYS_ADMIN when keep_attach: --alloc attaches uprobes to the files it finds as processes come)
  * from the effective, permitted, inheritable and ambient sets of the calling thread. 0 or -errno. */
@@ -36,7 +40,5 @@ int privileges_drop_after_setup(bool keep_bpf, bool keep_attach);
 uint64_t privileges_after_setup_mask(bool keep_bpf, bool keep_attach);
 /* CAP_BPF and CAP_PERFMON: what loading a perf_event program needs (the runtimes' BPF parts). */
 uint64_t privileges_load_mask(void);
-/* Drop every capability of the calling thread outside keep (a mask of CAP_* bits). 0 or -errno. */
-int privileges_drop_to(uint64_t keep);
 
 #endif

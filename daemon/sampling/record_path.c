@@ -18,6 +18,9 @@
 #include "runtime.h"
 #include "symbolizer.h"
 
+/* An off-CPU or allocation stack waits this long at most for a module still opening (unwind_waiting()). */
+#define STACK_OPEN_WAIT_MS 200
+
 #define MAX_SETTLING 1024
 #define MAX_ROOMS 8
 
@@ -43,6 +46,7 @@ struct record_path {
 	size_t nrooms;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
+	bool drop_off_cpu;               /* over the CPU ceiling: off-CPU stacks shed as read */
 	bool drop_at_exit;               /* the run's last read is out of time: samples dropped as read */
 	bool replay_off;                 /* opens are deferred on purpose (CPU ceiling): no replays */
 	struct record_replay *replay;    /* owned: samples put off by the turn's open deadline */
@@ -274,6 +278,28 @@ static void check_rooms(struct record_path *rp, const struct runtime_sample *rs)
  * interpreter is looked for at a process's first few records of any kind: a Python process that
  * switched out before its first on-CPU sample (most do) was never looked at, and had no Python frames.
  */
+/*
+ * Unwind an off-CPU stack or an allocation's: unlike a sample, it cannot be put off to the next turn
+ * (its end, or its free, may come first), so when a module it needed is still opening (the
+ * symbolizer's opener thread, past the turn's deadline), it waits for it up to STACK_OPEN_WAIT_MS
+ * and is unwound again.
+ */
+static const struct otelprof_sample *unwind_waiting(struct record_path *rp, const struct otelprof_sample *s,
+						  uint64_t instance, const void *data, size_t size)
+{
+	uint64_t deferred = symbolizer_stats(rp->sym)->module_opens_deferred;
+	struct unwind_sample_counters first = rp->counters.unwind;
+	const struct otelprof_sample *out = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound,
+							  &first);
+
+	if (rp->replay_off || symbolizer_stats(rp->sym)->module_opens_deferred == deferred ||
+	    !symbolizer_settle_opens(rp->sym, clock_ns(CLOCK_MONOTONIC) + STACK_OPEN_WAIT_MS * 1000000ULL)) {
+		rp->counters.unwind = first;
+		return out;
+	}
+	return unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound, &rp->counters.unwind);
+}
+
 static const struct otelprof_sample *stack_of(struct record_path *rp, const void *data, size_t size,
 					      uint64_t *instance)
 {
@@ -284,7 +310,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
 	check_rooms(rp, &(struct runtime_sample){ .s = s, .data = data, .size = size, .pi = pi, .instance = *instance });
-	s = unwind_sample(rp->sym, (pid_t)s->pid, *instance, data, size, &rp->unwound, &rp->counters.unwind);
+	s = unwind_waiting(rp, s, *instance, data, size);
 	if (pi && pi->samples == 1)
 		open_modules(rp, s, *instance);
 	return s;
@@ -368,7 +394,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		rp->counters.malformed_records++;
 		return;
 	}
-	if ((rp->drop_samples || rp->drop_at_exit) &&
+	if ((rp->drop_samples || rp->drop_at_exit || (rp->drop_off_cpu && hdr->kind == OTELPROF_RECORD_OFF_CPU)) &&
 	    (hdr->kind == OTELPROF_RECORD_SAMPLE || hdr->kind == OTELPROF_RECORD_OFF_CPU)) {
 		if (rp->drop_at_exit)
 			rp->counters.samples_at_exit++;
@@ -405,7 +431,9 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		for (size_t i = 0; i < rp->nrooms; i++)
 			if (rp->rooms[i] && rp->ops[i]->frames)
 				s = rp->ops[i]->frames(rp->rooms[i], &rs, s);
-		aggregate_add_linked(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns, rp->link, link_len);
+		if (!aggregate_add_linked(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns, rp->link, link_len) &&
+		    s->weight > 1)
+			aggregate_repeat_last(rp->agg, s->weight - 1); /* kept 1 in weight over the CPU ceiling */
 		break;
 	case OTELPROF_RECORD_EXEC:
 	case OTELPROF_RECORD_FORK:
@@ -449,9 +477,10 @@ void record_path_settle(struct record_path *rp, uint64_t now)
 	rp->nsettling = kept;
 }
 
-void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool opens_deferred)
+void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool drop_off_cpu, bool opens_deferred)
 {
 	rp->drop_samples = drop_samples;
+	rp->drop_off_cpu = drop_off_cpu;
 	rp->replay_off = opens_deferred;
 }
 

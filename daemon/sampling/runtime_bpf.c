@@ -185,7 +185,7 @@ static void *loader_main(void *arg)
 
 	prctl(PR_SET_NAME, "bpf-loader", 0, 0, 0);
 	/* It inherited its creator's capabilities: it keeps the loading ones only. */
-	if (privileges_drop_to(rb->keep_after | privileges_load_mask()))
+	if (privileges_keep_only(rb->keep_after | privileges_load_mask()))
 		log_warn("Failed to drop the BPF loader thread's other capabilities");
 	pthread_mutex_lock(&rb->lock);
 	while (!rb->stop && runtime_bpf_waiting(rb)) {
@@ -206,7 +206,7 @@ static void *loader_main(void *arg)
 		rb->finished |= 1u << id;
 	}
 	/* Nothing left to load: this thread needs no more than the others. */
-	if (privileges_drop_to(rb->keep_after))
+	if (privileges_keep_only(rb->keep_after))
 		log_warn("Failed to drop the BPF loader thread's capabilities");
 	pthread_mutex_unlock(&rb->lock);
 	return NULL;

@@ -422,7 +422,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	if (*missing) {
 		log_error("Missing privileges: %s. Run otelprofd as root, or grant it the capabilities "
 			  "(setcap cap_bpf,cap_perfmon,cap_sys_resource,cap_sys_ptrace,cap_dac_read_search,"
-			  "cap_checkpoint_restore,cap_syslog+ep otelprofd).",
+			  "cap_checkpoint_restore,cap_syslog,cap_setuid,cap_setgid+ep otelprofd).",
 			  missing);
 		*err = -EPERM;
 		return NULL;
@@ -804,6 +804,12 @@ int sampler_off_cpu_counters(const struct sampler *s, uint64_t counters[OTELPROF
 int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_ALLOC_CNT_MAX])
 {
 	return sum_counters(s->skel->maps.alloc_counters, counters, OTELPROF_ALLOC_CNT_MAX);
+}
+
+void sampler_set_keep_every(struct sampler *s, uint32_t every)
+{
+	if (s->skel->bss)
+		__atomic_store_n(&s->skel->bss->cpu_shed_keep_every, every, __ATOMIC_RELAXED);
 }
 
 unsigned sampler_cpu_count(const struct sampler *s)

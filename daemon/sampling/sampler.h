@@ -105,6 +105,10 @@ bool sampler_off_cpu_waiting(void *sampler, uint32_t tid, uint64_t start_ns);
 int sampler_attach_alloc(struct sampler *s, const char *path);
 /* Sum of the allocation programs' per-CPU counters (enum otelprof_alloc_counter). 0 or -errno. */
 int sampler_alloc_counters(const struct sampler *s, uint64_t counters[OTELPROF_ALLOC_CNT_MAX]);
+/* Over the CPU ceiling: the on-CPU program keeps 1 sample in every (0 or 1: all of them;
+ * OTELPROF_SHED_KEEP_NONE: none), counting the others, and writes the rate into the kept ones' weight
+ * (bpf/cpu_shed.bpf.h). A store into the program's mmapped data: no system call. */
+void sampler_set_keep_every(struct sampler *s, uint32_t every);
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,52 +49,116 @@ bool jvm_attach_is_hotspot(pid_t pid)
 	return found;
 }
 
-/* The line of /proc/PID/status that starts with field ("SigCgt:") into line; false when none. */
-static bool status_line(pid_t pid, const char *field, char *line, size_t size)
+static int pidfd_open_of(pid_t pid)
 {
-	char path[64];
-	bool found = false;
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_signal(int pid_fd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pid_fd, sig, NULL, 0);
+}
+
+/* The process of the pidfd has not exited (a pidfd polls readable once it has). */
+static bool alive(int pid_fd)
+{
+	struct pollfd p = { .fd = pid_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 0;
+}
+
+/* The "Groups:" list into t (the first JVM_ATTACH_MAX_GROUPS). */
+static void parse_groups(const char *list, struct jvm_attach_target *t)
+{
+	char *end;
+
+	t->ngroups = 0;
+	while (t->ngroups < JVM_ATTACH_MAX_GROUPS) {
+		unsigned long g = strtoul(list, &end, 10);
+
+		if (end == list)
+			break;
+		t->groups[t->ngroups++] = (gid_t)g;
+		list = end;
+	}
+}
+
+/* What /proc/PID/status says of the credentials, the pid in its namespace and SIGQUIT. */
+static int read_status(struct jvm_attach_target *t)
+{
+	char path[64], line[1024];
+	unsigned long long sigcgt = 0;
+	unsigned seen = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", t->pid);
 	if (!(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(line, (int)size, f))
-		found = !strncmp(line, field, strlen(field));
+		return errno == ENOENT ? -ESRCH : -errno;
+	t->nspid = t->pid;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long real, eff;
+		char *last;
+
+		if (sscanf(line, "Uid: %lu %lu", &real, &eff) == 2) {
+			t->uid = (uid_t)eff;
+			seen |= 1;
+		} else if (sscanf(line, "Gid: %lu %lu", &real, &eff) == 2) {
+			t->gid = (gid_t)eff;
+			seen |= 2;
+		} else if (!strncmp(line, "Groups:", 7)) {
+			parse_groups(line + 7, t);
+		} else if (!strncmp(line, "NSpid:", 6) && (last = strrchr(line, '\t')) && atoi(last + 1) > 0) {
+			t->nspid = (pid_t)atoi(last + 1);
+		} else if (sscanf(line, "SigCgt: %llx", &sigcgt) == 1) {
+			t->catches_sigquit = sigcgt & (1ULL << (SIGQUIT - 1));
+		}
+	}
 	fclose(f);
-	return found;
+	return seen == 3 ? 0 : -EPROTO;
 }
 
-/* The process catches SIGQUIT (SigCgt): HotSpot's handler starts the attach listener; without one,
- * SIGQUIT kills the process. */
-static bool catches_sigquit(pid_t pid)
+int jvm_attach_target_open(pid_t pid, struct jvm_attach_target *t)
 {
-	char line[256];
-	unsigned long long mask = 0;
+	char path[64];
+	int r;
 
-	return status_line(pid, "SigCgt:", line, sizeof(line)) && sscanf(line, "SigCgt: %llx", &mask) == 1 &&
-	       (mask & (1ULL << (SIGQUIT - 1)));
+	*t = (struct jvm_attach_target){ .pid = pid, .pid_fd = -1, .root_fd = -1 };
+	/* The pidfd first: if the process is still alive after the reads below, they were of it. */
+	if ((t->pid_fd = pidfd_open_of(pid)) < 0)
+		return -errno;
+	r = jvm_attach_is_hotspot(pid) ? read_status(t) : -EPERM;
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	if (!r && (t->root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		r = errno == ENOENT ? -ESRCH : -errno;
+	if (!r && !alive(t->pid_fd))
+		r = -ESRCH;
+	if (r)
+		jvm_attach_target_close(t);
+	return r;
 }
 
-pid_t jvm_attach_ns_pid(pid_t pid)
+void jvm_attach_target_close(struct jvm_attach_target *t)
 {
-	char line[256], *last;
-	pid_t ns;
-
-	if (!status_line(pid, "NSpid:", line, sizeof(line)) || !(last = strrchr(line, '\t')))
-		return pid;
-	ns = (pid_t)atoi(last + 1);
-	return ns > 0 ? ns : pid;
+	if (t->pid_fd >= 0)
+		close(t->pid_fd);
+	if (t->root_fd >= 0)
+		close(t->root_fd);
+	t->pid_fd = t->root_fd = -1;
 }
 
-static int socket_path(struct sockaddr_un *sa, pid_t pid, pid_t nspid)
+/* The path of name in the JVM's /tmp, reached through its root fd. */
+static int tmp_path(char *buf, size_t size, const struct jvm_attach_target *t, const char *name)
 {
-	int n;
+	int n = snprintf(buf, size, "/proc/self/fd/%d/tmp/%s%d", t->root_fd, name, t->nspid);
 
+	return n > 0 && (size_t)n < size ? 0 : -ENAMETOOLONG;
+}
+
+static int socket_path(struct sockaddr_un *sa, const struct jvm_attach_target *t)
+{
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	n = snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/%d/root/tmp/.java_pid%d", pid, nspid);
-	return n > 0 && (size_t)n < sizeof(sa->sun_path) ? 0 : -ENAMETOOLONG;
+	return tmp_path(sa->sun_path, sizeof(sa->sun_path), t, ".java_pid");
 }
 
 static bool is_socket(const char *path)
@@ -107,11 +172,12 @@ static bool is_socket(const char *path)
  * directory, the other: a process chooses that one, and could make the daemon create files in a
  * directory of the host that root owns. Its path in trigger (to remove it after), or "" when one
  * was there already (jcmd's, left for it). */
-static int create_trigger(pid_t pid, pid_t nspid, char *trigger, size_t size)
+static int create_trigger(const struct jvm_attach_target *t, char *trigger, size_t size)
 {
 	int fd;
 
-	snprintf(trigger, size, "/proc/%d/root/tmp/.attach_pid%d", pid, nspid);
+	if ((fd = tmp_path(trigger, size, t, ".attach_pid")))
+		return fd;
 	fd = open(trigger, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 && errno == EEXIST) {
 		trigger[0] = 0;
@@ -124,16 +190,16 @@ static int create_trigger(pid_t pid, pid_t nspid, char *trigger, size_t size)
 }
 
 /* Wait for the listener's socket (started by SIGQUIT). */
-static int start_listener(pid_t pid, pid_t nspid, const char *sock, long long deadline)
+static int start_listener(const struct jvm_attach_target *t, const char *sock, long long deadline)
 {
 	char trigger[128];
 	int r;
 
-	if (!catches_sigquit(pid))
+	if (!t->catches_sigquit)
 		return -ENOTSUP;
-	if ((r = create_trigger(pid, nspid, trigger, sizeof(trigger))))
+	if ((r = create_trigger(t, trigger, sizeof(trigger))))
 		return r;
-	if (kill(pid, SIGQUIT)) {
+	if (pidfd_signal(t->pid_fd, SIGQUIT)) {
 		r = -errno;
 		if (trigger[0])
 			unlink(trigger);
@@ -192,15 +258,15 @@ out:
 	return r;
 }
 
-int jvm_attach_perfmap(pid_t pid, pid_t nspid, int timeout_ms)
+int jvm_attach_perfmap(const struct jvm_attach_target *t, int timeout_ms)
 {
 	long long deadline = now_ms() + timeout_ms;
 	struct sockaddr_un sa;
 	int r;
 
-	if ((r = socket_path(&sa, pid, nspid)))
+	if ((r = socket_path(&sa, t)))
 		return r;
-	if (!is_socket(sa.sun_path) && (r = start_listener(pid, nspid, sa.sun_path, deadline)))
+	if (!is_socket(sa.sun_path) && (r = start_listener(t, sa.sun_path, deadline)))
 		return r;
 	return run_command(&sa, deadline);
 }

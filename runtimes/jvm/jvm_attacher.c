@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "jvm_attach.h"
+#include "jvm_broker.h"
 
 struct request {
 	pid_t pid;
@@ -32,6 +33,7 @@ struct jvm_attacher {
 	unsigned head, count;
 	struct jvm_attacher_counters counters; /* under lock */
 	unsigned refresh_ms;
+	struct jvm_broker *broker;             /* borrowed; NULL: attach from this thread */
 	struct known known[RUNTIME_JVM_TABLE]; /* the thread's alone */
 };
 
@@ -70,6 +72,18 @@ static struct known *known_slot(struct jvm_attacher *a, const struct request *r,
 	return oldest;
 }
 
+/* Without a broker: as the daemon's own user, from this thread. */
+static int attach_here(pid_t pid)
+{
+	struct jvm_attach_target t;
+	int r = jvm_attach_target_open(pid, &t);
+
+	if (!r)
+		r = jvm_attach_perfmap(&t, RUNTIME_JVM_ATTACH_TIMEOUT_MS);
+	jvm_attach_target_close(&t);
+	return r;
+}
+
 static void handle(struct jvm_attacher *a, const struct request *r)
 {
 	uint64_t now = now_ms();
@@ -92,10 +106,19 @@ static void handle(struct jvm_attacher *a, const struct request *r)
 	k->next_ms = now + a->refresh_ms;
 	/* -ENOTSUP (no SIGQUIT handler: a JVM still starting, or run with -Xrs) is tried again at the
 	 * next period, never signalled meanwhile. */
-	rc = jvm_attach_perfmap(r->pid, jvm_attach_ns_pid(r->pid), RUNTIME_JVM_ATTACH_TIMEOUT_MS);
+	rc = a->broker ? jvm_broker_attach(a->broker, r->pid) : attach_here(r->pid);
 	pthread_mutex_lock(&a->lock);
-	counter = !rc ? &a->counters.perf_maps : rc == -ENOTSUP ? &a->counters.not_attachable : &a->counters.failed;
+	switch (rc) {
+	case 0: counter = &a->counters.perf_maps; break;
+	case -ENOTSUP: counter = &a->counters.not_attachable; break;
+	case -EBUSY: counter = &a->counters.rate_limited; break;
+	case -ETIMEDOUT: counter = &a->counters.timed_out; break;
+	case -EPIPE: counter = &a->counters.broker_lost; break;
+	default: counter = &a->counters.failed; break;
+	}
 	(*counter)++;
+	if (rc == -EBUSY)
+		k->next_ms = now; /* not asked: asked at its next sample instead */
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -122,13 +145,14 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct jvm_attacher *jvm_attacher_new(unsigned refresh_ms)
+struct jvm_attacher *jvm_attacher_new(unsigned refresh_ms, struct jvm_broker *broker)
 {
 	struct jvm_attacher *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
 	a->refresh_ms = refresh_ms;
+	a->broker = broker;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->wake, NULL);
 	if (pthread_create(&a->thread, NULL, run, a)) {

@@ -37,6 +37,18 @@ static void test_membership(void **state)
 	assert_int_equal(set.live, 0);
 	assert_false(sampled_set_insert(&set, NULL));
 	assert_false(sampled_set_insert(&set, (void *)SAMPLED_SET_REMOVED));
+	/* A pinned pointer: always "maybe", never in the set, whatever its neighbours do. */
+	assert_false(sampled_set_maybe(&set, (void *)0x4000));
+	sampled_set_pin(&set, (void *)0x4000);
+	assert_true(sampled_set_maybe(&set, (void *)0x4000));
+	assert_false(sampled_set_contains(&set, (void *)0x4000));
+	assert_false(sampled_set_remove(&set, (void *)0x4000));
+	assert_true(sampled_set_insert(&set, (void *)0x4000));
+	assert_true(sampled_set_contains(&set, (void *)0x4000));
+	assert_true(sampled_set_remove(&set, (void *)0x4000));
+	assert_false(sampled_set_contains(&set, (void *)0x4000));
+	assert_true(sampled_set_maybe(&set, (void *)0x4000));
+	assert_int_equal(set.live, 0);
 }
 
 /* Far more pointers than slots, inserted and removed in turn: removed slots are reused, and a

@@ -13,8 +13,7 @@ what it decoded. Asserted for each transport, on what the Collector decoded:
   otelprofd kept and sent (its end-of-run lines), and each interval's samples (its -v lines) those of
   that interval's request: nothing lost or doubled; none rejected in part;
 - every frame has a function name, or is an address in a mapping that carries a build id, but at
-  most 1% outside every mapping (the vDSO, which otelprofd does not symbolize, and an unwinder's last
-  guess); the workloads' own functions have their file and line (C from DWARF, Python from code objects, Go from
+  most 1% outside every mapping (an unwinder's last guess); none in the vDSO is left unnamed; the workloads' own functions have their file and line (C from DWARF, Python from code objects, Go from
   .gopclntab) and frame type (native, cpython, go);
 - resource attributes: process.pid, process.executable.name and .path, host.name and service.name on
   every resource; service.name trace-app-svc from the process context; container.id of the Docker
@@ -69,7 +68,7 @@ def warm(paths):
 
 
 def vdso_of(pid):
-    """The [vdso] range of a process: otelprofd does not symbolize the vDSO (a location of no mapping)."""
+    """The [vdso] range of a process (its frames are named from otelprofd's own vDSO image)."""
     for line in open(f"/proc/{pid}/maps"):
         if line.rstrip().endswith("[vdso]"):
             start, end = (int(x, 16) for x in line.split()[0].split("-"))
@@ -137,15 +136,17 @@ def check_frames(t, profs):
                 continue
             if not f["no_symbols"] or f["mapping"]:
                 bpftest.fail(f"{t}: a frame in a mapping with neither a name nor a build id: {f}")
-            # Not in a mapping: the vDSO, which otelprofd does not symbolize (docs/symbols.md), or an
-            # unwinder's guess past the last frame it could trust (a few per thousand).
+            # Not in a mapping: an unwinder's guess past the last frame it could trust (a few per
+            # thousand). Never the vDSO, which is named (docs/symbols.md).
             if low <= f["address"] < high:
                 in_vdso += 1
             else:
                 unmapped += 1
     print(f"{t}: of {frames} frames, all named or an address in a mapping with a build id but {in_vdso} in the "
           f"vDSO and {unmapped} outside every mapping")
-    if in_vdso + unmapped > 0.01 * frames:
+    if in_vdso:
+        bpftest.fail(f"{t}: {in_vdso} frames in the vDSO without a name")
+    if unmapped > 0.01 * frames:
         bpftest.fail(f"{t}: {in_vdso} frames in the vDSO and {unmapped} outside every mapping, of {frames}")
     mine = {name: [(a, p) for a, p in profs if a.get("process.pid") == pid] for name, pid in pid_of.items()}
     wants = (("trace", "span_fn_1", "trace-app.c", None, "native"),

@@ -9,9 +9,10 @@ a mount namespace with the unit's ProtectHome= (tmpfs on /home, /root) and Prote
 Added to the unit's command line: an endpoint (the test collector on 127.0.0.1), --metrics-address
 and a short --export-interval. Checks: /ready answers 200; every thread of the daemon (exporter,
 gRPC, metrics server...) holds exactly the capabilities privileges.h documents as kept, but the
-thread "bpf-loader", which keeps CAP_BPF and CAP_PERFMON besides while a runtime's BPF part waits for
-its first process (daemon/sampling/runtime_bpf.h), and ends once none waits; a process
-of another user arrives at the collector, symbolized."""
+thread "bpf-loader" (OTELPROFD_RUNTIMES_LAZY=1 only), which keeps CAP_BPF and CAP_PERFMON besides
+while a runtime's BPF part waits for its first process (daemon/sampling/runtime_bpf.h); a process
+of another user arrives at the collector, symbolized; the JVM attach broker, the daemon's one child,
+holds CAP_SETUID, CAP_SETGID and CAP_SYS_PTRACE only."""
 import os
 import pwd
 import re
@@ -35,7 +36,7 @@ def unit_values(key):
 
 
 caps = unit_values("AmbientCapabilities")[0].split()
-CAP_NUMBERS = {"CAP_DAC_READ_SEARCH": 2, "CAP_SYS_PTRACE": 19, "CAP_SYS_RESOURCE": 24, "CAP_SYSLOG": 34,
+CAP_NUMBERS = {"CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_DAC_READ_SEARCH": 2, "CAP_SYS_PTRACE": 19, "CAP_SYS_RESOURCE": 24, "CAP_SYSLOG": 34,
                "CAP_PERFMON": 38, "CAP_BPF": 39, "CAP_CHECKPOINT_RESTORE": 40}
 # The kept set as privileges.h documents it ("CAP_X  why" lines of its comment).
 header = open(os.path.join(os.environ["SOURCE_ROOT"], "daemon", "sampling", "privileges.h")).read()
@@ -160,6 +161,21 @@ try:
         print(f"{when}: {len(tasks)} threads, each with CapEff = CapPrm = {kept:#x} (bpf-loader: at most {kept | loading:#x})")
         return len(tasks)
 
+    def check_broker():
+        """The JVM attach broker, the daemon's one child: CAP_SETUID, CAP_SETGID, CAP_SYS_PTRACE only."""
+        want = sum(1 << CAP_NUMBERS[c] for c in ("CAP_SETGID", "CAP_SETUID", "CAP_SYS_PTRACE") if c not in unavailable)
+        children = open(f"/proc/{daemon.pid}/task/{daemon.pid}/children").read().split()
+        found = []
+        for child in children:
+            status = open(f"/proc/{child}/status").read()
+            found.append((re.search(r"^Name:\s+(.*)$", status, re.M).group(1),
+                          int(re.search(r"^CapEff:\s+(\S+)", status, re.M).group(1), 16),
+                          int(re.search(r"^CapPrm:\s+(\S+)", status, re.M).group(1), 16)))
+        print(f"the daemon's children: {found}")
+        if found != [("otelprofd-jvm", want, want)]:
+            bpftest.fail(f"the daemon's children are {found}, not the JVM attach broker with {want:#x}")
+
+    check_broker()
     if check_threads("ready") < 2:
         bpftest.fail("otelprofd runs one thread in export mode: the threads this test checks are missing")
     time.sleep(6)

@@ -6,7 +6,9 @@ libotelprofd-alloc.so at a 16 KiB mean, with the real USDT programs:
 1. `otelprofd --alloc -- allocs` (the program started, profiled until it exits): alloc_space of
    every site within 10% of the bytes the workload counted itself (leaked and freed sites, four
    threads, realloc growth, a forked child); inuse_space holds the leaked sites only, within 15%
-   (what each process held at its exit); nothing dropped.
+   (what each process held at its exit); nothing dropped. The child frees its copies of blocks the
+   parent allocated before the fork (leak_inherited): counted as frees of allocations not known, the
+   parent's in-use bytes unchanged, none in the child.
 2. A daemon attached with --pid to a waiting workload, pprof output: pprof's four heap sample types
    after the CPU ones, each sample's values in its own types only, the sites' bytes within 10%.
 3. A process without the library, under --alloc with the library's probes attached: not one probe
@@ -31,7 +33,7 @@ lib = os.environ["ALLOC_LIB"]
 out = bpftest.tmpdir()
 env = dict(os.environ, OTELPROFD_ALLOC_LIB=lib)
 MEAN = 16384
-PARENT_SITES = ("leak_small", "leak_big", "churn_free", "grow_realloc", "thread_site")
+PARENT_SITES = ("leak_small", "leak_big", "churn_free", "grow_realloc", "thread_site", "leak_inherited")
 CHILD_SITES = ("child_leak", "child_free")
 
 
@@ -100,6 +102,15 @@ for site in PARENT_SITES + CHILD_SITES:
         bpftest.fail(f"{process} {site} freed everything, but its in-use bytes are {got}")
     else:
         print(f"  {process} {site}: 0, all freed")
+# The child's frees of the blocks it inherited: not the parent's, not the child's own allocations.
+if alloc.get(("allocs-child", "leak_inherited")) or inuse.get(("allocs-child", "leak_inherited")):
+    bpftest.fail("the child's frees of inherited blocks put leak_inherited in the child's profiles")
+m = re.search(r"(\d+) frees of allocations not known", log)
+unknown = int(m.group(1)) if m else 0
+# About 40 MB / 16 KiB = 2,400 sampled inherited blocks; the child frees them all.
+print(f"  frees of allocations not known: {unknown}")
+if unknown < 1200:
+    bpftest.fail(f"{unknown} frees of allocations not known: the child's frees of inherited blocks were not seen")
 
 # 2. A daemon attached to a running (waiting) workload, pprof.
 pprof = os.path.join(out, "attached.pb.gz")

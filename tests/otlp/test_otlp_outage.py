@@ -23,7 +23,7 @@ log_path = os.path.join(out, "otelprofd.log")
 cmd = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "199", "--endpoint", f"127.0.0.1:{port}",
        "--insecure", "--export-interval", "500ms", "--queue-size", "2", "--timeout", "1s"]
 print("$", " ".join(cmd), flush=True)
-daemon = subprocess.Popen(cmd, stderr=open(log_path, "w"))
+daemon = subprocess.Popen(cmd, stderr=open(log_path, "w"), env=otlptest.rss_env())
 rss = []
 
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "elf_module.h"
+#include "elf_symbol.h"
 #include "symbolizer.h"
 
 #define BOUND (64u << 20)
@@ -47,39 +48,6 @@ static long vm_hwm_kib(void)
 static void path_of(char *out, size_t size, const char *name)
 {
 	assert_true((size_t)snprintf(out, size, "%s/%s", dir, name) < size);
-}
-
-/* File offset of the function symbol name (its vaddr in a PIE's text, whose offset equals it). */
-static uint64_t symbol_vaddr(const char *path, const char *name)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	uint64_t found = 0;
-
-	assert_true(fd >= 0);
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
-	while ((scn = elf_nextscn(elf, scn)) && !found) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *s;
-
-			if (gelf_getsym(data, (int)i, &sym) && (s = elf_strptr(elf, shdr.sh_link, sym.st_name)) &&
-			    !strcmp(s, name))
-				found = sym.st_value;
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	assert_true(found != 0);
-	return found;
 }
 
 static struct elf_module *open_module(const char *name, const char *const *debug_dirs, size_t max_bytes)

@@ -10,7 +10,8 @@ through nsenter into the container's PID 1 (--register=no leaves no machine for 
   collector (at 99 Hz, not the service's 19, so that a loaded machine gives samples soon); a
   workload started as a service, and a busy process on the host, which must never arrive;
 - the unit starts (Type=notify) and runs as its dynamic user, with exactly the kept capabilities
-  in every thread and the unit's bounding set, under its hardening (no new privileges, the system
+  in every thread and the unit's bounding set, its one child the JVM attach broker with CAP_SETUID,
+  CAP_SETGID and CAP_SYS_PTRACE only, under its hardening (no new privileges, the system
   call filter, PrivateTmp, PrivateMounts, ProtectProc=ptraceable, ProtectSystem=strict,
   ProtectHome, PrivateDevices); resource control where the container's cgroups allow it;
 - the workload arrives at the collector symbolized under its pid in the container;
@@ -47,7 +48,7 @@ CACHE = "/var/tmp/otelprofd-nspawn"
 # Beyond nspawn's default set: the unit's own, and CAP_SYS_RESOURCE, without which the container's
 # systemd cannot raise the memlock limit to LimitMEMLOCK=infinity (it keeps the limit it inherits).
 UNIT_CAPS = ["CAP_BPF", "CAP_PERFMON", "CAP_SYSLOG", "CAP_CHECKPOINT_RESTORE", "CAP_SYS_RESOURCE"]
-CAP_NUMBERS = {"CAP_DAC_READ_SEARCH": 2, "CAP_SYS_PTRACE": 19, "CAP_SYSLOG": 34, "CAP_PERFMON": 38, "CAP_BPF": 39,
+CAP_NUMBERS = {"CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_DAC_READ_SEARCH": 2, "CAP_SYS_PTRACE": 19, "CAP_SYSLOG": 34, "CAP_PERFMON": 38, "CAP_BPF": 39,
                "CAP_CHECKPOINT_RESTORE": 40}
 WATCHDOG_SEC = 3
 START = time.time()
@@ -254,6 +255,18 @@ try:
                 continue
             if value != kept:
                 failures.append(f"thread {tid} has {field} {value:#x}, the kept set is {kept:#x}")
+    # The JVM attach broker, its one child: CAP_SETUID, CAP_SETGID and CAP_SYS_PTRACE, nothing else.
+    broker_caps = sum(1 << CAP_NUMBERS[c] for c in ("CAP_SETGID", "CAP_SETUID", "CAP_SYS_PTRACE"))
+    children = run("cat", f"/proc/{pid}/task/{pid}/children", quiet=True).stdout.split()
+    found = []
+    for child in children:
+        t = run("cat", f"/proc/{child}/status", check=False, quiet=True).stdout
+        found.append((re.search(r"^Name:\s+(.*)$", t, re.M).group(1),
+                      int(re.search(r"^CapEff:\s+(\S+)", t, re.M).group(1), 16),
+                      int(re.search(r"^CapPrm:\s+(\S+)", t, re.M).group(1), 16)))
+    print(f"the daemon's children: {found}")
+    if found != [("otelprofd-jvm", broker_caps, broker_caps)]:
+        failures.append(f"the daemon's children are {found}, not the JVM attach broker with {broker_caps:#x}")
     # Its hardening, as the kernel shows it.
     limits = run("cat", f"/proc/{pid}/limits", quiet=True).stdout
     memlock = re.search(r"^Max locked memory\s+(\S+)\s+(\S+)", limits, re.M).groups()

@@ -7,6 +7,9 @@
  *   leak_small   64-byte blocks, kept            grow_realloc  buffers grown by realloc, freed
  *   leak_big     40,000-byte blocks, kept        thread_site   four threads' 256-byte blocks, freed
  *   churn_free   blocks of 1 to 4,096 bytes, freed at once
+ *   leak_inherited  96-byte blocks allocated before the fork, kept by the parent; the child frees
+ *                   its copies (frees of sampled blocks the child never allocated: the parent's
+ *                   in-use bytes must stay)
  * and a fork()ed child (named allocs-child) with child_leak (48-byte blocks, kept) and child_free.
  * Usage: allocs [wait]   (wait: read a line on stdin before allocating)
  */
@@ -132,6 +135,17 @@ NOINLINE static uint64_t child_leak(void **keep, unsigned long n)
 	return hold(keep, n, 48);
 }
 
+NOINLINE static uint64_t leak_inherited(void **keep, unsigned long n)
+{
+	return hold(keep, n, 96);
+}
+
+NOINLINE static void free_inherited(void **blocks, unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		free(blocks[i]);
+}
+
 NOINLINE static uint64_t child_free(uint64_t total)
 {
 	return churn(total, 1000);
@@ -139,8 +153,8 @@ NOINLINE static uint64_t child_free(uint64_t total)
 
 int main(int argc, char **argv)
 {
-	static void *small[40 * MB / 64], *big[1000], *child_blocks[20 * MB / 48];
-	uint64_t per_thread[4] = { 0 }, threads_total = 0, b;
+	static void *small[40 * MB / 64], *big[1000], *child_blocks[20 * MB / 48], *inherited[40 * MB / 96];
+	uint64_t per_thread[4] = { 0 }, threads_total = 0, b, inherited_bytes;
 	pthread_t t[4];
 	char line[16];
 	pid_t child;
@@ -148,11 +162,13 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "wait") && !fgets(line, sizeof(line), stdin))
 		return 1;
+	inherited_bytes = leak_inherited(inherited, sizeof(inherited) / sizeof(inherited[0]));
 	child = fork();
 	if (child == 0) {
 		uint64_t leaked, freed;
 
 		prctl(PR_SET_NAME, "allocs-child");
+		free_inherited(inherited, sizeof(inherited) / sizeof(inherited[0]));
 		leaked = child_leak(child_blocks, sizeof(child_blocks) / sizeof(child_blocks[0]));
 		freed = child_free(20 * MB);
 		printf("child_leak %llu %llu\nchild_free %llu 0\n", (unsigned long long)leaked,
@@ -165,6 +181,7 @@ int main(int argc, char **argv)
 			return 1;
 	b = leak_small(small, sizeof(small) / sizeof(small[0]));
 	printf("leak_small %llu %llu\n", (unsigned long long)b, (unsigned long long)b);
+	printf("leak_inherited %llu %llu\n", (unsigned long long)inherited_bytes, (unsigned long long)inherited_bytes);
 	b = leak_big(big, sizeof(big) / sizeof(big[0]));
 	printf("leak_big %llu %llu\n", (unsigned long long)b, (unsigned long long)b);
 	printf("churn_free %llu 0\n", (unsigned long long)churn_free(40 * MB));
