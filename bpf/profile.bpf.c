@@ -60,7 +60,7 @@ struct {
 
 /* Processes whose threads may publish an OTEP 4947 thread context, and where it lives
  * (daemon/process/trace_table.c), or that run CPython, and where its frames are
- * (daemon/process/python_table.c): one entry per process for both, so every other process costs
+ * (runtimes/python/python_table.c): one entry per process for both, so every other process costs
  * one lookup per sample. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -70,7 +70,7 @@ struct {
 } trace_procs SEC(".maps");
 
 /* The Python walk on_cpu_sample tail-calls for Python processes: py_walk_loop or
- * py_walk_bounded, whichever user space loaded (daemon/sampling/python_walk.c). A program of its
+ * py_walk_bounded, whichever user space loaded (runtimes/python/python_walk.c). A program of its
  * own: the verifier checks the walk once, not once per path of the sampler that leads to it, and
  * other processes never run its code. */
 struct {

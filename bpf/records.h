@@ -237,7 +237,7 @@ struct otelprof_python_frame {
 
 /*
  * Where a CPython process keeps its threads' frame chains (prepared in user space from the
- * interpreter's version or _Py_DebugOffsets: symbolizer/python_layout.h). Offsets are in bytes.
+ * interpreter's version or _Py_DebugOffsets: runtimes/python/python_layout.h). Offsets are in bytes.
  */
 struct otelprof_python_proc {
 	__u64 interp_head;         /* address of _PyRuntime.interpreters.head; 0: not a Python process */

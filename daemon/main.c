@@ -633,6 +633,11 @@ int main(int argc, char **argv)
 	if (keep_bpf)
 		log_info("Keeping CAP_BPF: this kernel (before 5.19, kernel.unprivileged_bpf_disabled set) refuses "
 			 "the BPF counters' reads to a process without it");
+	/* The runtimes' BPF parts load at their first process: a thread keeps what loading needs until
+	 * then (sampling/runtime_bpf.h). */
+	if (sampler_start_loader(d.sampler, privileges_after_setup_mask(keep_bpf, opts.alloc)))
+		log_warn("Failed to start the BPF loader thread: the Python walk and the Go label reader are "
+			 "loaded only if otelprofd keeps CAP_BPF and CAP_PERFMON");
 	r = privileges_drop_after_setup(keep_bpf, opts.alloc);
 	if (r)
 		log_warn("Failed to drop capabilities no longer needed: %s", strerror(-r));

@@ -132,6 +132,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 	const struct symbolizer_stats *y = &m->symbolizer;
 	const struct process_table_counters *p = &m->processes;
 	const struct exporter_stats *e = &m->export;
+	const struct runtime_bpf_stats *rt = m->bpf_runtimes;
 	const char *dropped = "samples dropped, by reason";
 	const char *symfail = "address lookups that found no function, by cause";
 	size_t n = 0;
@@ -276,8 +277,20 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("cgroup_by_id_total", NULL, "outcome=\"gone\"", p->cgroup_unresolved),
 		G("bpf_load_seconds", "time loading the BPF programs took at start, mostly the kernel's verifier", NULL,
 		  m->bpf_load_ns / 1e9),
-		G("bpf_verified_instructions", "instructions the kernel's verifier processed to load the BPF programs",
-		  NULL, m->bpf_verified_insns),
+		G("bpf_verified_instructions", "instructions the kernel's verifier processed to load the BPF programs "
+		  "at start (the runtimes' parts apart)", NULL, m->bpf_verified_insns),
+		G("bpf_runtime_loaded", "a runtime's BPF part is loaded (1); 0: not wanted, waiting for the runtime's "
+		  "first process, or refused", "runtime=\"python\"", rt[RUNTIME_BPF_PYTHON].state == RUNTIME_BPF_LOADED),
+		G("bpf_runtime_loaded", NULL, "runtime=\"go\"", rt[RUNTIME_BPF_GO].state == RUNTIME_BPF_LOADED),
+		C("bpf_runtime_load_failures_total", "loads of a runtime's BPF part the kernel refused (its processes "
+		  "keep native frames, no labels)", "runtime=\"python\"", rt[RUNTIME_BPF_PYTHON].failures),
+		C("bpf_runtime_load_failures_total", NULL, "runtime=\"go\"", rt[RUNTIME_BPF_GO].failures),
+		G("bpf_runtime_verified_instructions", "instructions the kernel's verifier processed to load a runtime's "
+		  "BPF part, at its first process (0 until then)", "runtime=\"python\"", rt[RUNTIME_BPF_PYTHON].verified_insns),
+		G("bpf_runtime_verified_instructions", NULL, "runtime=\"go\"", rt[RUNTIME_BPF_GO].verified_insns),
+		G("bpf_runtime_load_seconds", "time loading a runtime's BPF part took, at its first process",
+		  "runtime=\"python\"", rt[RUNTIME_BPF_PYTHON].load_ns / 1e9),
+		G("bpf_runtime_load_seconds", NULL, "runtime=\"go\"", rt[RUNTIME_BPF_GO].load_ns / 1e9),
 		C("cpu_seconds_total", "otelprofd's own user and system CPU time", NULL, m->cpu_seconds),
 		G("resident_memory_bytes", "otelprofd's resident memory", NULL, m->rss_bytes),
 		G("resident_memory_peak_bytes", "otelprofd's peak resident memory", NULL, m->peak_rss_bytes),
@@ -437,8 +450,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  pc->codes_evicted),
 	};
 	struct series go[] = {
-		G("go_labels_reader", "the BPF program that reads goroutine labels is loaded (1), or the kernel "
-		  "refused it (0)", NULL, m->go_labels_loaded),
+		G("go_labels_reader", "the BPF program that reads goroutine labels is loaded, or is loaded at the "
+		  "first Go process (1); off, or the kernel refused it (0)", NULL, m->go_labels_loaded),
 		C("go_processes_total", "Go processes found among the sampled ones, by result", "result=\"labels_read\"",
 		  m->go_processes.published),
 		C("go_processes_total", NULL, "result=\"unknown_release\"", m->go_processes.unknown),

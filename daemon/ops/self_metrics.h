@@ -25,8 +25,9 @@
 #include "jvm_attacher.h"
 #include "go_labels.h"
 #include "go_process.h"
-#include "sampling/python_sample.h"
-#include "sampling/python_walk.h"
+#include "python_sample.h"
+#include "python_walk.h"
+#include "sampling/runtime_bpf.h"
 #include "sampling/stack_need.h"
 #include "sampling/unwind_sample.h"
 
@@ -57,6 +58,7 @@ struct self_metrics {
 	struct k8s_counters k8s;
 	uint64_t bpf_load_ns;             /* loading the BPF programs at start (the verifier, mostly) */
 	uint64_t bpf_verified_insns;      /* instructions the verifier processed then (0 before 5.16) */
+	struct runtime_bpf_stats bpf_runtimes[RUNTIME_BPF_PARTS]; /* the runtimes' BPF parts, loaded later */
 	double cpu_seconds;               /* the daemon's own user + system CPU */
 	uint64_t rss_bytes;               /* the daemon's resident memory now */
 	uint64_t peak_rss_bytes;

@@ -32,6 +32,7 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	load = sampler_load_stats(src->sampler);
 	m->bpf_load_ns = load.load_ns;
 	m->bpf_verified_insns = load.verified_insns;
+	memcpy(m->bpf_runtimes, load.runtimes, sizeof(m->bpf_runtimes));
 	m->python_bpf_walk = (enum python_walk_form)load.python_walk;
 	m->malformed_records = record_path_counters(src->records)->malformed_records;
 	m->samples_shed = record_path_counters(src->records)->samples_shed;

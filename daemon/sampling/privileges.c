@@ -50,6 +50,17 @@ bool privileges_bpf_needs_cap_here(void)
 	return uname(&u) ? true : privileges_bpf_needs_cap(u.release, disabled);
 }
 
+uint64_t privileges_after_setup_mask(bool keep_bpf, bool keep_attach)
+{
+	return privileges_kept_mask() | (keep_bpf || keep_attach ? 1ULL << CAP_BPF : 0) |
+	       (keep_attach ? (1ULL << CAP_PERFMON) | (1ULL << CAP_SYS_ADMIN) : 0);
+}
+
+uint64_t privileges_load_mask(void)
+{
+	return (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON);
+}
+
 int privileges_keep_only(uint64_t keep)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -73,6 +84,5 @@ int privileges_keep_only(uint64_t keep)
 
 int privileges_drop_after_setup(bool keep_bpf, bool keep_attach)
 {
-	return privileges_keep_only(privileges_kept_mask() | (keep_bpf || keep_attach ? 1ULL << CAP_BPF : 0) |
-				    (keep_attach ? (1ULL << CAP_PERFMON) | (1ULL << CAP_SYS_ADMIN) : 0));
+	return privileges_keep_only(privileges_after_setup_mask(keep_bpf, keep_attach));
 }

@@ -13,7 +13,8 @@
  *   CAP_CHECKPOINT_RESTORE  open the entries of /proc/PID/map_files (the mapped file itself)
  *   CAP_SYSLOG              real addresses in /proc/kallsyms, re-read when modules load
  * Everything else, CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_ADMIN among them, is only
- * needed to load the programs and open the perf events.
+ * needed to load the programs and open the perf events. The one thread that loads the runtimes'
+ * BPF parts later (sampling/runtime_bpf.h) keeps CAP_BPF and CAP_PERFMON until none waits.
  */
 uint64_t privileges_kept_mask(void);
 
@@ -35,5 +36,9 @@ int privileges_keep_only(uint64_t keep);
  * CAP_SYS_ADMIN when keep_attach: --alloc attaches uprobes to the files it finds as processes come)
  * from the effective, permitted, inheritable and ambient sets of the calling thread. 0 or -errno. */
 int privileges_drop_after_setup(bool keep_bpf, bool keep_attach);
+/* The capabilities privileges_drop_after_setup() keeps, as a mask. */
+uint64_t privileges_after_setup_mask(bool keep_bpf, bool keep_attach);
+/* CAP_BPF and CAP_PERFMON: what loading a perf_event program needs (the runtimes' BPF parts). */
+uint64_t privileges_load_mask(void);
 
 #endif

@@ -8,26 +8,21 @@
 #include <time.h>
 
 #include "clock.h"
-#include "jvm_attacher.h"
 #include "process/process_table.h"
-#include "process/python_table.h"
 #include "process/trace_table.h"
 #include "sampling/heap.h"
 #include "sampling/off_cpu.h"
 #include "profile/aggregate.h"
 #include "sampling/record_replay.h"
 #include "records.h"
+#include "runtime.h"
 #include "symbolizer.h"
 
 /* An off-CPU or allocation stack waits this long at most for a module still opening (unwind_waiting()). */
 #define STACK_OPEN_WAIT_MS 200
 
 #define MAX_SETTLING 1024
-/* A sampled process is shown to the JVM room at its first sample and every this many after. */
-#define JVM_SEEN_EVERY 256
-/* A process's executable is checked for Go at its first sample, and again at this one (the first
- * may have been taken during its execve, before /proc/PID/exe named the new program). */
-#define GO_CHECK_AGAIN 32
+#define MAX_ROOMS 8
 
 struct settling {
 	uint32_t pid;
@@ -39,17 +34,17 @@ struct record_path {
 	struct process_table *processes; /* borrowed */
 	struct aggregate *agg;           /* borrowed */
 	struct trace_table *traces;      /* borrowed, or NULL */
-	struct jvm_attacher *jvm;        /* borrowed, or NULL */
+	struct jvm_attacher *jvm;        /* borrowed, or NULL (the JVM room reads it through its address) */
 	uint8_t link[AGG_LINK_MAX];      /* the link of the sample being added */
 	struct off_cpu *off_cpu;         /* borrowed, may be NULL */
 	struct heap *heap;               /* borrowed, may be NULL */
 	uint64_t monotonic_to_unix_ns; /* add to bpf_ktime_get_ns() to get unix time */
 	struct record_path_counters counters;
-	struct python_table *pythons;    /* owned, or NULL (no Python frames) */
-	go_publish_fn go_publish;        /* NULL: no goroutine labels */
-	void *go_publish_ctx;
+	/* The runtimes' rooms (runtimes/runtime.h), in runtime_rooms' order: room NULL when off. */
+	const struct runtime_ops *ops[MAX_ROOMS];
+	void *rooms[MAX_ROOMS];          /* owned */
+	size_t nrooms;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
-	struct otelprof_sample with_python; /* the same with its Python frames put in */
 	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
 	bool drop_off_cpu;               /* over the CPU ceiling: off-CPU stacks shed as read */
 	bool drop_at_exit;               /* the run's last read is out of time: samples dropped as read */
@@ -60,6 +55,29 @@ struct record_path {
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
 	size_t nsettling;
 };
+
+/* Every room of runtime_rooms, off where the daemon gave it no hook. 0 or -ENOMEM. */
+static int open_rooms(struct record_path *rp, const struct record_path_config *cfg)
+{
+	const struct runtime_env env = {
+		.sym = cfg->sym,
+		.python_publish = cfg->python_publish, .python_publish_ctx = cfg->python_publish_ctx,
+		.python = &rp->counters.python,
+		.go_publish = cfg->go_publish, .go_publish_ctx = cfg->go_publish_ctx,
+		.go_processes = &rp->counters.go_processes, .go_labels = &rp->counters.go_labels,
+		.jvm = &rp->jvm,
+	};
+
+	for (size_t i = 0; i < runtime_room_count && i < MAX_ROOMS; i++) {
+		int r = runtime_rooms[i]->open(&env, &rp->rooms[i]);
+
+		rp->ops[i] = runtime_rooms[i];
+		rp->nrooms = i + 1;
+		if (r)
+			return r;
+	}
+	return 0;
+}
 
 struct record_path *record_path_new(const struct record_path_config *cfg)
 {
@@ -72,26 +90,14 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 	rp->agg = cfg->agg;
 	rp->traces = cfg->traces;
 	rp->off_cpu = cfg->off_cpu;
-	rp->go_publish = cfg->go_publish;
-	rp->go_publish_ctx = cfg->go_publish_ctx;
 	rp->need = (struct stack_need){
 		.set = cfg->stack_need_set, .ctx = cfg->stack_need_ctx, .counters = &rp->counters.stack_need,
 	};
-	rp->replay = record_replay_new();
-	if (!rp->replay) {
-		free(rp);
-		return NULL;
-	}
 	rp->heap = cfg->heap;
-	if (cfg->python_publish) {
-		rp->pythons = python_table_new(&(struct python_table_config){
-			.publish = cfg->python_publish, .publish_ctx = cfg->python_publish_ctx,
-		});
-		if (!rp->pythons) {
-			record_replay_free(rp->replay);
-			free(rp);
-			return NULL;
-		}
+	rp->replay = record_replay_new();
+	if (!rp->replay || open_rooms(rp, cfg)) {
+		record_path_free(rp);
+		return NULL;
 	}
 	return rp;
 }
@@ -99,34 +105,38 @@ struct record_path *record_path_new(const struct record_path_config *cfg)
 void record_path_free(struct record_path *rp)
 {
 	if (rp) {
-		python_table_free(rp->pythons);
+		for (size_t i = 0; i < rp->nrooms; i++)
+			if (rp->rooms[i] && rp->ops[i]->close)
+				rp->ops[i]->close(rp->rooms[i]);
 		record_replay_free(rp->replay);
 	}
 	free(rp);
 }
 
+/* Call hook of every room that is on and has it. */
+#define EACH_ROOM(rp, hook, ...)                                                   \
+	do {                                                                       \
+		for (size_t i_ = 0; i_ < (rp)->nrooms; i_++)                       \
+			if ((rp)->rooms[i_] && (rp)->ops[i_]->hook)                \
+				(rp)->ops[i_]->hook((rp)->rooms[i_], __VA_ARGS__); \
+	} while (0)
+
 void record_path_forget(struct record_path *rp, uint32_t pid, uint64_t instance)
 {
-	if (rp->pythons)
-		python_table_forget(rp->pythons, pid, instance);
+	EACH_ROOM(rp, forget, pid, instance);
 }
 
 const struct python_table_counters *record_path_python_counters(const struct record_path *rp)
 {
-	return rp->pythons ? python_table_counters(rp->pythons) : NULL;
+	for (size_t i = 0; i < rp->nrooms; i++)
+		if (rp->ops[i] == &python_runtime)
+			return python_room_counters(rp->rooms[i]);
+	return NULL;
 }
 
 void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_unix_ns)
 {
 	rp->monotonic_to_unix_ns = monotonic_to_unix_ns;
-}
-
-/* A process that exec'd or exited is no Go process of ours any more: its program's offsets must not
- * be used for the next (an exec keeps the start time the BPF entry is checked against). */
-static void go_forget(struct record_path *rp, uint32_t pid)
-{
-	if (rp->go_publish)
-		rp->go_publish(rp->go_publish_ctx, pid, NULL);
 }
 
 /*
@@ -160,9 +170,7 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, con
 		symbolizer_retire_process(rp->sym, (pid_t)pid);
 		if (rp->traces)
 			trace_table_retire(rp->traces, pid);
-		if (rp->pythons)
-			python_table_retire(rp->pythons, pid);
-		go_forget(rp, pid);
+		EACH_ROOM(rp, retire, pid);
 	}
 	if (!pi)
 		return;
@@ -196,9 +204,7 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 		symbolizer_retire_process(rp->sym, (pid_t)e->pid);
 		if (rp->traces)
 			trace_table_retire(rp->traces, e->pid);
-		if (rp->pythons)
-			python_table_retire(rp->pythons, e->pid);
-		go_forget(rp, e->pid);
+		EACH_ROOM(rp, retire, e->pid);
 		process_table_exit(rp->processes, e->pid, e->start_ns);
 		if (rp->heap)
 			heap_exit(rp->heap, e->pid, e->start_ns);
@@ -257,59 +263,16 @@ static size_t sample_link(struct record_path *rp, const struct otelprof_sample *
 	return trace_table_link(rp->traces, s->pid, s->process_start_ns, tc, rp->link, now);
 }
 
-/* Look for the interpreter of a sample's process (at a few of its first samples), first thing: the
- * samples taken until the BPF program has the process's entry have no Python frames. */
-static void python_check(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
-{
-	const struct python_entry *e;
-
-	if (!rp->pythons || !pi)
-		return;
-	e = python_table_check(rp->pythons, s->pid, s->process_start_ns, pi->instance, pi->samples);
-	if (e)
-		symbolizer_python_attach(rp->sym, (pid_t)s->pid, pi->instance, &e->proc.layout, e->proc.code_type);
-}
-
-/* At a process's first samples: a Go binary of a known release gets its label reader's entry. */
-static void go_check(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
-{
-	struct otelprof_go_proc entry;
-	int r;
-
-	if (!rp->go_publish || !pi || (pi->samples != 1 && pi->samples != GO_CHECK_AGAIN) ||
-	    (s->flags & OTELPROF_SAMPLE_KERNEL_THREAD))
-		return;
-	r = go_process_check(s->pid, s->process_start_ns, &entry);
-	if (r == -ENOTSUP && pi->samples == 1)
-		rp->counters.go_processes.unknown++;
-	if (r)
-		return;
-	if (rp->go_publish(rp->go_publish_ctx, s->pid, &entry))
-		rp->counters.go_processes.publish_failed++;
-	else if (pi->samples == 1)
-		rp->counters.go_processes.published++;
-}
-
 void record_path_set_jvm(struct record_path *rp, struct jvm_attacher *jvm)
 {
 	rp->jvm = jvm;
 }
 
-/* Tell the JVM room of a process's first sample, and of every JVM_SEEN_EVERY-th after (it asks a
- * JVM for its perf map again at most once per refresh period: code compiled since gets named). */
-static void jvm_check(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
+/* Every room's process check of a record (runtime.h), first thing: a room whose BPF part reads
+ * the process must have published its entry before the samples that follow are taken. */
+static void check_rooms(struct record_path *rp, const struct runtime_sample *rs)
 {
-	if (rp->jvm && pi && (pi->samples == 1 || !(pi->samples % JVM_SEEN_EVERY)))
-		jvm_attacher_seen(rp->jvm, (pid_t)s->pid, s->process_start_ns);
-}
-
-/* The Python frames of a CPython process's sample, in its stack. */
-static const struct otelprof_sample *python_frames(struct record_path *rp, const struct otelprof_sample *s,
-						   const struct process_info *pi, const void *data, size_t size)
-{
-	if (!rp->pythons || !pi || !(((const struct otelprof_sample *)data)->flags & OTELPROF_SAMPLE_PYTHON))
-		return s;
-	return python_sample(rp->pythons, rp->sym, pi->instance, s, data, size, &rp->with_python, &rp->counters.python);
+	EACH_ROOM(rp, check, rs);
 }
 
 /* The sample's user stack unwound (unwind_sample(), counted in counters), and its thread's windows
@@ -362,7 +325,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 	*instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
-	python_check(rp, s, pi);
+	check_rooms(rp, &(struct runtime_sample){ .s = s, .data = data, .size = size, .pi = pi, .instance = *instance });
 	s = unwind_waiting(rp, *instance, data, size);
 	if (pi && pi->samples == 1)
 		open_modules(rp, s, *instance);
@@ -439,6 +402,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
 	const struct process_info *pi;
+	struct runtime_sample rs;
 	uint64_t instance, deferred = symbolizer_stats(rp->sym)->module_opens_deferred;
 	size_t link_len;
 
@@ -466,19 +430,22 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
-		python_check(rp, s, pi);
-		jvm_check(rp, s, pi);
-		go_check(rp, s, pi);
+		rs = (struct runtime_sample){
+			.s = s, .data = data, .size = size, .pi = pi, .instance = instance, .on_cpu = true,
+		};
+		check_rooms(rp, &rs);
 		link_len = sample_link(rp, s, pi);
-		if (rp->go_publish)
-			link_len = go_labels_link(data, size, rp->link, link_len, sizeof(rp->link),
-						  &rp->counters.go_labels);
+		for (size_t i = 0; i < rp->nrooms; i++)
+			if (rp->rooms[i] && rp->ops[i]->attributes)
+				link_len = rp->ops[i]->attributes(rp->rooms[i], &rs, rp->link, link_len, sizeof(rp->link));
 		s = unwind_record(rp, instance, data, size, &rp->counters.unwind);
 		if (pi && pi->samples == 1)
 			open_modules(rp, s, instance);
 		if (put_off(rp, data, size, deferred))
 			return;
-		s = python_frames(rp, s, pi, data, size);
+		for (size_t i = 0; i < rp->nrooms; i++)
+			if (rp->rooms[i] && rp->ops[i]->frames)
+				s = rp->ops[i]->frames(rp->rooms[i], &rs, s);
 		if (!aggregate_add_linked(rp->agg, s, instance, s->time_ns + rp->monotonic_to_unix_ns, rp->link, link_len) &&
 		    s->weight > 1)
 			aggregate_repeat_last(rp->agg, s->weight - 1); /* kept 1 in weight over the CPU ceiling */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * daemon/sampling/: the first stage. Perf events and the BPF programs (sampler, bpf_log, privileges),
+ * daemon/sampling/: the first stage. Perf events and the BPF programs (sampler, runtime_bpf, bpf_log, privileges),
  * the ring buffer's records and their way to the aggregate (record_path), unwinding a sample's copied
  * stack (unwind_sample). May include process/ and profile/ (the stages a record feeds), the top-level
  * helpers, the symbolizer and bpf/records.h.
@@ -26,8 +26,8 @@
 
 #include "go_labels.h"
 #include "go_process.h"
-#include "process/python_table.h"
-#include "sampling/python_sample.h"
+#include "python_table.h"
+#include "python_sample.h"
 #include "sampling/stack_need.h"
 #include "sampling/unwind_sample.h"
 
@@ -60,7 +60,7 @@ struct record_path_config {
 					    expected (such records count as malformed) */
 	struct heap *heap;               /* borrowed: where sampled allocations and frees go (--alloc);
 					    NULL: none expected (such records count as malformed) */
-	/* CPython frames (process/python_table.h): how the record path's table of Python processes
+	/* CPython frames (runtimes/python/python_table.h): how the record path's table of Python processes
 	 * reaches the BPF map; NULL: samples keep native frames only. */
 	python_publish_fn python_publish;
 	void *python_publish_ctx;

@@ -16,8 +16,9 @@
 
 #include "sampling/bpf_log.h"
 #include "sampling/pid_namespace.h"
-#include "sampling/python_walk.h"
 #include "sampling/record_unpack.h"
+#include "sampling/runtime_bpf.h"
+#include "python_walk.h"
 #include "clock.h"
 #include "log.h"
 #include "profile.skel.h"
@@ -55,6 +56,21 @@ struct sampler {
 	unsigned nalloc_links;
 	struct pid_namespace pidns; /* the daemon's: pids translated into it when its own */
 	struct record_unpack unpack; /* the packed sample being handled, unpacked */
+	struct runtime_bpf runtimes; /* the runtimes' BPF parts, loaded at their first process */
+	/* Entries published while their part loads on the loader thread: written to their maps once it
+	 * is in place (sampler_consume()), dropped if it is refused. Bounded; beyond, counted. */
+	struct pending_python {
+		uint32_t pid;
+		uint64_t start_ns;
+		struct otelprof_python_proc entry;
+	} pending_python[SAMPLER_PENDING];
+	unsigned npending_python;
+	struct pending_go {
+		uint32_t pid;
+		struct otelprof_go_proc entry;
+	} pending_go[SAMPLER_PENDING];
+	unsigned npending_go;
+	uint64_t pending_dropped;   /* entries not kept while their part loaded: the list was full */
 };
 
 /* libbpf's print callback has no context pointer: the log of the load in progress is global. */
@@ -247,26 +263,6 @@ static int open_perf_events(struct sampler *s, const struct sampler_config *conf
 	return s->ncpus ? 0 : -ENODEV;
 }
 
-/* Instructions the verifier walked for the loaded programs (kernels from 5.16 say; 0 before). */
-static uint64_t count_verified_insns(struct bpf_object *obj)
-{
-	struct bpf_program *prog;
-	uint64_t total = 0;
-
-	bpf_object__for_each_program(prog, obj) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		memset(&info, 0, sizeof(info));
-		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
-			log_debug("BPF program %s: %u instructions verified", bpf_program__name(prog), info.verified_insns);
-			total += info.verified_insns;
-		}
-	}
-	return total;
-}
-
 /* Without --off-cpu the sched_switch program is neither loaded nor attached: its maps stay tiny. */
 static void off_cpu_configure(struct profile_bpf *skel, const struct sampler_config *config, __u32 ncpus)
 {
@@ -342,11 +338,12 @@ static int read_pid_namespace(struct sampler *s)
 }
 
 /*
- * Open, configure and load the BPF programs into s->skel, with the Python walk of form python.
+ * Open, configure and load the BPF programs into s->skel: the core ones, on_cpu_sample told whether
+ * to tail-call the Python walk of form python and the Go label reader (loaded later: runtime_bpf.h).
  * 0, or -errno with s->skel NULL (libbpf's messages kept for explain_load_failure()).
  */
 static int load_programs(struct sampler *s, const struct sampler_config *config, __u32 ncpus,
-			 enum python_walk_form python, bool go)
+			 enum python_walk_form python, bool go, bool parts_now)
 {
 	int r;
 
@@ -369,7 +366,10 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	s->skel->rodata->pidns_ino = s->pidns.ino;
 	python_walk_configure(s->skel, python);
 	s->skel->rodata->go_labels = go;
-	bpf_program__set_autoload(s->skel->progs.go_read_labels, go);
+	/* At the first Python or Go process (runtime_bpf.h), or now with the rest. */
+	bpf_program__set_autoload(s->skel->progs.go_read_labels, go && parts_now);
+	if (python != PYTHON_WALK_OFF && parts_now)
+		bpf_program__set_autoload(bpf_object__find_program_by_name(s->skel->obj, python_walk_program(python)), true);
 	bpf_map__set_max_entries(s->skel->maps.events, config->ringbuf_kib * 1024u);
 	bpf_map__set_max_entries(s->skel->maps.scratch, ncpus);
 	off_cpu_configure(s->skel, config, ncpus);
@@ -385,18 +385,35 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	return r;
 }
 
-/* The goroutine label reader into the prog array on_cpu_sample tail-calls. 0 or -errno. */
-static int install_go_labels(struct profile_bpf *skel)
+/* The runtimes' BPF parts are loaded with the main object, unless OTELPROFD_RUNTIMES_LAZY=1 puts them
+ * off to their runtime's first process (runtime_bpf.h). Not the default: with two daemons profiling
+ * the same processes, the second's part took 2-6 s of wall time to load (30 ms of CPU) and its ring
+ * buffer overflowed meanwhile (suite collector, bench/RESULTS.md), and the start saves 3-5% only. */
+static bool runtimes_at_start(void)
 {
-	int fd = bpf_program__fd(skel->progs.go_read_labels), r;
-	__u32 key = 0;
+	const char *lazy = getenv("OTELPROFD_RUNTIMES_LAZY");
 
-	if (bpf_map__update_elem(skel->maps.go_labeler, &key, sizeof(key), &fd, sizeof(fd), BPF_ANY)) {
-		r = -errno;
-		log_error("Failed to install the Go label reader: %s", strerror(-r));
-		return r;
-	}
-	return 0;
+	return !lazy || strcmp(lazy, "1");
+}
+
+/* The runtimes' BPF parts wanted: loaded at their first process, or adopted from the main object
+ * (parts_now). */
+static void runtimes_configure(struct sampler *s, enum python_walk_form python, bool go, bool parts_now)
+{
+	runtime_bpf_init(&s->runtimes, s->skel);
+	if (python != PYTHON_WALK_OFF)
+		runtime_bpf_want(&s->runtimes, RUNTIME_BPF_PYTHON, python_walk_program(python));
+	if (go)
+		runtime_bpf_want(&s->runtimes, RUNTIME_BPF_GO, "go_read_labels");
+	if (!parts_now)
+		return;
+	if (python != PYTHON_WALK_OFF)
+		runtime_bpf_adopt(&s->runtimes, RUNTIME_BPF_PYTHON, python_walk_program(python));
+	if (go)
+		runtime_bpf_adopt(&s->runtimes, RUNTIME_BPF_GO, "go_read_labels");
+	/* The start's figure is the core's: the parts have their own. */
+	for (int i = 0; i < RUNTIME_BPF_PARTS; i++)
+		s->load.verified_insns -= s->runtimes.parts[i].stats.verified_insns;
 }
 
 struct sampler *sampler_open(const struct sampler_config *config, sampler_record_fn fn, void *ctx, int *err)
@@ -404,7 +421,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	struct sampler *s;
 	const char *missing = sampler_missing_privileges();
 	enum python_walk_form python;
-	bool go;
+	bool go, parts_now;
 	uint64_t load_cpu_ns;
 	__u32 ncpus;
 	int r;
@@ -447,20 +464,13 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 	go = config->go_labels && libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	if (config->go_labels && !go)
 		log_info("Go labels off: the kernel has no bpf_loop() (Linux 5.17+)");
-	r = load_programs(s, config, ncpus, python, go);
-	if (r && go) {
-		log_warn("Go labels off: the kernel refused the BPF program that reads them (%s); "
-			 "otelprofd -v shows the verifier's log", strerror(-r));
-		go = false;
-		r = load_programs(s, config, ncpus, python, go);
-	}
-	if (r && python != PYTHON_WALK_OFF) {
-		/* The on-CPU path loads without the walk: a kernel that refuses it loses Python frames only. */
-		log_warn("Python frames off: the kernel refused the BPF program that walks them (%s, %s form); "
-			 "native frames only (otelprofd -v shows the verifier's log)",
-			 strerror(-r), python_walk_form_name(python));
-		python = PYTHON_WALK_OFF;
-		r = load_programs(s, config, ncpus, python, go);
+	parts_now = runtimes_at_start();
+	r = load_programs(s, config, ncpus, python, go, parts_now);
+	if (r && parts_now) {
+		log_warn("The kernel refused the BPF programs with the runtimes' parts (%s): loading those at "
+			 "their first process", strerror(-r));
+		parts_now = false;
+		r = load_programs(s, config, ncpus, python, go, parts_now);
 	}
 	s->load.load_ns = clock_ns(CLOCK_MONOTONIC) - s->load.load_ns;
 	load_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - load_cpu_ns;
@@ -469,17 +479,14 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 		*err = -ENOEXEC;
 		goto fail;
 	}
-	if (python_walk_install(s->skel, python))
-		python = PYTHON_WALK_OFF; /* its samples are counted (OTELPROF_CNT_PYTHON_NO_WALKER) */
-	s->load.python_walk = python;
-	if (go && install_go_labels(s->skel))
-		go = false; /* its samples are counted (OTELPROF_CNT_GO_NO_READER) */
-	s->load.go_labels = go;
-	s->load.verified_insns = count_verified_insns(s->skel->obj);
+	s->load.verified_insns = bpf_verified_insns(s->skel->obj);
 	/* CPU far below the wall time: the loader waited for a CPU (a loaded machine), not for the verifier. */
+	runtimes_configure(s, python, go, parts_now);
 	log_debug("BPF programs loaded in %.1f ms (%.1f ms of this thread's CPU, the kernel's verifier included), "
-		  "%llu instructions verified, Python frame walk: %s", s->load.load_ns / 1e6, load_cpu_ns / 1e6,
-		  (unsigned long long)s->load.verified_insns, python_walk_form_name(python));
+		  "%llu instructions verified; Python frame walk: %s, Go labels: %s, %s",
+		  s->load.load_ns / 1e6, load_cpu_ns / 1e6, (unsigned long long)s->load.verified_insns,
+		  python_walk_form_name(python), go ? "on" : "off",
+		  parts_now ? "loaded with them" : "at the first such process");
 	for (size_t i = 0; i < config->npids; i++) {
 		__u32 pid = (__u32)config->pids[i];
 		__u8 one = 1;
@@ -568,6 +575,8 @@ void sampler_close(struct sampler *s)
 	free(s->links);
 	free(s->perf_fds);
 	ring_buffer__free(s->rb);
+	if (s->skel)
+		runtime_bpf_close(&s->runtimes);
 	profile_bpf__destroy(s->skel);
 	free(s);
 }
@@ -577,10 +586,39 @@ int sampler_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
+/* The parts loaded since the last call get the entries published while they loaded. */
+static void flush_pending(struct sampler *s)
+{
+	unsigned finished;
+
+	if (!s->npending_python && !s->npending_go)
+		return;
+	finished = runtime_bpf_take_finished(&s->runtimes);
+	if (finished & (1u << RUNTIME_BPF_PYTHON)) {
+		struct pending_python copy[SAMPLER_PENDING];
+		unsigned n = s->npending_python;
+
+		memcpy(copy, s->pending_python, n * sizeof(copy[0]));
+		s->npending_python = 0;
+		for (unsigned i = 0; i < n; i++) /* refused: each is dropped (the walk is off) */
+			sampler_set_python_proc(s, copy[i].pid, copy[i].start_ns, &copy[i].entry);
+	}
+	if (finished & (1u << RUNTIME_BPF_GO)) {
+		struct pending_go copy[SAMPLER_PENDING];
+		unsigned n = s->npending_go;
+
+		memcpy(copy, s->pending_go, n * sizeof(copy[0]));
+		s->npending_go = 0;
+		for (unsigned i = 0; i < n; i++)
+			sampler_set_go_proc(s, copy[i].pid, &copy[i].entry);
+	}
+}
+
 int sampler_consume(struct sampler *s)
 {
 	int r;
 
+	flush_pending(s);
 	s->consumed = 0;
 	s->out_of_time = false;
 	s->consume_deadline_ns = clock_ns(CLOCK_MONOTONIC) + SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
@@ -678,10 +716,39 @@ int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelpro
 	return put_process_entry(s, pid, &e);
 }
 
+/* Forget pid's pending Python entry, if any. */
+static void drop_pending_python(struct sampler *s, uint32_t pid)
+{
+	for (unsigned i = 0; i < s->npending_python; i++)
+		if (s->pending_python[i].pid == pid)
+			s->pending_python[i--] = s->pending_python[--s->npending_python];
+}
+
+static void drop_pending_go(struct sampler *s, uint32_t pid)
+{
+	for (unsigned i = 0; i < s->npending_go; i++)
+		if (s->pending_go[i].pid == pid)
+			s->pending_go[i--] = s->pending_go[--s->npending_go];
+}
+
 int sampler_set_python_proc(struct sampler *s, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry)
 {
-	struct otelprof_trace_proc e = current_entry(s, pid, start_ns);
+	struct otelprof_trace_proc e;
+	int r;
 
+	drop_pending_python(s, pid);
+	/* The walk first: a process published before it would have its samples counted as walkless. */
+	if (entry && (r = runtime_bpf_request(&s->runtimes, RUNTIME_BPF_PYTHON))) {
+		if (r != -EINPROGRESS)
+			return r;
+		if (s->npending_python == SAMPLER_PENDING) {
+			s->pending_dropped++;
+			return -ENOSPC;
+		}
+		s->pending_python[s->npending_python++] = (struct pending_python){ pid, start_ns, *entry };
+		return 0; /* written once the walk is in place */
+	}
+	e = current_entry(s, pid, start_ns);
 	e.start_ns = start_ns;
 	if (entry)
 		e.python = *entry;
@@ -701,12 +768,22 @@ int sampler_set_go_proc(struct sampler *s, uint32_t pid, const struct otelprof_g
 {
 	int r;
 
-	if (!s->load.go_labels)
-		return -EOPNOTSUPP;
+	drop_pending_go(s, pid);
 	if (!entry) {
 		r = bpf_map__delete_elem(s->skel->maps.go_procs, &pid, sizeof(pid), 0);
 		return r == -ENOENT ? 0 : r;
 	}
+	r = runtime_bpf_request(&s->runtimes, RUNTIME_BPF_GO);
+	if (r == -EINPROGRESS) {
+		if (s->npending_go == SAMPLER_PENDING) {
+			s->pending_dropped++;
+			return -ENOSPC;
+		}
+		s->pending_go[s->npending_go++] = (struct pending_go){ pid, *entry };
+		return 0; /* written once the reader is in place */
+	}
+	if (r)
+		return -EOPNOTSUPP;
 	return bpf_map__update_elem(s->skel->maps.go_procs, &pid, sizeof(pid), entry, sizeof(*entry), BPF_ANY);
 }
 
@@ -776,5 +853,22 @@ unsigned sampler_cpu_count(const struct sampler *s)
 
 struct sampler_load_stats sampler_load_stats(const struct sampler *s)
 {
-	return s->load;
+	struct sampler_load_stats load = s->load;
+	struct runtime_bpf *rb = (struct runtime_bpf *)&s->runtimes; /* its lock, not its contents */
+	const char *py = rb->parts[RUNTIME_BPF_PYTHON].program; /* set once, before the thread */
+
+	for (int i = 0; i < RUNTIME_BPF_PARTS; i++)
+		load.runtimes[i] = runtime_bpf_stats(rb, i);
+	load.python_walk = load.runtimes[RUNTIME_BPF_PYTHON].state == RUNTIME_BPF_OFF ||
+			   load.runtimes[RUNTIME_BPF_PYTHON].state == RUNTIME_BPF_FAILED ? PYTHON_WALK_OFF
+		: !strcmp(py, "py_walk_loop") ? PYTHON_WALK_LOOP : PYTHON_WALK_BOUNDED;
+	load.go_labels = load.runtimes[RUNTIME_BPF_GO].state == RUNTIME_BPF_WAITING ||
+			 load.runtimes[RUNTIME_BPF_GO].state == RUNTIME_BPF_LOADED;
+	load.pending_dropped = s->pending_dropped;
+	return load;
+}
+
+int sampler_start_loader(struct sampler *s, uint64_t keep_after)
+{
+	return runtime_bpf_start_loader(&s->runtimes, keep_after);
 }

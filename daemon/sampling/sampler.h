@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "records.h"
+#include "sampling/runtime_bpf.h"
 
 struct sampler_config {
 	unsigned frequency;     /* Hz per CPU */
@@ -120,14 +121,27 @@ void sampler_unpack_stats(const struct sampler *s, uint64_t *unpacked, uint64_t 
 /* Number of CPUs sampled. */
 unsigned sampler_cpu_count(const struct sampler *s);
 
-/* What loading the BPF programs cost, once at start: most of it is the kernel's verifier. */
+/* Processes a runtime publishes while its BPF part loads, kept until it is in place (per runtime). */
+#define SAMPLER_PENDING 256
+
+/* What loading the BPF programs cost: most of it is the kernel's verifier. */
 struct sampler_load_stats {
-	uint64_t load_ns;        /* wall time of the load (the verifier runs in this process) */
-	uint64_t verified_insns; /* instructions the verifier processed, all programs; 0 before 5.16 */
-	int python_walk;         /* enum python_walk_form loaded ("sampling/python_walk.h") */
-	bool go_labels;          /* the goroutine label reader is loaded */
+	uint64_t load_ns;        /* wall time of the load at start (the verifier runs in this process) */
+	uint64_t verified_insns; /* instructions the verifier processed at start, every core program;
+				    0 before 5.16 (the runtimes' parts are in runtimes[]) */
+	int python_walk;         /* enum python_walk_form loaded or to load ("python_walk.h"); off when
+				    the kernel refused it */
+	bool go_labels;          /* the goroutine label reader is loaded, or waits for a Go process */
+	struct runtime_bpf_stats runtimes[RUNTIME_BPF_PARTS]; /* each runtime's BPF part (runtime_bpf.h) */
+	uint64_t pending_dropped; /* processes published while their part loaded, beyond SAMPLER_PENDING:
+				     refused to the room (-ENOSPC), which counts them as the map's refusals */
 };
 struct sampler_load_stats sampler_load_stats(const struct sampler *s);
+/* Before the caller drops its capabilities: start the thread that keeps the loading ones for the
+ * runtimes' BPF parts still waiting for their first process (runtime_bpf.h); keep_after: the mask
+ * it drops to once none waits. 0 or -errno (the parts then load on the caller's thread, which can
+ * only do so while it holds the capabilities). */
+int sampler_start_loader(struct sampler *s, uint64_t keep_after);
 
 /* Capabilities missing for sampling, as a readable list ("CAP_BPF, CAP_PERFMON"), or "" when none. */
 const char *sampler_missing_privileges(void);

@@ -8,7 +8,9 @@ a mount namespace with the unit's ProtectHome= (tmpfs on /home, /root) and Prote
 (/proc mounted with hidepid=4) (unshare).
 Added to the unit's command line: an endpoint (the test collector on 127.0.0.1), --metrics-address
 and a short --export-interval. Checks: /ready answers 200; every thread of the daemon (exporter,
-gRPC, metrics server...) holds exactly the capabilities privileges.h documents as kept; a process
+gRPC, metrics server...) holds exactly the capabilities privileges.h documents as kept, but the
+thread "bpf-loader" (OTELPROFD_RUNTIMES_LAZY=1 only), which keeps CAP_BPF and CAP_PERFMON besides
+while a runtime's BPF part waits for its first process (daemon/sampling/runtime_bpf.h); a process
 of another user arrives at the collector, symbolized; the JVM attach broker, the daemon's one child,
 holds CAP_SETUID, CAP_SETGID and CAP_SYS_PTRACE only."""
 import os
@@ -48,6 +50,8 @@ if unavailable:
     print(f"not grantable on this machine, left out: {unavailable}")
 capnames = ",".join("+" + c[len("CAP_"):].lower() for c in caps if c not in unavailable)
 kept = sum(1 << CAP_NUMBERS[c] for c in documented if c not in unavailable)
+# The runtimes' BPF parts' loader thread keeps these too while a part waits (runtime_bpf.h).
+loading = sum(1 << CAP_NUMBERS[c] for c in ("CAP_BPF", "CAP_PERFMON") if c not in unavailable)
 
 dest = bpftest.tmpdir()
 os.chmod(dest, 0o755)
@@ -149,10 +153,12 @@ try:
             name = re.search(r"^Name:\s+(.*)$", status, re.M).group(1)
             for field in ("CapEff", "CapPrm"):
                 value = int(re.search(rf"^{field}:\s+(\S+)", status, re.M).group(1), 16)
+                if name == "bpf-loader" and value == kept | loading:
+                    continue
                 if value != kept:
                     bpftest.fail(f"{when}: thread {tid} ({name}) has {field} {value:#x}, the kept set is {kept:#x} "
                                  f"({', '.join(documented)})")
-        print(f"{when}: {len(tasks)} threads, each with CapEff = CapPrm = {kept:#x}")
+        print(f"{when}: {len(tasks)} threads, each with CapEff = CapPrm = {kept:#x} (bpf-loader: at most {kept | loading:#x})")
         return len(tasks)
 
     def check_broker():

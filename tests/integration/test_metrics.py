@@ -64,17 +64,26 @@ try:
     # (90 ms of kernel CPU at every start) before its offset moved to map memory; about 4,600 with
     # trace correlation; 56,000 once the Python frame walk (up to 64 thread states, 96 frames) was
     # inlined in the sampler. In its own tail-called program with bpf_loop() (5.17+) the walk costs
-    # about 1,800 and the sampler 4,300; kernels without bpf_loop() load its bounded-loop form
-    # (about 24,000). The Go label reader, another tail-called program with bpf_loop(), adds about
-    # 3,600 (and its map lookup 270 to the sampler): 12,000 in all. The bound catches a walk (or any
-    # path) that grows again.
+    # about 1,300 (its bounded-loop form for kernels without bpf_loop() about 22,000), the Go label
+    # reader, another tail-called program, 3,500: 11,700 in all at start, until both became runtimes'
+    # parts with figures of their own (runtime_bpf.h). The core: on_cpu_sample 6,400 and the process
+    # life programs 500, whatever the walk's form; the parts are loaded with it by default (with
+    # OTELPROFD_RUNTIMES_LAZY=1 at their runtime's first process: this workload is neither Python
+    # nor Go). The bounds catch a path that grows again.
     verified = values.get("otelprofd_bpf_verified_instructions", 0)
     form = next((f for f in ("loop", "bounded", "off") if values.get(f'otelprofd_python_bpf_walk{{form="{f}"}}')), "?")
-    bound = 35000 if form == "bounded" else 13000
+    bound = 7500
     print(f"BPF load: {verified:.0f} instructions verified, "
           f"{values.get('otelprofd_bpf_load_seconds', 0) * 1000:.1f} ms, Python walk: {form}")
     if verified > bound:
         bpftest.fail(f"the verifier processed {verified:.0f} instructions to load the programs (over {bound})")
+    for runtime, most in (("python", 35000 if form == "bounded" else 2500), ("go", 5000)):
+        key = f'otelprofd_bpf_runtime_verified_instructions{{runtime="{runtime}"}}'
+        print(f"{key} {values.get(key)}")
+        loaded = values.get(f'otelprofd_bpf_runtime_loaded{{runtime="{runtime}"}}')
+        if loaded != 1 or not 0 < values.get(key, 0) <= most:
+            bpftest.fail(f"the {runtime} BPF part: loaded {loaded}, {values.get(key)} instructions verified "
+                         f"(at most {most})")
     kernel = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
     if verified == 0 and kernel >= (5, 16):
         bpftest.fail("otelprofd_bpf_verified_instructions is 0 on a kernel that counts them (5.16+)")

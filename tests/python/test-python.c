@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "process/python_table.h"
+#include "python_table.h"
 #include "python_cache.h"
 #include "python_code.h"
 #include "python_layout.h"
-#include "sampling/python_sample.h"
+#include "python_sample.h"
 #include "symbolizer.h"
 
 #define BASE 0x10000ULL

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "process/python_process.h"
+#include "python_process.h"
 #include "records.h"
 
 struct python_entry {

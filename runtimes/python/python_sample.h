@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "process/python_table.h"
+#include "python_table.h"
 #include "records.h"
 #include "symbolizer.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "process/python_table.h"
+#include "python_table.h"
 
 #include <errno.h>
 #include <stdlib.h>

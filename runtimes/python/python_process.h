@@ -3,7 +3,7 @@
  * Whether a process runs CPython, and where: the interpreter's ELF file (the python executable or
  * a libpython shared library, found by name in /proc/PID/maps and opened through
  * /proc/PID/map_files), its exported symbols _PyRuntime, Py_Version, PyCode_Type and
- * _PyEval_EvalFrameDefault, and the layout of its version (symbolizer/python_layout.h; for 3.13 the
+ * _PyEval_EvalFrameDefault, and the layout of its version (runtimes/python/python_layout.h; for 3.13 the
  * interpreter's _Py_DebugOffsets, read from _PyRuntime). Bounded: at most PYTHON_PROCESS_MAX_FILES
  * candidate files, symbol tables of at most PYTHON_PROCESS_MAX_SYMBOLS entries. Nothing kept open.
  */

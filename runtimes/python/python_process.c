@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "process/python_process.h"
+#include "python_process.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sampling/python_sample.h"
+#include "python_sample.h"
 
 #include <string.h>
 

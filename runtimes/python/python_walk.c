@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sampling/python_walk.h"
+#include "python_walk.h"
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,24 +51,14 @@ enum python_walk_form python_walk_choose(bool wanted)
 
 void python_walk_configure(struct profile_bpf *skel, enum python_walk_form form)
 {
+	/* Neither form is loaded with the main programs: the walk is loaded at the first Python
+	 * process (daemon/sampling/runtime_bpf.h). */
 	skel->rodata->python_frames = form != PYTHON_WALK_OFF;
-	bpf_program__set_autoload(skel->progs.py_walk_loop, form == PYTHON_WALK_LOOP);
-	bpf_program__set_autoload(skel->progs.py_walk_bounded, form == PYTHON_WALK_BOUNDED);
+	bpf_program__set_autoload(skel->progs.py_walk_loop, false);
+	bpf_program__set_autoload(skel->progs.py_walk_bounded, false);
 }
 
-int python_walk_install(struct profile_bpf *skel, enum python_walk_form form)
+const char *python_walk_program(enum python_walk_form form)
 {
-	struct bpf_program *prog = form == PYTHON_WALK_LOOP ? skel->progs.py_walk_loop : skel->progs.py_walk_bounded;
-	__u32 key = 0;
-	int fd, r;
-
-	if (form == PYTHON_WALK_OFF)
-		return 0;
-	fd = bpf_program__fd(prog);
-	if (bpf_map__update_elem(skel->maps.python_walker, &key, sizeof(key), &fd, sizeof(fd), BPF_ANY)) {
-		r = -errno;
-		log_error("Failed to install the Python frame walk: %s", strerror(-r));
-		return r;
-	}
-	return 0;
+	return form == PYTHON_WALK_LOOP ? "py_walk_loop" : form == PYTHON_WALK_BOUNDED ? "py_walk_bounded" : NULL;
 }
