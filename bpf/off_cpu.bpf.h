@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Part of profile.bpf.c's object (included in it after the process life events): it uses that
- * object's ring buffer, filters, pid translation and stack copy. */
+/* Part of profile.bpf.c's object (included in it before the process life events: their exit ends a
+ * wait still in flight): it uses that object's ring buffer, filters, pid translation and stack copy. */
 /*
  * Off-CPU (--off-cpu): where threads wait. Loaded and attached only with --off-cpu, so the on-CPU
  * path costs the same without it.
@@ -44,10 +44,9 @@ struct {
 #define OFF_CPU_SKIP_FRAMES 2
 
 
-/* The task that runs again was sampled when it left: say how long it was away. */
-static __always_inline void off_cpu_end(struct task_struct *next, __u64 now, __u32 cpu)
+/* Thread tid, sampled when it left a CPU, runs again at now: say how long it was away. */
+static __always_inline void off_cpu_end_of(__u32 tid, __u64 now, __u32 cpu)
 {
-	__u32 tid = pidns_tid_of(next);
 	struct otelprof_off_cpu_start *start = tid ? bpf_map_lookup_elem(&off_cpu_inflight, &tid) : NULL;
 	struct otelprof_off_cpu_end *e;
 	__u64 start_ns;
@@ -73,6 +72,27 @@ static __always_inline void off_cpu_end(struct task_struct *next, __u64 now, __u
 	e->reserved = 0;
 	bpf_ringbuf_submit(e, wakeup_flags(false));
 	off_cpu_count(OTELPROF_OFFCPU_CNT_ENDS);
+}
+
+/* The task that runs again was sampled when it left. */
+static __always_inline void off_cpu_end(struct task_struct *next, __u64 now, __u32 cpu)
+{
+	off_cpu_end_of(pidns_tid_of(next), now, cpu);
+}
+
+/*
+ * Thread tid (the current task) exits: it runs, so a wait of it still in flight lost its end. Seen
+ * under load: the program did not run for a thread's switch-in (no sched_switch call for it reached
+ * us, though it ran and exited); its entry then stayed, and the end of the run counted the wait up
+ * to it (a 1.5 s sleep of a child that exited at once counted 4 s). The exit bounds the wait: it
+ * ends here, and is counted apart. Called by on_exit (the sched_process_exit program).
+ */
+static __always_inline void off_cpu_exit(__u32 tid)
+{
+	if (!tid || !bpf_map_lookup_elem(&off_cpu_inflight, &tid))
+		return;
+	off_cpu_count(OTELPROF_OFFCPU_CNT_ENDS_AT_EXIT);
+	off_cpu_end_of(tid, bpf_ktime_get_ns(), bpf_get_smp_processor_id());
 }
 
 /* prev (the current task) leaves the CPU and was sampled: its stacks, then the in-flight entry. */

@@ -748,6 +748,8 @@ int go_read_labels(struct bpf_perf_event_data *ctx)
 	return resume_sample(RESUME_GO_LABELS);
 }
 
+#include "off_cpu.bpf.h"
+
 /* Send a process life event of task (the current task, or a child it just forked), pid as records
  * carry it (pidns.bpf.h), and of its parent's (parent_pid) when parent is given. */
 static __always_inline void send_proc_event(enum otelprof_record_kind kind, struct task_struct *task, __u32 pid,
@@ -834,6 +836,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 
 	if (!pidns_current(&pid, &tid))
 		return 0;
+	off_cpu_exit(tid);
 	/* signal->live counts the live threads; it drops to 0 before this tracepoint for the last one. */
 	if (track_processes && BPF_CORE_READ(task, signal, live.counter) == 0 && is_target(pid) &&
 	    in_target_cgroup())
@@ -843,7 +846,5 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	bpf_map_delete_elem(&target_pids, &pid);
 	return 0;
 }
-
-#include "off_cpu.bpf.h"
 
 #include "alloc.bpf.h"

@@ -383,6 +383,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("off_cpu_dropped_total", NULL, "reason=\"pending_full\"", m->off_cpu.pending_full),
 		C("off_cpu_dropped_total", NULL, "reason=\"no_stack\"", m->off_cpu.unmatched_ends),
 		C("off_cpu_dropped_total", NULL, "reason=\"aggregate\"", m->off_cpu.aggregate_dropped),
+		C("off_cpu_ends_at_exit_total", "off-CPU waits ended at their thread's exit: the switch-in was not seen",
+		  NULL, m->off_cpu_bpf[OTELPROF_OFFCPU_CNT_ENDS_AT_EXIT]),
 		C("off_cpu_below_threshold_total", "off-CPU waits shorter than --off-cpu-threshold", NULL,
 		  m->off_cpu.below_threshold),
 		G("off_cpu_pending", "sampled threads off CPU whose stack waits for their end", NULL, m->off_cpu.pending),

@@ -154,11 +154,11 @@ static void log_off_cpu(const struct self_sources *src)
 		 "%" PRIu64 " not targets; dropped: %" PRIu64 " in-flight map full, %" PRIu64 " ring buffer full, %" PRIu64
 		 " stacks waiting table full, %" PRIu64 " ends without a stack, %" PRIu64 " by the aggregate; %" PRIu64
 		 " under --off-cpu-threshold; %" PRIu64 " still waiting at the end, counted up to it, %" PRIu64
-		 " without their end (ring buffer full)",
+		 " without their end (ring buffer full), %" PRIu64 " ended at their thread's exit (switch-in unseen)",
 		 oc->waits, plural(oc->waits, "wait", "waits"), oc->wait_ns / 1e9, b[OTELPROF_OFFCPU_CNT_SWITCHES],
 		 b[OTELPROF_OFFCPU_CNT_SAMPLED], b[OTELPROF_OFFCPU_CNT_FILTERED], b[OTELPROF_OFFCPU_CNT_INFLIGHT_FULL],
 		 b[OTELPROF_OFFCPU_CNT_RINGBUF_FULL], oc->pending_full, oc->unmatched_ends, oc->aggregate_dropped,
-		 oc->below_threshold, oc->unfinished, oc->lost_ends);
+		 oc->below_threshold, oc->unfinished, oc->lost_ends, b[OTELPROF_OFFCPU_CNT_ENDS_AT_EXIT]);
 }
 
 /* --alloc: what the probes sent, what the heap kept, which files were attached. */

@@ -375,7 +375,7 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	off_cpu_configure(s->skel, config, ncpus);
 	alloc_configure(s->skel, config, ncpus);
 	bpf_program__set_autoload(s->skel->progs.on_fork, config->follow_children || config->track_processes);
-	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes);
+	bpf_program__set_autoload(s->skel->progs.on_exit, config->npids > 0 || config->track_processes || config->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.on_exec, config->track_processes);
 	r = profile_bpf__load(s->skel);
 	if (r) {
@@ -527,7 +527,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 			goto fail;
 		}
 	}
-	if (config->npids || config->track_processes) {
+	if (config->npids || config->track_processes || config->off_cpu) { /* --off-cpu: an exit ends a wait */
 		s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
 		if (!s->skel->links.on_exit) {
 			r = -errno;
