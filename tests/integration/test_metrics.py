@@ -84,10 +84,11 @@ try:
     # parts with figures of their own (runtime_bpf.h). The core: on_cpu_sample 6,400 and the process
     # life programs 500, whatever the walk's form; the parts are loaded with it by default (with
     # OTELPROFD_RUNTIMES_LAZY=1 at their runtime's first process: this workload is neither Python
-    # nor Go). The bounds catch a path that grows again.
+    # nor Go). The core then grew by packed samples (7,413) and by the off-CPU end at a thread's exit
+    # (7,558). The bounds catch a path that grows again.
     verified = values.get("otelprofd_bpf_verified_instructions", 0)
     form = next((f for f in ("loop", "bounded", "off") if values.get(f'otelprofd_python_bpf_walk{{form="{f}"}}')), "?")
-    bound = 7500
+    bound = 8000
     print(f"BPF load: {verified:.0f} instructions verified, "
           f"{values.get('otelprofd_bpf_load_seconds', 0) * 1000:.1f} ms, Python walk: {form}")
     if verified > bound:
