@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define RECORD_REPLAY_MAX 64
-#define RECORD_REPLAY_TRIES 3
+#define RECORD_REPLAY_MAX 256
+#define RECORD_REPLAY_TRIES 8
 
 struct record_replay;
 
