@@ -73,7 +73,7 @@ const struct otelprof_sample *python_sample(const struct python_table *t, struct
 	sp.slots = python_sample_tail(record, size, &sp.nslots, counters);
 	if (!sp.slots)
 		return s;
-	e = python_table_find(t, s->pid, s->process_start_ns);
+	e = python_table_find(t, s->pid, s->process_start_ns, instance);
 	if (!e) {
 		counters->no_process++;
 		return s;

@@ -64,10 +64,12 @@ static uint32_t *bucket(struct python_table *t, uint32_t pid)
 				      ? &(t)->slots[(t)->buckets[((pid) * 2654435769u) >> 22] - 1] : NULL; \
 	     s; s = s->next ? &(t)->slots[s->next - 1] : NULL)
 
-static struct slot *find_slot(const struct python_table *t, uint32_t pid, uint64_t start_ns)
+/* By instance: a process that exec'd is a new program to check (its sample handled before the
+ * exec record can have read /proc after the exec, and that entry is retired at the record). */
+static struct slot *find_slot(const struct python_table *t, uint32_t pid, uint64_t start_ns, uint64_t instance)
 {
 	for_each_in_bucket(t, pid, s)
-		if (s->e.pid == pid && s->e.start_ns == start_ns)
+		if (s->e.pid == pid && s->e.start_ns == start_ns && s->e.instance == instance)
 			return s;
 	return NULL;
 }
@@ -97,7 +99,7 @@ const struct python_entry *python_table_check(struct python_table *t, uint32_t p
 
 	if (nth != 1 && nth != 8 && nth != 64 && nth != 512)
 		return NULL;
-	if (find_slot(t, pid, start_ns))
+	if (find_slot(t, pid, start_ns, instance))
 		return NULL;
 	t->counters.checks++;
 	r = t->cfg.find(t->cfg.find_ctx, t->cfg.proc_root, pid, &proc);
@@ -124,9 +126,10 @@ const struct python_entry *python_table_check(struct python_table *t, uint32_t p
 	return &s->e;
 }
 
-const struct python_entry *python_table_find(const struct python_table *t, uint32_t pid, uint64_t start_ns)
+const struct python_entry *python_table_find(const struct python_table *t, uint32_t pid, uint64_t start_ns,
+					     uint64_t instance)
 {
-	struct slot *s = find_slot(t, pid, start_ns);
+	struct slot *s = find_slot(t, pid, start_ns, instance);
 
 	return s && s->e.supported ? &s->e : NULL;
 }

@@ -65,8 +65,9 @@ void python_table_free(struct python_table *t);
  * just now (the caller attaches it to the symbolizer), else NULL. */
 const struct python_entry *python_table_check(struct python_table *t, uint32_t pid, uint64_t start_ns,
 					      uint64_t instance, uint64_t nth);
-/* The supported entry of (pid, start_ns), or NULL. */
-const struct python_entry *python_table_find(const struct python_table *t, uint32_t pid, uint64_t start_ns);
+/* The supported entry of (pid, start_ns, instance), or NULL. */
+const struct python_entry *python_table_find(const struct python_table *t, uint32_t pid, uint64_t start_ns,
+					     uint64_t instance);
 /* pid exec'd or exited: its entry leaves the BPF map (it stays for its samples). */
 void python_table_retire(struct python_table *t, uint32_t pid);
 /* Drop the entry of (pid, instance): its samples are built. */

@@ -343,7 +343,16 @@ static void test_splice(void **state)
 	assert_int_equal(counters.malformed, 1);
 	python_table_retire(t, 42);
 	assert_int_equal(published, 0);
+	/* The same process after an exec (its first check may have read /proc after the exec, from a
+	 * sample of the program before): the new instance is checked and published again. */
+	assert_non_null(python_table_check(t, 42, 99, 2, 1));
+	assert_int_equal(published, 1);
+	assert_non_null(python_table_find(t, 42, 99, 2));
+	assert_null(python_table_check(t, 42, 99, 2, 8));
+	python_table_retire(t, 42);
+	assert_int_equal(published, 0);
 	python_table_forget(t, 42, 1);
+	python_table_forget(t, 42, 2);
 	assert_int_equal(python_table_count(t), 0);
 	symbolizer_free(sym);
 	python_table_free(t);
