@@ -100,10 +100,12 @@ try:
         print("$", " ".join(cmd), flush=True)
         daemons[transport] = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     logs = {t: bpftest.wait_profiling(d, others=[*work.values(), *daemons.values()]) for t, d in daemons.items()}
+    # Both daemons' stderr read at once: one waited on first would leave the other's pipe full.
+    rests = {t: bpftest.drain(d) for t, d in daemons.items()}
     work["waits"].stdin.write("go\n")
     work["waits"].stdin.flush()
-    for t, d in daemons.items():
-        logs[t] += d.communicate(timeout=180)[1]
+    for t, rest in rests.items():
+        logs[t] += rest()
 finally:
     for p in [*daemons.values(), *work.values()]:
         if p.poll() is None:

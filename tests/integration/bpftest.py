@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SKIP = 77
@@ -99,6 +100,22 @@ def wait_profiling(daemon, others=(), timeout=60):
             p.kill()
         fail("otelprofd did not start: " + log)
     return log
+
+
+def drain(daemon):
+    """Read the rest of daemon's stderr (a text pipe) on a thread, for a test that waits on something
+    else meanwhile: a pipe nobody reads fills up (64 KiB; -v says much more while BPF parts load),
+    and the daemon's next write to it blocks its loop. The function returned waits for the daemon to
+    end (timeout seconds) and returns what it said."""
+    said = []
+    reader = threading.Thread(target=lambda: said.append(daemon.stderr.read()), daemon=True)
+    reader.start()
+
+    def rest(timeout=180):
+        daemon.wait(timeout=timeout)
+        reader.join(timeout)
+        return "".join(said)
+    return rest
 
 
 def read_folded(path):
