@@ -85,6 +85,10 @@ struct runtime_ops {
 						const struct otelprof_sample *unwound);
 };
 
+/* For a room's open(): *room a zeroed block of size bytes when wanted (the room's runtime is asked
+ * for), else NULL. 0, or -ENOMEM (*room NULL). The room frees it in close(). */
+int runtime_room_alloc(bool wanted, size_t size, void **room);
+
 /* The rooms, in the order the record path calls them (runtimes.c). */
 extern const struct runtime_ops *const runtime_rooms[];
 extern const size_t runtime_room_count;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The rooms the record path calls, in this order (runtime.h): a new runtime is one more line. */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "runtime.h"
 
 const struct runtime_ops *const runtime_rooms[] = {
@@ -8,3 +11,9 @@ const struct runtime_ops *const runtime_rooms[] = {
 	&go_runtime,     /* runtimes/go: goroutine labels (BPF reader); Go unwinding is the symbolizer's */
 };
 const size_t runtime_room_count = sizeof(runtime_rooms) / sizeof(runtime_rooms[0]);
+
+int runtime_room_alloc(bool wanted, size_t size, void **room)
+{
+	*room = wanted ? calloc(1, size) : NULL;
+	return wanted && !*room ? -ENOMEM : 0;
+}

@@ -25,18 +25,15 @@ struct go_room {
 static int go_open(const struct runtime_env *env, void **out)
 {
 	struct go_room *room;
+	int r = runtime_room_alloc(env->go_publish, sizeof(*room), out);
 
-	*out = NULL;
-	if (!env->go_publish)
-		return 0;
-	room = calloc(1, sizeof(*room));
-	if (!room)
-		return -ENOMEM;
+	if (r || !*out)
+		return r;
+	room = *out;
 	*room = (struct go_room){
 		.publish = env->go_publish, .publish_ctx = env->go_publish_ctx,
 		.processes = env->go_processes, .labels = env->go_labels,
 	};
-	*out = room;
 	return 0;
 }
 

@@ -21,23 +21,21 @@ struct python_room {
 static int python_open(const struct runtime_env *env, void **out)
 {
 	struct python_room *room;
+	int r = runtime_room_alloc(env->python_publish, sizeof(*room), out);
 
-	*out = NULL;
-	if (!env->python_publish)
-		return 0;
-	room = calloc(1, sizeof(*room));
-	if (!room)
-		return -ENOMEM;
+	if (r || !*out)
+		return r;
+	room = *out;
 	room->table = python_table_new(&(struct python_table_config){
 		.publish = env->python_publish, .publish_ctx = env->python_publish_ctx,
 	});
 	if (!room->table) {
 		free(room);
+		*out = NULL;
 		return -ENOMEM;
 	}
 	room->sym = env->sym;
 	room->counters = env->python;
-	*out = room;
 	return 0;
 }
 

@@ -50,15 +50,26 @@ static bool intact(const unsigned char *p, size_t n, unsigned char fill)
 /* The size of a realloc no allocator grants, hidden from the compiler's size checks. */
 static volatile size_t huge = SIZE_MAX / 2;
 
+/* A 100-byte block filled with fill, and the library's counters once it is made. */
+static unsigned char *filled_block(unsigned char fill, uint64_t *sampled, uint64_t *freed)
+{
+	unsigned char *p = malloc(100);
+
+	if (!p) {
+		fprintf(stderr, "FAIL: malloc(100) failed\n");
+		exit(1);
+	}
+	memset(p, fill, 100);
+	*sampled = stats->sampled;
+	*freed = stats->freed;
+	return p;
+}
+
 static void failed_realloc(void)
 {
-	unsigned char *p = malloc(100), *q;
 	uint64_t sampled, freed;
+	unsigned char *p = filled_block(0xa5, &sampled, &freed), *q;
 
-	CHECK(p, "malloc(100) failed");
-	memset(p, 0xa5, 100);
-	sampled = stats->sampled;
-	freed = stats->freed;
 	errno = 0;
 	q = realloc(p, huge);
 	CHECK(!q && errno == ENOMEM, "realloc(p, SIZE_MAX / 2) returned %p (errno %d)", (void *)q, errno);
@@ -73,13 +84,9 @@ static void failed_realloc(void)
 
 static void moved_realloc(void)
 {
-	unsigned char *p = malloc(100), *q;
 	uint64_t sampled, freed;
+	unsigned char *p = filled_block(0x5a, &sampled, &freed), *q;
 
-	CHECK(p, "malloc(100) failed");
-	memset(p, 0x5a, 100);
-	sampled = stats->sampled;
-	freed = stats->freed;
 	q = realloc(p, 5000);
 	CHECK(q, "realloc(p, 5000) failed");
 	CHECK(q && intact(q, 100, 0x5a), "realloc lost the block's bytes");

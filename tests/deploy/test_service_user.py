@@ -167,10 +167,7 @@ try:
         children = open(f"/proc/{daemon.pid}/task/{daemon.pid}/children").read().split()
         found = []
         for child in children:
-            status = open(f"/proc/{child}/status").read()
-            found.append((re.search(r"^Name:\s+(.*)$", status, re.M).group(1),
-                          int(re.search(r"^CapEff:\s+(\S+)", status, re.M).group(1), 16),
-                          int(re.search(r"^CapPrm:\s+(\S+)", status, re.M).group(1), 16)))
+            found.append(bpftest.name_and_caps(open(f"/proc/{child}/status").read()))
         print(f"the daemon's children: {found}")
         if found != [("otelprofd-jvm", want, want)]:
             bpftest.fail(f"the daemon's children are {found}, not the JVM attach broker with {want:#x}")

@@ -6,6 +6,7 @@ else a failure to load is a failure.
 """
 import ctypes
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -116,6 +117,13 @@ def drain(daemon):
         reader.join(timeout)
         return "".join(said)
     return rest
+
+
+def name_and_caps(status):
+    """(Name, CapEff, CapPrm) from the text of a /proc/PID/status."""
+    def field(name):
+        return re.search(rf"^{name}:\s+(.*)$", status, re.M).group(1).strip()
+    return field("Name"), int(field("CapEff"), 16), int(field("CapPrm"), 16)
 
 
 def read_folded(path):

@@ -260,10 +260,7 @@ try:
     children = run("cat", f"/proc/{pid}/task/{pid}/children", quiet=True).stdout.split()
     found = []
     for child in children:
-        t = run("cat", f"/proc/{child}/status", check=False, quiet=True).stdout
-        found.append((re.search(r"^Name:\s+(.*)$", t, re.M).group(1),
-                      int(re.search(r"^CapEff:\s+(\S+)", t, re.M).group(1), 16),
-                      int(re.search(r"^CapPrm:\s+(\S+)", t, re.M).group(1), 16)))
+        found.append(bpftest.name_and_caps(run("cat", f"/proc/{child}/status", check=False, quiet=True).stdout))
     print(f"the daemon's children: {found}")
     if found != [("otelprofd-jvm", broker_caps, broker_caps)]:
         failures.append(f"the daemon's children are {found}, not the JVM attach broker with {broker_caps:#x}")
