@@ -127,6 +127,7 @@ try:
     print("$", " ".join(f"{k}={v}" for k, v in env.items()), " ".join(cmd), flush=True)
     with open(log_path, "w") as log:
         daemon = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    workload_cpu = bpftest.process_cpu_seconds(workload.pid)
 
     # Ready once it samples and its first export was delivered.
     deadline = time.time() + 60
@@ -177,6 +178,7 @@ try:
         bpftest.fail("otelprofd runs one thread in export mode: the threads this test checks are missing")
     time.sleep(6)
     check_threads("after 6 s more")
+    workload_cpu = bpftest.process_cpu_seconds(workload.pid) - workload_cpu
     daemon.send_signal(signal.SIGTERM)
     daemon.wait(timeout=60)
     print(open(log_path).read()[-3000:])
@@ -195,7 +197,10 @@ if stats["invalid"]:
 samples = otlptest.samples_of(otlptest.dump(os.path.join(collector.out_dir, "*-grpc.pb")), workload.pid)
 total = sum(s["count"] for s in samples)
 hot = sum(s["count"] for s in samples if s["stack"] and s["stack"][0].startswith("hot_"))
-print(f"{total} samples of the other user's process, {hot} in its hot functions")
-if hot < 50:
+print(f"{total} samples of the other user's process, {hot} in its hot functions; it had {workload_cpu:.2f} s of CPU "
+      "while the daemon ran")
+# 50 at least, or, on a host so loaded that the workload had less than 5 s of CPU, half of what the
+# service's 19 Hz takes of it.
+if hot < min(50, 0.5 * 19 * workload_cpu):
     bpftest.fail("the other user's process was not profiled and symbolized")
 print("PASS")

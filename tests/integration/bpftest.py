@@ -119,6 +119,12 @@ def drain(daemon):
     return rest
 
 
+def process_cpu_seconds(pid):
+    """The user and system CPU all of pid's threads have had so far (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:13]) / os.sysconf("SC_CLK_TCK")
+
+
 def name_and_caps(status):
     """(Name, CapEff, CapPrm) from the text of a /proc/PID/status."""
     def field(name):

@@ -43,10 +43,6 @@ try:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
 
-    def workload_cpu_s():
-        with open(f"/proc/{workload.pid}/stat") as f:
-            return sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:13]) / os.sysconf("SC_CLK_TCK")
-
     def scrape():
         status, text = get("/metrics")
         if status != 200:
@@ -64,7 +60,7 @@ try:
     # At least 3 s, up to 6 s while the workload has had too little CPU for 50 samples (a loaded
     # machine gives it a few percent of a CPU; its first samples wait for libc's debug file).
     started = time.time()
-    cpu_at_start = workload_cpu_s()
+    cpu_at_start = bpftest.process_cpu_seconds(workload.pid)
     time.sleep(3)
     values = scrape()
     while values.get("otelprofd_samples_total", 0) < 50 and time.time() - started < 6:
@@ -105,7 +101,7 @@ try:
         bpftest.fail("otelprofd_bpf_verified_instructions is 0 on a kernel that counts them (5.16+)")
     # Short of 50, the count must still match the CPU the workload had since sampling began (99 Hz
     # of it, half at least).
-    cpu_s = workload_cpu_s() - cpu_at_start
+    cpu_s = bpftest.process_cpu_seconds(workload.pid) - cpu_at_start
     print(f"{values['otelprofd_samples_total']:.0f} samples counted; the workload had {cpu_s:.2f} s of CPU")
     if values["otelprofd_samples_total"] < min(50, 0.5 * 99 * cpu_s):
         bpftest.fail(f"only {values['otelprofd_samples_total']} samples counted at 99 Hz for {cpu_s:.2f} s of "
