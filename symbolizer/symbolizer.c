@@ -116,6 +116,7 @@ void symbolizer_free(struct symbolizer *s)
 		}
 	}
 	symbolizer__pending_free(s);
+	symbolizer__roots_free(s);
 	for (size_t i = 0; i < s->nmodules; i++)
 		symbolizer__module_free(s->modules[i]);
 	symbolizer__module_free(s->vdso);

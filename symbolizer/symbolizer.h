@@ -100,6 +100,8 @@ struct symbolizer_stats {
 	uint64_t symbolized;       /* lookups that found at least a function name */
 	uint64_t no_mapping;       /* user address outside every file mapping */
 	uint64_t process_gone;     /* the process had exited before its maps were read */
+	uint64_t roots_used_after_exit; /* files of an exited process opened through its root, held */
+	uint64_t roots_replaced;   /* roots held dropped for another (SYM_ROOTS distinct roots) */
 	uint64_t process_changed;  /* maps read again found another process or program at the pid: the
 				      earlier mappings were kept and the entry retired */
 	uint64_t module_open_failed; /* binary could not be opened, or was not the mapped file */

@@ -121,7 +121,19 @@ struct sym_process {
 	uint64_t jit_checked_ns;    /* last time its size was checked; 0 never */
 	uint64_t jit_used;          /* lookup tick of its last use, for LRU among modules and maps */
 	int jit_refused;            /* -errno of the last refusal, counted once until it changes */
+	uint64_t root_dev, root_ino; /* its root directory, held in the symbolizer's roots */
+	bool root_held;
 	struct sym_process *next; /* hash chain */
+};
+
+/* Roots held (symbolizer_roots.c): distinct root directories (the host's, each container's) whose
+ * processes' files can be opened after they exit; past it the least recently used is closed. */
+#define SYM_ROOTS 64
+
+struct sym_root {
+	uint64_t dev, ino; /* the directory's identity */
+	int fd;            /* O_PATH, owned */
+	uint64_t used;     /* tick of its last use */
 };
 
 /* Opens waiting for the opener's thread (module_opener.h), first the one it runs: their files are
@@ -175,6 +187,8 @@ struct symbolizer {
 				       process's) is not served by it */
 	bool vdso_tried;            /* the image was read (or failed to be) */
 	size_t notice_head, nnotices;
+	struct sym_root roots[SYM_ROOTS];
+	unsigned nroots;
 };
 
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -196,6 +210,16 @@ struct sym_map *symbolizer__find_map_refresh(struct sym_process *p, uint64_t add
 					     struct symbolizer_stats *stats);
 /* An O_PATH fd of /proc/PID/root (the caller closes it), or -errno. */
 int symbolizer__open_root(pid_t pid);
+
+/* ---- roots held (symbolizer_roots.c) ---- */
+
+/* Hold p's root directory (once per distinct root), for its files after it exits. */
+void symbolizer__hold_root(struct symbolizer *s, struct sym_process *p);
+/* /proc/PID/root, or once pid has exited, a copy of the root a process of pid had (the caller
+ * closes it). -errno when neither. */
+int symbolizer__open_root_of(struct symbolizer *s, pid_t pid);
+/* Close every held root. */
+void symbolizer__roots_free(struct symbolizer *s);
 
 /* ---- the module cache (symbolizer_modules.c) ---- */
 

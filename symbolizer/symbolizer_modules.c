@@ -529,7 +529,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		return NULL;
 	m->serial = ++s->next_serial;
 	s->stats.module_cache_misses++;
-	root = symbolizer__open_root(pid);
+	root = symbolizer__open_root_of(s, pid);
 	fd = open_mapped_file(s, pid, map, root, &st);
 	if (fd >= 0)
 		module_key_of(fd, map, &m->key);

@@ -264,6 +264,7 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 	slot = process_slot(s, pid, instance);
 	*slot = p;
 	s->nprocesses++;
+	symbolizer__hold_root(s, p);
 	*out = p;
 	return 0;
 }

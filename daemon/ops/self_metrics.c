@@ -198,6 +198,10 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_failures_total", NULL, "cause=\"module_cache_full\"", y->module_cache_full),
 		C("symbolizer_failures_total", NULL, "cause=\"process_maps_full\"", y->process_table_full),
 		C("symbolizer_failures_total", NULL, "cause=\"process_maps_unknown\"", y->instance_unknown),
+		C("symbolizer_roots_used_after_exit_total", "files of processes that had exited opened through the "
+		  "root directory held for them", NULL, y->roots_used_after_exit),
+		C("symbolizer_roots_replaced_total", "root directories held for exited processes' files dropped for "
+		  "another (64 distinct roots: the host's, containers')", NULL, y->roots_replaced),
 		C("symbolizer_processes_evicted_total",
 		  "ended processes' mappings dropped to make room for live ones (their samples lose symbols)", NULL,
 		  y->processes_evicted),

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proc_stat.h"
@@ -155,6 +157,34 @@ static void test_start_time_checked(void **state)
 	symbolizer_free(s);
 }
 
+/* A process that exited before its files were opened (a short-lived program; a loaded host whose
+ * opens waited) keeps its frames named: its files are opened through the root directory held for it
+ * when its mappings were read, their device and inode checked. */
+static void test_files_after_exit(void **state)
+{
+	struct symbolizer *s = symbolizer_new(NULL);
+	struct sym_frame f;
+	pid_t child;
+	int status;
+
+	assert_non_null(s);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(symbolizer_prepare_instance(s, child, 1, 0), 0);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	/* The same binary: marker_function is at the same address in the child. */
+	assert_int_equal(symbolizer_user_instance(s, child, 1, marker, &f), 0);
+	assert_true(f.nlines > 0);
+	assert_string_equal(f.lines[0].function, "marker_function");
+	assert_int_equal(symbolizer_stats(s)->roots_used_after_exit, 1);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +192,7 @@ int main(void)
 		cmocka_unit_test(test_retired_not_reread),
 		cmocka_unit_test(test_start_time_checked),
 		cmocka_unit_test(test_stat_parse),
+		cmocka_unit_test(test_files_after_exit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
