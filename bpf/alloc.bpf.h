@@ -56,7 +56,7 @@ int BPF_USDT(on_alloc, __u64 ptr, __u64 size, __u64 weight)
 	struct otelprof_alloc *a;
 	struct alloc_buf *ab;
 	struct sample_buf *b;
-	__u64 tail = 0;
+	__u64 tail = 0, flags;
 	long n;
 
 	alloc_count(OTELPROF_ALLOC_CNT_ALLOCS);
@@ -110,8 +110,11 @@ int BPF_USDT(on_alloc, __u64 ptr, __u64 size, __u64 weight)
 	if (tail > sizeof(b->w) + OTELPROF_MAX_STACK_COPY + sizeof(*a))
 		tail = 0;
 	b->s.hdr.size = sizeof(b->s) + tail;
-	if (bpf_ringbuf_output(&events, b, sizeof(b->s) + tail,
-			       wakeup_flags(first_sample(pid, b->s.process_start_ns))))
+	flags = wakeup_flags(first_sample(pid, b->s.process_start_ns));
+	/* Packed as an on-CPU sample is: the 2,032 bytes of kernel_ips and user_ips are mostly unused
+	 * here (no kernel frames; no frame-pointer walk when the window holds the whole stack), more
+	 * than the window itself. */
+	if (packed_samples ? send_packed_sample(b, tail, flags) : bpf_ringbuf_output(&events, b, sizeof(b->s) + tail, flags))
 		alloc_count(OTELPROF_ALLOC_CNT_RINGBUF_FULL);
 	else
 		alloc_count(OTELPROF_ALLOC_CNT_SENT);

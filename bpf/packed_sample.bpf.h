@@ -3,7 +3,7 @@
  * Packed on-CPU samples (included by profile.bpf.c, after send_sample's helpers). A struct
  * otelprof_sample has room for 127 kernel and 127 user instruction pointers: 2,032 bytes, most of
  * them unused (a sample in user code has no kernel frames, and a stack window that holds the whole
- * stack needs no frame-pointer walk). At 10,000 Hz per CPU those bytes filled the ring buffer and
+ * stack needs no frame-pointer walk). Sampled allocations' records (alloc.bpf.h) are packed too. At 10,000 Hz per CPU those bytes filled the ring buffer and
  * dropped samples. A packed record carries the sample's head, the used ips and the tail only
  * (OTELPROF_SAMPLE_PACKED in records.h); user space unpacks it (daemon/sampling/record_unpack.c).
  *

@@ -35,6 +35,7 @@
 #include "ops/signals.h"
 #include "ops/status_line.h"
 #include "ops/write_output.h"
+#include "process/cgroup.h"
 #include "process/cgroup_filter.h"
 #include "process/describe.h"
 #include "process/host_view.h"
@@ -349,11 +350,17 @@ static int attach_alloc_file(void *ctx, const char *path)
  * allocation), then the files the running processes map that fire them. */
 static int start_alloc_probes(struct daemon *d)
 {
-	const char *lib = alloc_library();
+	const char *lib = alloc_library(), *root = cgroup_v2_root();
+	char cgroup_dir[4096];
 	int r;
 
+	/* --cgroup alone: its processes are the only ones to look at (--container: every process). */
+	if (!d->opts->cgroup || d->opts->container || !root ||
+	    cgroup_path_of(root, d->opts->cgroup, cgroup_dir, sizeof(cgroup_dir)))
+		cgroup_dir[0] = 0;
 	d->alloc_probes = alloc_probes_new(&(struct alloc_probes_config){
 		.attach = attach_alloc_file, .attach_ctx = d, .pids = d->opts->pids, .npids = d->opts->npids,
+		.cgroup_dir = cgroup_dir[0] ? cgroup_dir : NULL,
 	});
 	if (!d->alloc_probes) {
 		log_error("Out of memory");

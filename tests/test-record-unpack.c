@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Packed on-CPU samples (sampling/record_unpack.c): unpacked into a whole struct otelprof_sample
- * with its tail after it; other records untouched; inconsistent depths or sizes handed on empty. */
+/* Packed on-CPU samples and allocation records (sampling/record_unpack.c): unpacked into a whole
+ * struct otelprof_sample with its tail after it; other records untouched; inconsistent depths or sizes handed on empty. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -55,6 +55,31 @@ static void test_unpacked_whole(void **state)
 	assert_int_equal(tail[99], 0xab);
 	assert_int_equal(u->unpacked, 1);
 	assert_int_equal(u->packed_bytes, OTELPROF_SAMPLE_HEAD_SIZE + 5 * 8 + 100);
+	free(buf);
+	free(u);
+}
+
+/* An allocation's record: packed the same way, its fields still the last bytes of the whole record. */
+static void test_alloc_unpacked(void **state)
+{
+	struct record_unpack *u = calloc(1, sizeof(*u));
+	uint8_t *buf = malloc(70000);
+	struct otelprof_alloc a = { .ptr = 0x7f0000001000ULL, .size = 48, .weight = 524288 }, got;
+	const void *data = buf;
+	size_t size = pack(buf, 0, 0, 64 + sizeof(a));
+	const struct otelprof_sample *s;
+
+	(void)state;
+	((struct otelprof_sample *)buf)->hdr.kind = OTELPROF_RECORD_ALLOC;
+	memcpy(buf + size - sizeof(a), &a, sizeof(a));
+	record_unpack(u, &data, &size);
+	s = data;
+	assert_ptr_equal(data, u->buf);
+	assert_int_equal(s->hdr.kind, OTELPROF_RECORD_ALLOC);
+	assert_int_equal(size, sizeof(*s) + 64 + sizeof(a));
+	memcpy(&got, (const uint8_t *)data + s->hdr.size - sizeof(got), sizeof(got));
+	assert_true(got.ptr == a.ptr && got.size == a.size && got.weight == a.weight);
+	assert_int_equal(u->unpacked, 1);
 	free(buf);
 	free(u);
 }
@@ -124,6 +149,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unpacked_whole),
+		cmocka_unit_test(test_alloc_unpacked),
 		cmocka_unit_test(test_others_untouched),
 		cmocka_unit_test(test_malformed_empty),
 	};

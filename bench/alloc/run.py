@@ -110,7 +110,7 @@ class Workload:
 def run_daemon(build, lib, wl, out, pin=None):
     """The daemon started first, the workload in its cgroup, the daemon stopped after."""
     env = dict(os.environ, OTELPROFD_ALLOC_LIB=lib)
-    d = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--alloc", "--cgroup", wl.cgroup, "-v",
+    d = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--alloc", "-d", "0", "--cgroup", wl.cgroup, "-v",
                           "-o", os.path.join(out, "alloc.pb.gz")],
                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     line = ""

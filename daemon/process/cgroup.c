@@ -280,16 +280,23 @@ const char *cgroup_v2_root(void)
 	return NULL;
 }
 
-int cgroup_id_of_path(const char *root, const char *path, uint64_t *id)
+int cgroup_path_of(const char *root, const char *path, char *full, size_t len)
 {
 	size_t rlen = strlen(root);
-	char full[4096];
-	struct stat st;
 
 	if (!strncmp(path, root, rlen) && (path[rlen] == '/' || !path[rlen]))
-		snprintf(full, sizeof(full), "%s", path);
-	else if ((size_t)snprintf(full, sizeof(full), "%s/%s", root, path + (path[0] == '/')) >= sizeof(full))
-		return -ENAMETOOLONG;
+		return (size_t)snprintf(full, len, "%s", path) >= len ? -ENAMETOOLONG : 0;
+	return (size_t)snprintf(full, len, "%s/%s", root, path + (path[0] == '/')) >= len ? -ENAMETOOLONG : 0;
+}
+
+int cgroup_id_of_path(const char *root, const char *path, uint64_t *id)
+{
+	char full[4096];
+	struct stat st;
+	int r = cgroup_path_of(root, path, full, sizeof(full));
+
+	if (r)
+		return r;
 	if (stat(full, &st))
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || !is_cgroup2(full))

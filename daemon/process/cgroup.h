@@ -61,6 +61,9 @@ const char *cgroup_runtime_name(enum cgroup_runtime runtime);
  */
 const char *cgroup_v2_root(void);
 
+/* The directory of a cgroup given as cgroup_id_of_path() takes it, into full: 0 or -ENAMETOOLONG. */
+int cgroup_path_of(const char *root, const char *path, char *full, size_t len);
+
 /*
  * The cgroup v2 id of a cgroup given as a directory under the v2 mount or as a path relative to it
  * (as /proc/PID/cgroup shows it: "/system.slice/nginx.service"). 0, -ENOENT, -ENOTDIR or -errno.

@@ -20,9 +20,10 @@ struct file_key {
 	uint64_t dev, ino;
 };
 
-/* A process as a scan sees it: a new pid, start time or executable is looked at again. */
+/* A process as a scan sees it: a new pid, /proc directory (a new process) or executable is looked at
+ * again. */
 struct proc_key {
-	uint64_t start, exe_ino;
+	uint64_t start, exe_ino; /* start: the inode of its /proc directory */
 	uint32_t pid, pad;
 };
 
@@ -47,8 +48,9 @@ struct alloc_probes *alloc_probes_new(const struct alloc_probes_config *cfg)
 	ap->cfg = *cfg;
 	ap->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
 	ap->files = calloc(ALLOC_PROBES_MAX_FILES, sizeof(*ap->files));
-	if (!ap->files) {
-		free(ap);
+	ap->cfg.cgroup_dir = cfg->cgroup_dir ? strdup(cfg->cgroup_dir) : NULL;
+	if (!ap->files || (cfg->cgroup_dir && !ap->cfg.cgroup_dir)) {
+		alloc_probes_free(ap);
 		return NULL;
 	}
 	return ap;
@@ -59,6 +61,7 @@ void alloc_probes_free(struct alloc_probes *ap)
 	if (!ap)
 		return;
 	free(ap->files);
+	free((char *)ap->cfg.cgroup_dir);
 	free(ap->seen);
 	free(ap->next);
 	free(ap);
@@ -142,50 +145,91 @@ static void read_maps(struct alloc_probes *ap, uint32_t pid)
 	fclose(f);
 }
 
-/* Field 22 of /proc/PID/stat: the start time in clock ticks; 0 when unreadable. */
-static uint64_t start_time(const char *proc_root, uint32_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/stat", proc_root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-			 &start) != 1)
-		return 0;
-	return start;
-}
-
 static int compare_proc(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct proc_key));
 }
 
-static bool wanted(const struct alloc_probes *ap, uint32_t pid)
+/*
+ * Process pid as this scan sees it (ino: the inode of its /proc directory when the caller knows it, else
+ * 0): remembered in next, its mappings read when the last scan did not see it. A process's /proc
+ * directory gets a new inode when another process takes its pid, so the inode and the executable's
+ * tell a new process, or an exec, without reading /proc/PID/stat: two stat()s for a pid a cgroup
+ * or --pid names, one for a pid readdir() gave (its inode comes with the name).
+ */
+static void look_at(struct alloc_probes *ap, uint32_t pid, uint64_t ino, size_t *n)
 {
-	if (!ap->cfg.npids)
-		return true;
-	for (size_t i = 0; i < ap->cfg.npids; i++)
-		if ((uint32_t)ap->cfg.pids[i] == pid)
-			return true;
-	return false;
+	char path[96];
+	struct proc_key key;
+	struct stat st;
+
+	if (*n == ALLOC_PROBES_MAX_PROCESSES) {
+		ap->counters.processes_full++;
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%" PRIu32, ap->proc_root, pid);
+	if (!ino && !stat(path, &st))
+		ino = st.st_ino;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/exe", ap->proc_root, pid);
+	key = (struct proc_key){ .pid = pid, .start = ino, .exe_ino = stat(path, &st) ? 0 : st.st_ino };
+	if (!ino || !key.exe_ino) /* a kernel thread, or gone */
+		return;
+	ap->next[(*n)++] = key;
+	if (!bsearch(&key, ap->seen, ap->nseen, sizeof(key), compare_proc))
+		read_maps(ap, pid);
+}
+
+/* Every process: the pids of the proc root's directory, with their inodes. */
+static void scan_all(struct alloc_probes *ap, size_t *n)
+{
+	struct dirent *de;
+	DIR *dir = opendir(ap->proc_root);
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir)))
+		if (isdigit((unsigned char)de->d_name[0]))
+			look_at(ap, (uint32_t)strtoul(de->d_name, NULL, 10), de->d_ino, n);
+	closedir(dir);
+}
+
+/* The processes of cgroup directory dir (dirfd: open on it) and of its descendants, depth levels
+ * down at most: what the in-kernel cgroup filter lets through. */
+static void scan_cgroup(struct alloc_probes *ap, int dirfd, unsigned depth, size_t *n)
+{
+	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	struct dirent *de;
+	FILE *f;
+	DIR *dir;
+
+	if (fd >= 0 && (f = fdopen(fd, "re"))) {
+		unsigned long pid;
+
+		while (fscanf(f, "%lu", &pid) == 1)
+			look_at(ap, (uint32_t)pid, 0, n);
+		fclose(f);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	if (!depth || !(dir = fdopendir(dirfd))) {
+		close(dirfd);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		int sub;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sub >= 0)
+			scan_cgroup(ap, sub, depth - 1, n);
+	}
+	closedir(dir);
 }
 
 void alloc_probes_scan(struct alloc_probes *ap, uint64_t now)
 {
-	struct dirent *de;
 	size_t n = 0;
-	DIR *dir;
 
 	if (now && now - ap->last_scan < ALLOC_PROBES_SCAN_MS * 1000000ULL)
 		return;
@@ -194,35 +238,18 @@ void alloc_probes_scan(struct alloc_probes *ap, uint64_t now)
 		return;
 	if (!ap->seen && !(ap->seen = calloc(ALLOC_PROBES_MAX_PROCESSES, sizeof(*ap->seen))))
 		return;
-	dir = opendir(ap->proc_root);
-	if (!dir)
-		return;
 	ap->counters.scans++;
-	while ((de = readdir(dir))) {
-		char exe[96];
-		struct proc_key key;
-		struct stat st;
-		uint32_t pid;
+	if (ap->cfg.npids) {
+		for (size_t i = 0; i < ap->cfg.npids; i++)
+			look_at(ap, (uint32_t)ap->cfg.pids[i], 0, &n);
+	} else if (ap->cfg.cgroup_dir) {
+		int fd = open(ap->cfg.cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
-		if (!wanted(ap, pid))
-			continue;
-		if (n == ALLOC_PROBES_MAX_PROCESSES) {
-			ap->counters.processes_full++;
-			break;
-		}
-		snprintf(exe, sizeof(exe), "%s/%" PRIu32 "/exe", ap->proc_root, pid);
-		key = (struct proc_key){ .pid = pid, .start = start_time(ap->proc_root, pid),
-					 .exe_ino = stat(exe, &st) ? 0 : st.st_ino };
-		if (!key.exe_ino) /* a kernel thread, or gone */
-			continue;
-		ap->next[n++] = key;
-		if (!bsearch(&key, ap->seen, ap->nseen, sizeof(key), compare_proc))
-			read_maps(ap, pid);
+		if (fd >= 0)
+			scan_cgroup(ap, fd, ALLOC_PROBES_CGROUP_DEPTH, &n);
+	} else {
+		scan_all(ap, &n);
 	}
-	closedir(dir);
 	qsort(ap->next, n, sizeof(*ap->next), compare_proc);
 	{
 		struct proc_key *t = ap->seen;

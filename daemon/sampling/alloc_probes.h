@@ -5,8 +5,11 @@
  * sampler library was attached before it started loses none of its first allocations, and processes
  * without such a file cost nothing. Files come from two places: the paths given (the installed
  * libotelprofd-alloc.so), attached at start, and the executable mappings of the processes running,
- * read once per process (a new pid, start time or executable) every ALLOC_PROBES_SCAN_MS: a copy of
- * the library inside a container, or another library firing the same probes.
+ * read once per process (a new pid, process or executable) every ALLOC_PROBES_SCAN_MS: a copy of
+ * the library inside a container, or another library firing the same probes. A scan looks at the
+ * processes the daemon profiles only: the --pid list, or the --cgroup's processes (cgroup.procs, its
+ * descendants' too), else every process of /proc (its readdir() alone was a sixth of the daemon's CPU
+ * beside an allocating program in a cgroup, with a few hundred processes on the machine).
  *
  * Bounded: ALLOC_PROBES_MAX_FILES files remembered (probes or not), ALLOC_PROBES_MAX_PROCESSES
  * processes per scan; what does not fit is counted and not looked at. The object owns its tables.
@@ -22,6 +25,7 @@
 #define ALLOC_PROBES_SCAN_MS 1000
 #define ALLOC_PROBES_MAX_FILES 4096
 #define ALLOC_PROBES_MAX_PROCESSES 65536
+#define ALLOC_PROBES_CGROUP_DEPTH 16 /* levels of a --cgroup's descendants looked at */
 
 /* Attach the probes of the file at path: 0 or -errno (sampler_attach_alloc()). */
 typedef int (*alloc_probes_attach_fn)(void *ctx, const char *path);
@@ -32,6 +36,7 @@ struct alloc_probes_config {
 	void *attach_ctx;
 	const pid_t *pids;             /* scan only these (--pid; NULL: every process) */
 	size_t npids;
+	const char *cgroup_dir;        /* else this cgroup v2 directory's processes (--cgroup; copied); NULL: all */
 };
 
 struct alloc_probes_counters {

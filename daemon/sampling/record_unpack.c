@@ -12,7 +12,8 @@ void record_unpack(struct record_unpack *u, const void **data, size_t *size)
 	if (*size < OTELPROF_SAMPLE_HEAD_SIZE)
 		return;
 	memcpy(&head, in, OTELPROF_SAMPLE_HEAD_SIZE);
-	if (head.hdr.kind != OTELPROF_RECORD_SAMPLE || !(head.flags & OTELPROF_SAMPLE_PACKED))
+	if ((head.hdr.kind != OTELPROF_RECORD_SAMPLE && head.hdr.kind != OTELPROF_RECORD_ALLOC) ||
+	    !(head.flags & OTELPROF_SAMPLE_PACKED))
 		return;
 	kbytes = (size_t)head.kernel_depth * sizeof(uint64_t);
 	ubytes = (size_t)head.user_depth * sizeof(uint64_t);

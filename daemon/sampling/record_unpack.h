@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Packed on-CPU samples (OTELPROF_SAMPLE_PACKED, bpf/packed_sample.bpf.h) turned back into whole
- * ones: the ring buffer carries only a sample's used instruction pointers, and every reader after
+ * Packed on-CPU samples and allocation records (OTELPROF_SAMPLE_PACKED, bpf/packed_sample.bpf.h)
+ * turned back into whole ones: the ring buffer carries only a sample's used instruction pointers, and every reader after
  * the sampler sees a struct otelprof_sample with its tail, as before. Other records pass as they are.
  * One buffer, owned by the caller's struct record_unpack, holds the sample being handled: a record
  * handed out is valid until the next call.

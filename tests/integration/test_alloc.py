@@ -16,7 +16,8 @@ libotelprofd-alloc.so at a 16 KiB mean, with the real USDT programs:
 4. The other outputs show the heap types: the top table's allocated and in-use sections (the leaked
    sites in use, the freed ones not), the HTML page's views, and `otelprofd diff --sample-type`.
 5. --cgroup: the allocations of a workload in the cgroup, none of one outside (the probes, attached
-   per file, run in both).
+   per file, run in both). The one inside preloads a copy of the library, in a cgroup below the one
+   given: the daemon finds it by reading that cgroup's processes (cgroup.procs, its descendants').
 """
 import os
 import re
@@ -217,8 +218,10 @@ try:
         with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as f:
             f.write("0")
     preload = dict(os.environ, LD_PRELOAD=lib, OTELPROFD_ALLOC_SAMPLE=str(MEAN))
+    lib_copy = os.path.join(out, "libotelprofd-alloc-copy.so")  # attached only if the scan finds it
+    shutil.copy(lib, lib_copy)
     inside = subprocess.Popen([workload, "wait"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                              env=preload, preexec_fn=enter)
+                              env=dict(preload, LD_PRELOAD=lib_copy), preexec_fn=enter)
     outside = subprocess.Popen([outside_bin, "wait"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                                env=preload)
     cmd = [bpftest.otelprofd(), "--alloc", "--cgroup", "/otelprofd-alloc-test", "--ringbuf-size", "64MiB",
