@@ -28,6 +28,7 @@
 #include "log.h"
 #include "ops/cpu_ceiling.h"
 #include "ops/loop_fds.h"
+#include "ops/loop_turns.h"
 #include "ops/memory_tune.h"
 #include "ops/metrics_server.h"
 #include "ops/self_report.h"
@@ -57,16 +58,18 @@
 #define MAX_STACK_BYTES (32u << 20)
 /* A JVM is asked for its perf map again at most this often while it is sampled. */
 #define JVM_PERF_MAP_REFRESH_MS 30000
-/* A turn of the loop (ops/self_metrics.h: LOOP_TURN_BOUND_MS between two looks at signals) reads
- * the ring buffer for at most SAMPLER_CONSUME_BUDGET_MS; the records then wait for module opens
- * until TURN_OPEN_BUDGET_MS after the turn began, never longer, whatever a file costs: an open runs
- * in the symbolizer's opener thread and goes on past that, its module taken at a later lookup.
- * Samples that needed it are put off to the next turn (record_path_replay()); other records go on
- * without it. */
-#define TURN_OPEN_BUDGET_MS 80
+/* A turn of the loop (ops/self_metrics.h: LOOP_TURN_BOUND_MS between two looks at signals) handles
+ * records (those put off before, then the ring buffer's) until TURN_READ_BUDGET_MS after it began;
+ * they wait for module opens until TURN_OPEN_BUDGET_MS after it began, never longer, whatever a file
+ * costs: an open runs in the symbolizer's opener thread and goes on past that, its module taken at a
+ * later lookup. Records that needed it are put off to the next turn (record_path_replay()); other
+ * records go on without it. What is left of the bound is the margin for the record being handled
+ * then and the turn's other work (timers, the once-a-second tick). */
+#define TURN_OPEN_BUDGET_MS 40
+#define TURN_READ_BUDGET_MS 50
 /* An interval's profile is built in a turn of its own: its opens (its frames keep mapping and build
  * id meanwhile, and a later profile opens them) stop this long after the turn began. */
-#define EXPORT_OPEN_BUDGET_MS 80
+#define EXPORT_OPEN_BUDGET_MS 40
 /* The same for the last profile, after SIGTERM or the end of -d: the run ends within 1 s. */
 #define FINAL_OPEN_BUDGET_MS 400
 /* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
@@ -104,8 +107,7 @@ struct daemon {
 	uint64_t turn_start_ns;            /* CLOCK_MONOTONIC start of the loop's turn; 0 outside the loop */
 	bool consumed;                     /* the turn read the ring buffer already */
 	bool export_due;                   /* the interval ended: its profile is built at the next turn */
-	uint64_t turn_max_ns;              /* the loop's longest turn between two looks at signals */
-	uint64_t turns_long;               /* its turns over LOOP_TURN_BOUND_MS */
+	struct loop_turns turns;           /* the loop's turns, timed (the longest, those too long) */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -116,7 +118,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces, .jvm = d->jvm,
 		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .heap = d->heap, .alloc_probes = d->alloc_probes,
-		.loop_turn_max_ns = d->turn_max_ns, .loop_turns_long = d->turns_long,
+		.turns = &d->turns,
 	};
 }
 
@@ -141,17 +143,20 @@ static int consume_samples(struct daemon *d)
 	int r;
 
 	d->shed = cpu_ceiling_update(&d->ceiling, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
-	/* On-CPU samples are shed in the kernel (1 in N kept, weighing N; none while the second's share
-	 * is spent); what is already in the ring buffer then is dropped as read. */
+	/* On-CPU samples and off-CPU waits are shed in the kernel (1 in N kept, weighing N; none while
+	 * the second's share is spent); what is already in the ring buffer then is dropped as read. */
 	sampler_set_keep_every(d->sampler, cpu_ceiling_keep_every(&d->ceiling));
-	record_path_set_shedding(d->records, d->ceiling.window_spent, d->shed >= CPU_SHED_DROP_SAMPLES,
-				 d->shed >= CPU_SHED_DEFER_OPENS);
+	record_path_set_shedding(d->records, d->ceiling.window_spent, d->shed >= CPU_SHED_DEFER_OPENS);
 	symbolizer_set_open_deadline(d->sym, d->shed >= CPU_SHED_DEFER_OPENS ? 1 :
 					     turn + TURN_OPEN_BUDGET_MS * 1000000ULL);
 	d->consumed = true;
-	record_path_replay(d->records, false); /* the samples the last turn's deadline put off, first */
-	r = sampler_consume(d->sampler);
+	loop_turns_phase(&d->turns, LOOP_PHASE_REPLAY, now);
+	/* The samples the last turn's deadline put off, first. */
+	record_path_replay(d->records, false, turn + TURN_READ_BUDGET_MS * 1000000ULL);
+	loop_turns_phase(&d->turns, LOOP_PHASE_READ, clock_ns(CLOCK_MONOTONIC));
+	r = sampler_consume_until(d->sampler, turn + TURN_READ_BUDGET_MS * 1000000ULL);
 	symbolizer_set_open_deadline(d->sym, 0);
+	loop_turns_phase(&d->turns, LOOP_PHASE_OTHER, clock_ns(CLOCK_MONOTONIC));
 	return r;
 }
 
@@ -314,7 +319,7 @@ static int drain_at_exit(struct daemon *d)
 	do
 		r = consume_samples(d);
 	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
-	record_path_replay(d->records, true); /* put off again at the last read: added as they are */
+	record_path_replay(d->records, true, 0); /* put off again at the last read: added as they are */
 	if (r < 0 || !sampler_pending(d->sampler))
 		return r < 0 ? r : 0;
 	record_path_drop_remaining(d->records);
@@ -392,22 +397,11 @@ static int start_command(struct daemon *d, struct options *opts)
 	return 0;
 }
 
-/* A turn of the loop that began at start (0: none yet) ends: the longest, and those too long. */
-static void end_turn(struct daemon *d, uint64_t start)
-{
-	uint64_t took = start ? clock_ns(CLOCK_MONOTONIC) - start : 0;
-
-	if (took > d->turn_max_ns)
-		d->turn_max_ns = took;
-	if (took > LOOP_TURN_BOUND_MS * 1000000ULL)
-		d->turns_long++;
-}
-
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
 	int ringfd = sampler_fd(d->sampler), r;
-	uint64_t last_drain_ns = 0, turn_start = 0;
+	uint64_t last_drain_ns = 0;
 	struct loop_fds fds;
 
 	r = loop_fds_open(&fds, ringfd, d->opts->duration_ns, d->export ? export_loop_next_interval_ns(d->export) : 0);
@@ -423,9 +417,10 @@ static int run_loop(struct daemon *d)
 		int n;
 		uint64_t now;
 
-		end_turn(d, turn_start);
+		loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC));
 		n = epoll_wait(fds.epfd, events, 4, d->export_due ? 0 : wait_ms);
-		now = turn_start = d->turn_start_ns = clock_ns(CLOCK_MONOTONIC);
+		now = d->turn_start_ns = clock_ns(CLOCK_MONOTONIC);
+		loop_turns_begin(&d->turns, now);
 		d->consumed = false;
 
 		record_path_settle(d->records, now);
@@ -494,11 +489,12 @@ static int run_loop(struct daemon *d)
 		/* The interval's profile is built in a turn of its own, after a read in the turn before. */
 		if (d->export_due && !d->consumed) {
 			d->export_due = false;
+			loop_turns_phase(&d->turns, LOOP_PHASE_BUILD, clock_ns(CLOCK_MONOTONIC));
 			export_interval(d, false);
 		}
 	}
 out:
-	end_turn(d, turn_start);
+	loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC));
 	d->turn_start_ns = 0;
 	service_notify_stopping();
 	if (drain_at_exit(d) < 0)

@@ -46,7 +46,6 @@ struct record_path {
 	size_t nrooms;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
-	bool drop_off_cpu;               /* over the CPU ceiling: off-CPU stacks shed as read */
 	bool drop_at_exit;               /* the run's last read is out of time: samples dropped as read */
 	bool replay_off;                 /* opens are deferred on purpose (CPU ceiling): no replays */
 	struct record_replay *replay;    /* owned: samples put off by the turn's open deadline */
@@ -410,7 +409,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		rp->counters.malformed_records++;
 		return;
 	}
-	if ((rp->drop_samples || rp->drop_at_exit || (rp->drop_off_cpu && hdr->kind == OTELPROF_RECORD_OFF_CPU)) &&
+	if ((rp->drop_samples || rp->drop_at_exit) &&
 	    (hdr->kind == OTELPROF_RECORD_SAMPLE || hdr->kind == OTELPROF_RECORD_OFF_CPU)) {
 		if (rp->drop_at_exit)
 			rp->counters.samples_at_exit++;
@@ -492,10 +491,9 @@ void record_path_settle(struct record_path *rp, uint64_t now)
 	rp->nsettling = kept;
 }
 
-void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool drop_off_cpu, bool opens_deferred)
+void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool opens_deferred)
 {
 	rp->drop_samples = drop_samples;
-	rp->drop_off_cpu = drop_off_cpu;
 	rp->replay_off = opens_deferred;
 }
 
@@ -504,15 +502,17 @@ void record_path_drop_remaining(struct record_path *rp)
 	rp->drop_at_exit = true;
 }
 
-void record_path_replay(struct record_path *rp, bool last)
+void record_path_replay(struct record_path *rp, bool last, uint64_t deadline_ns)
 {
 	size_t n = record_replay_count(rp->replay);
 	void *data;
 	size_t size;
 	unsigned tries;
 
-	/* The copies queued before this call, each once: those put off again wait for the next. */
-	while (n-- && record_replay_pop(rp->replay, &data, &size, &tries)) {
+	/* The copies queued before this call, each once: those put off again wait for the next; past
+	 * the deadline, the rest wait too. */
+	while (n-- && (!deadline_ns || clock_ns(CLOCK_MONOTONIC) < deadline_ns) &&
+	       record_replay_pop(rp->replay, &data, &size, &tries)) {
 		const struct otelprof_sample *s = data;
 		const struct process_info *pi = process_table_find(rp->processes, s->pid, s->process_start_ns);
 

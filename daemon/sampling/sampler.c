@@ -616,12 +616,18 @@ static void flush_pending(struct sampler *s)
 
 int sampler_consume(struct sampler *s)
 {
+	return sampler_consume_until(s, 0);
+}
+
+int sampler_consume_until(struct sampler *s, uint64_t deadline_ns)
+{
+	uint64_t budget_end = clock_ns(CLOCK_MONOTONIC) + SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
 	int r;
 
 	flush_pending(s);
 	s->consumed = 0;
 	s->out_of_time = false;
-	s->consume_deadline_ns = clock_ns(CLOCK_MONOTONIC) + SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
+	s->consume_deadline_ns = deadline_ns && deadline_ns < budget_end ? deadline_ns : budget_end;
 	r = ring_buffer__consume(s->rb);
 	s->pending = r == -ECANCELED;
 	if (s->pending) {

@@ -68,6 +68,9 @@ int sampler_fd(const struct sampler *s);
 #define SAMPLER_CONSUME_BUDGET 4096
 #define SAMPLER_CONSUME_BUDGET_MS 50
 int sampler_consume(struct sampler *s);
+/* The same, stopping at deadline_ns (CLOCK_MONOTONIC) if that comes first (0: none); at least one
+ * record is handed over, whatever the time. */
+int sampler_consume_until(struct sampler *s, uint64_t deadline_ns);
 /* The last sampler_consume() stopped at its budget with records left: call it again soon. */
 bool sampler_pending(const struct sampler *s);
 /* Calls of sampler_consume() that stopped at the budget (records or time), and at the time budget. */
