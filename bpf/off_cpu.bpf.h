@@ -114,8 +114,10 @@ static __always_inline void off_cpu_start(void *ctx, struct task_struct *prev, _
 	 * in N kept, its time counted N times; none while the second's share is spent. A shed one
 	 * takes no in-flight entry, so its end record is not sent either. */
 	weight = cpu_shed_weight();
-	if (!weight)
+	if (!weight) {
+		off_cpu_count(OTELPROF_OFFCPU_CNT_SHED);
 		return;
+	}
 	b = bpf_map_lookup_elem(&off_cpu_scratch, &cpu);
 	if (!b)
 		return;

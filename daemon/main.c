@@ -67,11 +67,15 @@
  * then and the turn's other work (timers, the once-a-second tick). */
 #define TURN_OPEN_BUDGET_MS 40
 #define TURN_READ_BUDGET_MS 50
-/* An interval's profile is built in a turn of its own: its opens (its frames keep mapping and build
- * id meanwhile, and a later profile opens them) stop this long after the turn began. */
-#define EXPORT_OPEN_BUDGET_MS 40
-/* The same for the last profile, after SIGTERM or the end of -d: the run ends within 1 s. */
+/* An interval's profile is built in slices, each in a turn of its own while the records go on into
+ * the next interval (profile_builder_step()): a slice stops TURN_READ_BUDGET_MS after its turn
+ * began, its opens (its frames keep mapping and build id meanwhile, and a later profile opens them)
+ * at TURN_OPEN_BUDGET_MS. */
+/* The last profile, after SIGTERM or the end of -d, waits for module opens this long (the run ends
+ * within 1 s: an open still running then is left to its thread, symbolizer_free()) ... */
 #define FINAL_OPEN_BUDGET_MS 400
+/* ... and never past this long after the loop ended (the last reads took the rest). */
+#define EXIT_OPEN_BUDGET_MS 650
 /* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
 #define FINAL_DRAIN_MS 200
 
@@ -106,7 +110,12 @@ struct daemon {
 	struct command command;            /* -- PROGRAM: the program started, or pid 0 */
 	uint64_t turn_start_ns;            /* CLOCK_MONOTONIC start of the loop's turn; 0 outside the loop */
 	bool consumed;                     /* the turn read the ring buffer already */
-	bool export_due;                   /* the interval ended: its profile is built at the next turn */
+	bool export_due;                   /* the interval ended: its profile is built from the next turn */
+	struct profile_builder *builder;   /* exporting: the ended interval's profile in the making, or NULL */
+	struct aggregate *built_agg, *built_off_agg, *built_alloc_agg; /* exporting: the ended interval's
+					      samples, set aside for the builder (or NULL: not those) */
+	struct process_describer describer; /* what a profile says of its processes */
+	uint64_t loop_end_ns;              /* when the loop ended (the run's exit began), or 0 */
 	struct loop_turns turns;           /* the loop's turns, timed (the longest, those too long) */
 };
 
@@ -220,48 +229,65 @@ static int publish_trace_proc(void *ctx, uint32_t pid, const struct otelprof_tra
 	return d->sampler ? sampler_set_trace_proc(d->sampler, pid, entry) : -ENODEV;
 }
 
-/* The interval's profile; opens for its frames stop at open_deadline_ns (a past one: none). */
-static struct profile *build_interval(struct daemon *d, uint64_t open_deadline_ns)
+/* Until when the last profile waits for module opens: FINAL_OPEN_BUDGET_MS, within
+ * EXIT_OPEN_BUDGET_MS of the loop's end. */
+static uint64_t final_open_deadline(const struct daemon *d)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	struct profile *p;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), until = now + FINAL_OPEN_BUDGET_MS * 1000000ULL;
+	uint64_t exit_by = d->loop_end_ns + EXIT_OPEN_BUDGET_MS * 1000000ULL;
 
-	symbolizer_set_open_deadline(d->sym, open_deadline_ns > now ? open_deadline_ns : now); /* past: queued only */
+	return d->loop_end_ns && exit_by < until ? (exit_by > now ? exit_by : now) : until;
+}
+
+/* The interval's build options, from agg and those (the interval ends now), its in-use
+ * allocations taken now; the next interval starts now. */
+static struct profile_build_options interval_options(struct daemon *d, struct aggregate *off_agg,
+						     struct aggregate *alloc_agg, uint64_t now)
+{
+	struct profile_build_options o = {
+		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
+		.duration_ns = now - d->interval_start_monotonic_ns,
+		.describe_process = process_describe, .describe_ctx = &d->describer,
+		.off_cpu = off_agg, .allocs = alloc_agg, .inuse = d->inuse_agg,
+	};
+
 	if (d->heap) {
 		/* What the processes hold now: every live sampled allocation. */
 		aggregate_reset(d->inuse_agg);
 		if (heap_add_inuse(d->heap, d->inuse_agg))
 			log_warn("The in-use profile is incomplete: out of memory");
 	}
-	p = profile_build(d->agg, d->sym, &(struct profile_build_options){
-		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
-		.duration_ns = now - d->interval_start_monotonic_ns,
-		.describe_process = process_describe, .describe_ctx = &(struct process_describer){
-			.processes = d->processes, .metadata = d->metadata, .k8s = d->k8s, .traces = d->traces,
-		}, .off_cpu = d->off_agg, .allocs = d->alloc_agg, .inuse = d->inuse_agg,
-	});
-
-	symbolizer_set_open_deadline(d->sym, 0);
 	d->interval_start_monotonic_ns = now;
+	return o;
+}
+
+/* A profile built: what it could not hold counted, the notices its opens raised said. */
+static struct profile *built(struct daemon *d, struct profile *p)
+{
 	if (p)
 		aggregate_count_dropped_at_build(d->agg, p->counters.dropped_table_full);
 	log_symbol_notices(d);
 	return p;
 }
 
-/* End of an export interval: send what was sampled and start afresh. */
-static void export_interval(struct daemon *d, bool last)
+/* The interval's profile at once; opens for its frames stop at open_deadline_ns (a past one: none). */
+static struct profile *build_interval(struct daemon *d, uint64_t open_deadline_ns)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct profile_build_options o = interval_options(d, d->off_agg, d->alloc_agg, now);
+	struct profile *p;
+
+	symbolizer_set_open_deadline(d->sym, open_deadline_ns > now ? open_deadline_ns : now); /* past: queued only */
+	p = profile_build(d->agg, d->sym, &o);
+	symbolizer_set_open_deadline(d->sym, 0);
+	return built(d, p);
+}
+
+/* A profile built for export: sent, and what only it needed let go. */
+static void submit_interval(struct daemon *d, struct profile *p, bool last)
 {
 	struct self_sources src = self_sources_of(d);
-	struct profile *p = build_interval(d, last || !d->turn_start_ns ?
-						     clock_ns(CLOCK_MONOTONIC) + FINAL_OPEN_BUDGET_MS * 1000000ULL :
-						     d->turn_start_ns + EXPORT_OPEN_BUDGET_MS * 1000000ULL);
 
-	aggregate_reset(d->agg);
-	if (d->off_agg)
-		aggregate_reset(d->off_agg);
-	if (d->alloc_agg)
-		aggregate_reset(d->alloc_agg);
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		return;
@@ -275,6 +301,59 @@ static void export_interval(struct daemon *d, bool last)
 	symbolizer_maintain(d->sym);
 	warn_kallsyms_hidden(d);
 	memory_tune_release(); /* the interval's profile and requests are freed */
+}
+
+/* The interval ends: its samples set aside (the records go on into the next one) and its profile
+ * started, built by later turns (step_export()). */
+static int start_export(struct daemon *d)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct profile_build_options o;
+
+	aggregate_swap_interval(d->agg, d->built_agg);
+	if (d->off_agg)
+		aggregate_swap_interval(d->off_agg, d->built_off_agg);
+	if (d->alloc_agg)
+		aggregate_swap_interval(d->alloc_agg, d->built_alloc_agg);
+	process_table_seal(d->processes);
+	o = interval_options(d, d->off_agg ? d->built_off_agg : NULL, d->alloc_agg ? d->built_alloc_agg : NULL, now);
+	d->builder = profile_builder_new(d->built_agg, d->sym, &o);
+	return d->builder ? 0 : -errno;
+}
+
+/* A slice of the interval's profile until deadline_ns (0: the rest), opens until open_deadline_ns;
+ * once built, it is sent and the samples set aside are let go. */
+static void step_export(struct daemon *d, uint64_t deadline_ns, uint64_t open_deadline_ns, bool last)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	int r;
+
+	symbolizer_set_open_deadline(d->sym, open_deadline_ns > now ? open_deadline_ns : now);
+	r = profile_builder_step(d->builder, deadline_ns);
+	symbolizer_set_open_deadline(d->sym, 0);
+	if (!r)
+		return;
+	submit_interval(d, built(d, profile_builder_finish(d->builder)), last);
+	d->builder = NULL;
+	aggregate_reset(d->built_agg);
+	if (d->built_off_agg)
+		aggregate_reset(d->built_off_agg);
+	if (d->built_alloc_agg)
+		aggregate_reset(d->built_alloc_agg);
+}
+
+/* The run ends: the profile in the making finished, then the last interval's built and sent. */
+static void export_last(struct daemon *d)
+{
+	uint64_t open_deadline = final_open_deadline(d);
+
+	if (d->builder)
+		step_export(d, 0, open_deadline, false);
+	if (start_export(d)) {
+		log_error("Failed to build the profile: %s", strerror(errno));
+		return;
+	}
+	step_export(d, 0, open_deadline, true);
 }
 
 /* Exporting, the interval is over --interval-memory (all its aggregates together): the profile built
@@ -319,15 +398,27 @@ static int drain_at_exit(struct daemon *d)
 	do
 		r = consume_samples(d);
 	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	/* Without a deadline a lookup would wait for a module still opening, however long it takes. */
+	symbolizer_set_open_deadline(d->sym, until);
 	record_path_replay(d->records, true, 0); /* put off again at the last read: added as they are */
-	if (r < 0 || !sampler_pending(d->sampler))
-		return r < 0 ? r : 0;
-	record_path_drop_remaining(d->records);
-	until += FINAL_DRAIN_MS * 1000000ULL;
-	do
-		r = sampler_consume(d->sampler);
-	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	if (r >= 0 && sampler_pending(d->sampler)) {
+		record_path_drop_remaining(d->records);
+		until += FINAL_DRAIN_MS * 1000000ULL;
+		do
+			r = sampler_consume(d->sampler);
+		while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	}
+	symbolizer_set_open_deadline(d->sym, 0);
 	return r < 0 ? r : 0;
+}
+
+/* Tests only: OTELPROFD_TEST_OPEN_DELAY_MS makes every module open in the symbolizer's thread that
+ * much slower (a file slow to open, on purpose: what the loop and the exit do meanwhile). */
+static uint64_t test_open_delay_ms(void)
+{
+	const char *v = getenv("OTELPROFD_TEST_OPEN_DELAY_MS");
+
+	return v ? strtoull(v, NULL, 10) : 0;
 }
 
 /* The allocation sampler that --alloc attaches at start and preloads into a program it starts. */
@@ -417,10 +508,10 @@ static int run_loop(struct daemon *d)
 		int n;
 		uint64_t now;
 
-		loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC));
-		n = epoll_wait(fds.epfd, events, 4, d->export_due ? 0 : wait_ms);
+		loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID));
+		n = epoll_wait(fds.epfd, events, 4, d->export_due || d->builder ? 0 : wait_ms);
 		now = d->turn_start_ns = clock_ns(CLOCK_MONOTONIC);
-		loop_turns_begin(&d->turns, now);
+		loop_turns_begin(&d->turns, now, clock_ns(CLOCK_THREAD_CPUTIME_ID));
 		d->consumed = false;
 
 		record_path_settle(d->records, now);
@@ -486,15 +577,21 @@ static int run_loop(struct daemon *d)
 			d->export_due = true;
 			loop_fds_arm(fds.intervalfd, export_loop_next_interval_ns(d->export));
 		}
-		/* The interval's profile is built in a turn of its own, after a read in the turn before. */
-		if (d->export_due && !d->consumed) {
-			d->export_due = false;
+		/* The interval's profile is built in slices, each in a turn of its own (one that did not read). */
+		if ((d->export_due || d->builder) && !d->consumed) {
 			loop_turns_phase(&d->turns, LOOP_PHASE_BUILD, clock_ns(CLOCK_MONOTONIC));
-			export_interval(d, false);
+			if (!d->builder && start_export(d))
+				log_error("Failed to build the profile: %s", strerror(errno));
+			else
+				d->export_due = false;
+			if (d->builder)
+				step_export(d, now + TURN_READ_BUDGET_MS * 1000000ULL, now + TURN_OPEN_BUDGET_MS * 1000000ULL,
+					    false);
 		}
 	}
 out:
-	loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC));
+	loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID));
+	d->loop_end_ns = clock_ns(CLOCK_MONOTONIC);
 	d->turn_start_ns = 0;
 	service_notify_stopping();
 	if (drain_at_exit(d) < 0)
@@ -513,7 +610,8 @@ int main(int argc, char **argv)
 	struct profile *p = NULL;
 	uint64_t cgroup_ids[OTELPROF_MAX_TARGET_CGROUPS];
 	size_t ncgroup_ids;
-	const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
+	/* Static: an open still running at exit is left to its thread (symbolizer_free()), which reads it. */
+	static const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
 	int r, loop_r, status = 1;
 	struct self_sources src;
 	bool keep_bpf;
@@ -556,6 +654,7 @@ int main(int argc, char **argv)
 		debug_dirs[1] = "/proc/1/root/usr/lib/debug";
 	d.sym = symbolizer_new(&(struct symbolizer_config){
 		.debug_dirs = debug_dirs, .max_module_bytes = opts.symbol_cache,
+		.open_delay_ms = test_open_delay_ms(),
 	});
 	/* Kernel symbols now, not at the first kernel frame: reading them costs ~40 ms, a stall the
 	 * sampling path (and the ring buffer filling meanwhile) is better without. */
@@ -567,6 +666,7 @@ int main(int argc, char **argv)
 		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = &d,
 	});
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
+
 	if (!opts.no_trace_context)
 		d.traces = trace_table_new(&(struct trace_table_config){ .publish = publish_trace_proc, .publish_ctx = &d });
 	if (opts.off_cpu && (d.off_agg = aggregate_new(&limits)))
@@ -641,11 +741,20 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	/* Exporting, an interval's samples are set aside at its end to be built in slices. */
+	if (d.export && (!(d.built_agg = aggregate_new(&limits)) || (d.off_agg && !(d.built_off_agg = aggregate_new(&limits))) ||
+			 (d.alloc_agg && !(d.built_alloc_agg = aggregate_new(&limits))))) {
+		log_error("Out of memory");
+		goto out;
+	}
 	/* After the drop, as the other threads: the broker, forked before it, attaches as each JVM's user. */
 	if (!opts.no_jvm_attach && !(d.jvm = jvm_attacher_new(JVM_PERF_MAP_REFRESH_MS, d.jvm_broker)))
 		log_warn("Failed to start the JVM attach thread: JVMs are not asked for perf maps");
 	record_path_set_jvm(d.records, d.jvm);
 	start_kubernetes(&d);
+	d.describer = (struct process_describer){
+		.processes = d.processes, .metadata = d.metadata, .k8s = d.k8s, .traces = d.traces,
+	};
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	d.report.delivered_ns = d.report.summary_ns = d.start_monotonic_ns;
@@ -675,7 +784,7 @@ int main(int argc, char **argv)
 	/* What was sampled is still sent or written; the exit status says the run failed. */
 	if (d.export) {
 		/* The last interval, then a flush bounded by the request timeout. */
-		export_interval(&d, true);
+		export_last(&d);
 		r = export_loop_finish(d.export, opts.export.timeout_ns);
 		d.export = NULL;
 		if (r == -ETIMEDOUT)
@@ -684,7 +793,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	p = build_interval(&d, clock_ns(CLOCK_MONOTONIC) + FINAL_OPEN_BUDGET_MS * 1000000ULL);
+	p = build_interval(&d, final_open_deadline(&d));
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		goto out;
@@ -720,6 +829,10 @@ out:
 	process_table_free(d.processes);
 	metadata_free(d.metadata);
 	aggregate_free(d.agg);
+	profile_builder_free(d.builder);
+	aggregate_free(d.built_agg);
+	aggregate_free(d.built_off_agg);
+	aggregate_free(d.built_alloc_agg);
 	options_free(&opts);
 	return status;
 }

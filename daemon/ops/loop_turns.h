@@ -25,21 +25,26 @@ extern const unsigned loop_turn_range_ms[LOOP_TURN_RANGES - 1];
 
 struct loop_turns {
 	uint64_t start_ns;                    /* the current turn's start (0: none) */
+	uint64_t start_cpu_ns;                /* ... the loop thread's CPU time then */
 	uint64_t phase_start_ns;              /* ... and its current phase's */
 	enum loop_phase phase;
 	uint64_t phase_ns[LOOP_PHASES];       /* the current turn's time in each phase */
 	uint64_t max_ns;                      /* the longest turn */
 	uint64_t max_phase_ns[LOOP_PHASES];   /* ... its time in each phase */
+	uint64_t max_cpu_ns;                  /* ... the CPU time the loop thread ran in it: the rest of
+					         it was spent waiting for a CPU (or in a wait of its own) */
+	uint64_t max_cpu_turn_ns;             /* the most CPU time the loop thread ran in one turn */
 	uint64_t over_bound;                  /* turns over LOOP_TURN_BOUND_MS */
 	uint64_t in_range[LOOP_TURN_RANGES];  /* turns by time: under loop_turn_range_ms[0], ... */
 };
 
-/* A turn begins at now (the one before, if any, ends then). */
-void loop_turns_begin(struct loop_turns *t, uint64_t now);
+/* A turn begins at now, the loop thread's CPU time (CLOCK_THREAD_CPUTIME_ID) cpu_ns (the one before,
+ * if any, ends then). */
+void loop_turns_begin(struct loop_turns *t, uint64_t now, uint64_t cpu_ns);
 /* From now the turn does phase. */
 void loop_turns_phase(struct loop_turns *t, enum loop_phase phase, uint64_t now);
-/* The turn ends at now (none begun: nothing). */
-void loop_turns_end(struct loop_turns *t, uint64_t now);
+/* The turn ends at now, with the thread's CPU time cpu_ns (none begun: nothing). */
+void loop_turns_end(struct loop_turns *t, uint64_t now, uint64_t cpu_ns);
 /* Words for a phase ("read", "replay", "build", "other"). */
 const char *loop_phase_name(enum loop_phase phase);
 

@@ -42,6 +42,8 @@ struct self_metrics {
 	uint64_t samples_at_exit;         /* samples still unread when the run's last read ran out of time */
 	uint64_t samples_put_off;         /* samples put off to the next turn by its open deadline */
 	uint64_t samples_stale;           /* ... dropped then: their process had exec'd or gone */
+	uint64_t stacks_put_off;          /* off-CPU and allocation stacks put off to a later turn */
+	uint64_t closings_held;           /* their end or free records held meanwhile */
 	uint64_t ring_reads_out_of_time;  /* ring buffer reads stopped at their time budget */
 	struct loop_turns loop_turns;     /* the event loop's turns: the longest (the most time between
 					     two looks at signals and the deadline), those over

@@ -84,6 +84,9 @@ struct record_path_counters {
 	uint64_t samples_replayed;       /* ... and handled then */
 	uint64_t replay_stale;           /* ... dropped then: their process had exec'd or gone */
 	uint64_t replay_full;            /* samples not put off: the queue was full (added as they were) */
+	uint64_t stacks_put_off;         /* off-CPU and allocation stacks put off to the next turn (the
+					    open deadline, or behind an older one of their thread or address) */
+	uint64_t closings_held;          /* their end or free records held meanwhile, handled after them */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	struct stack_need_counters stack_need; /* stack windows sized by need */
 	struct python_sample_counters python; /* Python frames put in the samples' stacks */

@@ -76,6 +76,8 @@ bool sampler_pending(const struct sampler *s);
 /* Calls of sampler_consume() that stopped at the budget (records or time), and at the time budget. */
 uint64_t sampler_budget_stops(const struct sampler *s);
 uint64_t sampler_time_stops(const struct sampler *s);
+/* The longest one record's handling took (ns; the callback's time), and that record's kind. */
+uint64_t sampler_slowest_record(const struct sampler *s, uint32_t *kind);
 /* Sum of the BPF-side per-CPU counters, indexed by enum otelprof_counter. 0 or -errno. */
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX]);
 /* Tell the BPF program where pid's threads keep their thread context (entry NULL: they do not).
