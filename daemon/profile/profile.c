@@ -662,6 +662,7 @@ static const enum pf_heap stage_heap[] = {
 int profile_builder_step(struct profile_builder *pb, uint64_t deadline_ns)
 {
 	struct profile *p = pb->b.p;
+	bool added = false;
 
 	while (pb->stage != STAGE_DONE && !pb->err) {
 		const struct aggregate *agg = stage_aggregate(pb);
@@ -671,8 +672,10 @@ int profile_builder_step(struct profile_builder *pb, uint64_t deadline_ns)
 			pb->next = 0;
 			continue;
 		}
-		if (deadline_ns && clock_ns(CLOCK_MONOTONIC) >= deadline_ns)
+		/* At least one entry a step, whatever the time: every build ends. */
+		if (deadline_ns && added && clock_ns(CLOCK_MONOTONIC) >= deadline_ns)
 			return 0;
+		added = true;
 		if (pb->stage == STAGE_ON_CPU) {
 			const struct agg_entry *e = aggregate_entry(agg, pb->next);
 			int err = add_sample(&pb->b, agg, e, &pb->options);

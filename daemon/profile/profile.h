@@ -229,7 +229,8 @@ struct profile_builder;
 struct profile_builder *profile_builder_new(const struct aggregate *agg, struct symbolizer *sym,
 					    const struct profile_build_options *options);
 /* Add entries until deadline_ns (CLOCK_MONOTONIC; 0: all of them; the clock is read before each
- * entry): 1 when every entry is in, 0 when some are left, -errno (the build failed). */
+ * entry, and one is added whatever the time): 1 when every entry is in, 0 when some are left,
+ * -errno (the build failed). */
 int profile_builder_step(struct profile_builder *pb, uint64_t deadline_ns);
 /* The rest added at once, the builder freed: the profile, or NULL with errno set (NULL pb: NULL). */
 struct profile *profile_builder_finish(struct profile_builder *pb);
