@@ -6,7 +6,7 @@
 # per build; each run's "loop:" line (otelprofd -v) says its longest turn and its turns over 100 ms,
 # the module cache line what its opens took.
 # Usage: bench/stuck/turns.sh HEAVY_PROGRAM BUILD_DIR...   (as root; RUNS=3 by default; LOAD=N busy
-# processes beside it, none by default, and OFF_CPU=1 adds --off-cpu)
+# processes beside it, none by default; OFF_CPU=1 adds --off-cpu; NICE=N runs otelprofd at that nice value)
 set -euo pipefail
 heavy=$1
 shift
@@ -21,7 +21,7 @@ for build in "$@"; do
   for run in $(seq "${RUNS:-3}"); do
     "$heavy" 30 & w=$!
     sleep 0.3
-    "$build/daemon/otelprofd" --pid "$w" -F 99 -d 4s -v ${OFF_CPU:+--off-cpu} -o "$tmp/out.folded" \
+    ${NICE:+nice -n "$NICE"} "$build/daemon/otelprofd" --pid "$w" -F 99 -d 4s -v ${OFF_CPU:+--off-cpu} -o "$tmp/out.folded" \
       2> "$tmp/log" || true
     kill "$w" 2>/dev/null || true
     wait "$w" 2>/dev/null || true
