@@ -69,8 +69,8 @@
 #define TURN_READ_BUDGET_MS 50
 /* An interval's profile is built in slices, each in a turn of its own while the records go on into
  * the next interval (profile_builder_step()): a slice stops TURN_READ_BUDGET_MS after its turn
- * began, its opens (its frames keep mapping and build id meanwhile, and a later profile opens them)
- * at TURN_OPEN_BUDGET_MS. */
+ * began; the build waits for opens until TURN_OPEN_BUDGET_MS into its first turn, not after (its
+ * frames keep mapping and build id meanwhile, and a later profile opens them). */
 /* The last profile, after SIGTERM or the end of -d, waits for module opens this long (the run ends
  * within 1 s: an open still running then is left to its thread, symbolizer_free()) ... */
 #define FINAL_OPEN_BUDGET_MS 400
@@ -111,11 +111,15 @@ struct daemon {
 	uint64_t turn_start_ns;            /* CLOCK_MONOTONIC start of the loop's turn; 0 outside the loop */
 	bool consumed;                     /* the turn read the ring buffer already */
 	bool export_due;                   /* the interval ended: its profile is built from the next turn */
+	bool build_turn;                   /* this turn builds (and does not read): while a profile is
+					      due or in the making, turns build and read by turns */
 	struct profile_builder *builder;   /* exporting: the ended interval's profile in the making, or NULL */
 	struct aggregate *built_agg, *built_off_agg, *built_alloc_agg; /* exporting: the ended interval's
 					      samples, set aside for the builder (or NULL: not those) */
 	struct process_describer describer; /* what a profile says of its processes */
 	uint64_t loop_end_ns;              /* when the loop ended (the run's exit began), or 0 */
+	uint64_t build_open_deadline_ns;   /* the profile in the making waits for opens until then: its
+					      first turn's TURN_OPEN_BUDGET_MS, not each slice's */
 	struct loop_turns turns;           /* the loop's turns, timed (the longest, those too long) */
 };
 
@@ -303,6 +307,16 @@ static void submit_interval(struct daemon *d, struct profile *p, bool last)
 	memory_tune_release(); /* the interval's profile and requests are freed */
 }
 
+/* The samples set aside are let go (built, or their build failed). */
+static void reset_set_aside(struct daemon *d)
+{
+	aggregate_reset(d->built_agg);
+	if (d->built_off_agg)
+		aggregate_reset(d->built_off_agg);
+	if (d->built_alloc_agg)
+		aggregate_reset(d->built_alloc_agg);
+}
+
 /* The interval ends: its samples set aside (the records go on into the next one) and its profile
  * started, built by later turns (step_export()). */
 static int start_export(struct daemon *d)
@@ -316,9 +330,13 @@ static int start_export(struct daemon *d)
 	if (d->alloc_agg)
 		aggregate_swap_interval(d->alloc_agg, d->built_alloc_agg);
 	process_table_seal(d->processes);
+	d->build_open_deadline_ns = now + TURN_OPEN_BUDGET_MS * 1000000ULL;
 	o = interval_options(d, d->off_agg ? d->built_off_agg : NULL, d->alloc_agg ? d->built_alloc_agg : NULL, now);
 	d->builder = profile_builder_new(d->built_agg, d->sym, &o);
-	return d->builder ? 0 : -errno;
+	if (d->builder)
+		return 0;
+	reset_set_aside(d); /* not built: dropped (the error is said) */
+	return -ENOMEM;
 }
 
 /* A slice of the interval's profile until deadline_ns (0: the rest), opens until open_deadline_ns;
@@ -335,11 +353,7 @@ static void step_export(struct daemon *d, uint64_t deadline_ns, uint64_t open_de
 		return;
 	submit_interval(d, built(d, profile_builder_finish(d->builder)), last);
 	d->builder = NULL;
-	aggregate_reset(d->built_agg);
-	if (d->built_off_agg)
-		aggregate_reset(d->built_off_agg);
-	if (d->built_alloc_agg)
-		aggregate_reset(d->built_alloc_agg);
+	reset_set_aside(d);
 }
 
 /* The run ends: the profile in the making finished, then the last interval's built and sent. */
@@ -511,6 +525,7 @@ static int run_loop(struct daemon *d)
 		loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID));
 		n = epoll_wait(fds.epfd, events, 4, d->export_due || d->builder ? 0 : wait_ms);
 		now = d->turn_start_ns = clock_ns(CLOCK_MONOTONIC);
+		d->build_turn = (d->export_due || d->builder) && !d->build_turn;
 		loop_turns_begin(&d->turns, now, clock_ns(CLOCK_THREAD_CPUTIME_ID));
 		d->consumed = false;
 
@@ -529,7 +544,7 @@ static int run_loop(struct daemon *d)
 			goto out;
 		}
 		/* Samples do not wake us (see sampler_fd()): drain them on this period. */
-		if (!d->export_due && (sampler_pending(d->sampler) || now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL)) {
+		if (!d->build_turn && (sampler_pending(d->sampler) || now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL)) {
 			last_drain_ns = now;
 			r = consume_samples(d);
 			if (r < 0 && r != -EINTR) {
@@ -541,7 +556,7 @@ static int run_loop(struct daemon *d)
 			int fd = events[i].data.fd;
 
 			if (fd == ringfd) {
-				if (d->consumed || d->export_due)
+				if (d->consumed || d->build_turn)
 					continue; /* read at this turn already, or building: the next one reads on */
 				r = consume_samples(d);
 				if (r < 0 && r != -EINTR) {
@@ -578,15 +593,15 @@ static int run_loop(struct daemon *d)
 			loop_fds_arm(fds.intervalfd, export_loop_next_interval_ns(d->export));
 		}
 		/* The interval's profile is built in slices, each in a turn of its own (one that did not read). */
-		if ((d->export_due || d->builder) && !d->consumed) {
+		if (d->build_turn && !d->consumed) {
 			loop_turns_phase(&d->turns, LOOP_PHASE_BUILD, clock_ns(CLOCK_MONOTONIC));
-			if (!d->builder && start_export(d))
-				log_error("Failed to build the profile: %s", strerror(errno));
-			else
+			if (!d->builder && d->export_due) {
 				d->export_due = false;
+				if (start_export(d))
+					log_error("Failed to build the profile: %s", strerror(errno));
+			}
 			if (d->builder)
-				step_export(d, now + TURN_READ_BUDGET_MS * 1000000ULL, now + TURN_OPEN_BUDGET_MS * 1000000ULL,
-					    false);
+				step_export(d, now + TURN_READ_BUDGET_MS * 1000000ULL, d->build_open_deadline_ns, false);
 		}
 	}
 out:
