@@ -75,7 +75,7 @@
  * within 1 s: an open still running then is left to its thread, symbolizer_free()) ... */
 #define FINAL_OPEN_BUDGET_MS 400
 /* ... and never past this long after the loop ended (the last reads took the rest). */
-#define EXIT_OPEN_BUDGET_MS 650
+#define EXIT_OPEN_BUDGET_MS 450
 /* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
 #define FINAL_DRAIN_MS 200
 

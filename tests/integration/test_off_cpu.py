@@ -234,11 +234,11 @@ print(f"pprof: {on} on-CPU samples, {offc} off-CPU samples, three sample types")
 if not on or not offc:
     bpftest.fail("pprof lacks on-CPU or off-CPU samples")
 
-# 5. Modules slow to open (every open in the symbolizer's thread 500 ms late, on purpose): the
+# 5. Modules slow to open (every open in the symbolizer's thread 250 ms late, on purpose): the
 # off-CPU stacks that needed one are put off to later turns, their end records held and handled
 # after them, never waited for in the loop (before, each waited up to 200 ms, then was unwound
 # without the module); the waits come out as in 1.
-os.environ["OTELPROFD_TEST_OPEN_DELAY_MS"] = "500"
+os.environ["OTELPROFD_TEST_OPEN_DELAY_MS"] = "250"
 try:
     measured, log, stacks = run_waits("slow-opens", ("-v",))
 finally:
