@@ -2,10 +2,11 @@
 /*
  * --max-cpu in the kernel (daemon/ops/cpu_ceiling.h): over its CPU ceiling the daemon keeps only
  * one sample in cpu_shed_keep_every, so the samples it sheds are never built, copied nor read. The
- * check is the first thing on_cpu_sample does after its filters; a kept sample carries the rate it
- * was kept at in its weight (struct otelprof_sample), and user space counts it that many times, so
- * the profile's totals stay unbiased. While the ceiling's second is spent, none is kept (counted
- * apart: those are lost). Included by profile.bpf.c only.
+ * check is the first thing on_cpu_sample does after its filters, and off_cpu_start (--off-cpu) after
+ * its own; a kept sample or wait carries the rate it was kept at in its weight (struct
+ * otelprof_sample), and user space counts it that many times (a wait's time weight times), so the
+ * profile's totals stay unbiased. While the ceiling's second is spent, none is kept (counted apart:
+ * those are lost). Both kinds count in the same counters. Included by profile.bpf.c only.
  */
 #ifndef OTELPROFD_CPU_SHED_BPF_H
 #define OTELPROFD_CPU_SHED_BPF_H

@@ -103,10 +103,19 @@ static __always_inline void off_cpu_start(void *ctx, struct task_struct *prev, _
 	struct otelprof_off_cpu_start start = { .start_ns = now };
 	struct otelprof_sample *s;
 	struct sample_buf *b;
+	__u32 weight;
 	long n;
 
 	if (!BPF_CORE_READ(prev, mm) || !pidns_current(&pid, &tid) || !is_target(pid) || !in_target_cgroup()) {
 		off_cpu_count(OTELPROF_OFFCPU_CNT_FILTERED);
+		return;
+	}
+	/* Over the daemon's CPU ceiling, as on-CPU samples (cpu_shed.bpf.h, the same counters): 1 wait
+	 * in N kept, its time counted N times; none while the second's share is spent. A shed one
+	 * takes no in-flight entry, so its end record is not sent either. */
+	weight = cpu_shed_weight();
+	if (!weight) {
+		off_cpu_count(OTELPROF_OFFCPU_CNT_SHED);
 		return;
 	}
 	b = bpf_map_lookup_elem(&off_cpu_scratch, &cpu);
@@ -120,6 +129,7 @@ static __always_inline void off_cpu_start(void *ctx, struct task_struct *prev, _
 	}
 	s = &b->s;
 	fill_sample_header(s, OTELPROF_RECORD_OFF_CPU, now, prev, pid, tid, cpu);
+	s->weight = weight;
 
 	/* Skip this program and bpf_trace_run*(): the leaf is the scheduler (__schedule). */
 	n = bpf_get_stack(ctx, s->kernel_ips, sizeof(s->kernel_ips), OFF_CPU_SKIP_FRAMES);

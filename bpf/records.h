@@ -367,6 +367,8 @@ enum otelprof_off_cpu_counter {
 	OTELPROF_OFFCPU_CNT_ENDS,          /* end records sent */
 	OTELPROF_OFFCPU_CNT_RINGBUF_FULL,  /* switch-out or end records lost: ring buffer full */
 	OTELPROF_OFFCPU_CNT_ENDS_AT_EXIT,  /* of the ends, sent at the thread's exit: its switch-in was not seen */
+	OTELPROF_OFFCPU_CNT_SHED,          /* sampled targets left out over the CPU ceiling (cpu_shed.bpf.h;
+					      counted in its counters too) */
 	OTELPROF_OFFCPU_CNT_MAX,
 };
 

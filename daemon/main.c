@@ -28,6 +28,7 @@
 #include "log.h"
 #include "ops/cpu_ceiling.h"
 #include "ops/loop_fds.h"
+#include "ops/loop_turns.h"
 #include "ops/memory_tune.h"
 #include "ops/metrics_server.h"
 #include "ops/self_report.h"
@@ -58,18 +59,24 @@
 #define MAX_STACK_BYTES (32u << 20)
 /* A JVM is asked for its perf map again at most this often while it is sampled. */
 #define JVM_PERF_MAP_REFRESH_MS 30000
-/* A turn of the loop (ops/self_metrics.h: LOOP_TURN_BOUND_MS between two looks at signals) reads
- * the ring buffer for at most SAMPLER_CONSUME_BUDGET_MS; the records then wait for module opens
- * until TURN_OPEN_BUDGET_MS after the turn began, never longer, whatever a file costs: an open runs
- * in the symbolizer's opener thread and goes on past that, its module taken at a later lookup.
- * Samples that needed it are put off to the next turn (record_path_replay()); other records go on
- * without it. */
-#define TURN_OPEN_BUDGET_MS 80
-/* An interval's profile is built in a turn of its own: its opens (its frames keep mapping and build
- * id meanwhile, and a later profile opens them) stop this long after the turn began. */
-#define EXPORT_OPEN_BUDGET_MS 80
-/* The same for the last profile, after SIGTERM or the end of -d: the run ends within 1 s. */
+/* A turn of the loop (ops/self_metrics.h: LOOP_TURN_BOUND_MS between two looks at signals) handles
+ * records (those put off before, then the ring buffer's) until TURN_READ_BUDGET_MS after it began;
+ * they wait for module opens until TURN_OPEN_BUDGET_MS after it began, never longer, whatever a file
+ * costs: an open runs in the symbolizer's opener thread and goes on past that, its module taken at a
+ * later lookup. Records that needed it are put off to the next turn (record_path_replay()); other
+ * records go on without it. What is left of the bound is the margin for the record being handled
+ * then and the turn's other work (timers, the once-a-second tick). */
+#define TURN_OPEN_BUDGET_MS 40
+#define TURN_READ_BUDGET_MS 50
+/* An interval's profile is built in slices, each in a turn of its own while the records go on into
+ * the next interval (profile_builder_step()): a slice stops TURN_READ_BUDGET_MS after its turn
+ * began; the build waits for opens until TURN_OPEN_BUDGET_MS into its first turn, not after (its
+ * frames keep mapping and build id meanwhile, and a later profile opens them). */
+/* The last profile, after SIGTERM or the end of -d, waits for module opens this long (the run ends
+ * within 1 s: an open still running then is left to its thread, symbolizer_free()) ... */
 #define FINAL_OPEN_BUDGET_MS 400
+/* ... and never past this long after the loop ended (the last reads took the rest). */
+#define EXIT_OPEN_BUDGET_MS 450
 /* The records waiting at the end of a run are read for this long; the rest are dropped, counted. */
 #define FINAL_DRAIN_MS 200
 
@@ -104,9 +111,17 @@ struct daemon {
 	struct command command;            /* -- PROGRAM: the program started, or pid 0 */
 	uint64_t turn_start_ns;            /* CLOCK_MONOTONIC start of the loop's turn; 0 outside the loop */
 	bool consumed;                     /* the turn read the ring buffer already */
-	bool export_due;                   /* the interval ended: its profile is built at the next turn */
-	uint64_t turn_max_ns;              /* the loop's longest turn between two looks at signals */
-	uint64_t turns_long;               /* its turns over LOOP_TURN_BOUND_MS */
+	bool export_due;                   /* the interval ended: its profile is built from the next turn */
+	bool build_turn;                   /* this turn builds (and does not read): while a profile is
+					      due or in the making, turns build and read by turns */
+	struct profile_builder *builder;   /* exporting: the ended interval's profile in the making, or NULL */
+	struct aggregate *built_agg, *built_off_agg, *built_alloc_agg; /* exporting: the ended interval's
+					      samples, set aside for the builder (or NULL: not those) */
+	struct process_describer describer; /* what a profile says of its processes */
+	uint64_t loop_end_ns;              /* when the loop ended (the run's exit began), or 0 */
+	uint64_t build_open_deadline_ns;   /* the profile in the making waits for opens until then: its
+					      first turn's TURN_OPEN_BUDGET_MS, not each slice's */
+	struct loop_turns turns;           /* the loop's turns, timed (the longest, those too long) */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -117,7 +132,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces, .jvm = d->jvm,
 		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .heap = d->heap, .alloc_probes = d->alloc_probes,
-		.loop_turn_max_ns = d->turn_max_ns, .loop_turns_long = d->turns_long,
+		.turns = &d->turns,
 	};
 }
 
@@ -142,17 +157,20 @@ static int consume_samples(struct daemon *d)
 	int r;
 
 	d->shed = cpu_ceiling_update(&d->ceiling, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
-	/* On-CPU samples are shed in the kernel (1 in N kept, weighing N; none while the second's share
-	 * is spent); what is already in the ring buffer then is dropped as read. */
+	/* On-CPU samples and off-CPU waits are shed in the kernel (1 in N kept, weighing N; none while
+	 * the second's share is spent); what is already in the ring buffer then is dropped as read. */
 	sampler_set_keep_every(d->sampler, cpu_ceiling_keep_every(&d->ceiling));
-	record_path_set_shedding(d->records, d->ceiling.window_spent, d->shed >= CPU_SHED_DROP_SAMPLES,
-				 d->shed >= CPU_SHED_DEFER_OPENS);
+	record_path_set_shedding(d->records, d->ceiling.window_spent, d->shed >= CPU_SHED_DEFER_OPENS);
 	symbolizer_set_open_deadline(d->sym, d->shed >= CPU_SHED_DEFER_OPENS ? 1 :
 					     turn + TURN_OPEN_BUDGET_MS * 1000000ULL);
 	d->consumed = true;
-	record_path_replay(d->records, false); /* the samples the last turn's deadline put off, first */
-	r = sampler_consume(d->sampler);
+	loop_turns_phase(&d->turns, LOOP_PHASE_REPLAY, now);
+	/* The samples the last turn's deadline put off, first. */
+	record_path_replay(d->records, false, turn + TURN_READ_BUDGET_MS * 1000000ULL);
+	loop_turns_phase(&d->turns, LOOP_PHASE_READ, clock_ns(CLOCK_MONOTONIC));
+	r = sampler_consume_until(d->sampler, turn + TURN_READ_BUDGET_MS * 1000000ULL);
 	symbolizer_set_open_deadline(d->sym, 0);
+	loop_turns_phase(&d->turns, LOOP_PHASE_OTHER, clock_ns(CLOCK_MONOTONIC));
 	return r;
 }
 
@@ -216,48 +234,65 @@ static int publish_trace_proc(void *ctx, uint32_t pid, const struct otelprof_tra
 	return d->sampler ? sampler_set_trace_proc(d->sampler, pid, entry) : -ENODEV;
 }
 
-/* The interval's profile; opens for its frames stop at open_deadline_ns (a past one: none). */
-static struct profile *build_interval(struct daemon *d, uint64_t open_deadline_ns)
+/* Until when the last profile waits for module opens: FINAL_OPEN_BUDGET_MS, within
+ * EXIT_OPEN_BUDGET_MS of the loop's end. */
+static uint64_t final_open_deadline(const struct daemon *d)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	struct profile *p;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), until = now + FINAL_OPEN_BUDGET_MS * 1000000ULL;
+	uint64_t exit_by = d->loop_end_ns + EXIT_OPEN_BUDGET_MS * 1000000ULL;
 
-	symbolizer_set_open_deadline(d->sym, open_deadline_ns > now ? open_deadline_ns : now); /* past: queued only */
+	return d->loop_end_ns && exit_by < until ? (exit_by > now ? exit_by : now) : until;
+}
+
+/* The interval's build options, from agg and those (the interval ends now), its in-use
+ * allocations taken now; the next interval starts now. */
+static struct profile_build_options interval_options(struct daemon *d, struct aggregate *off_agg,
+						     struct aggregate *alloc_agg, uint64_t now)
+{
+	struct profile_build_options o = {
+		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
+		.duration_ns = now - d->interval_start_monotonic_ns,
+		.describe_process = process_describe, .describe_ctx = &d->describer,
+		.off_cpu = off_agg, .allocs = alloc_agg, .inuse = d->inuse_agg,
+	};
+
 	if (d->heap) {
 		/* What the processes hold now: every live sampled allocation. */
 		aggregate_reset(d->inuse_agg);
 		if (heap_add_inuse(d->heap, d->inuse_agg))
 			log_warn("The in-use profile is incomplete: out of memory");
 	}
-	p = profile_build(d->agg, d->sym, &(struct profile_build_options){
-		.frequency = d->opts->frequency, .time_unix_ns = d->interval_start_monotonic_ns + d->monotonic_to_unix_ns,
-		.duration_ns = now - d->interval_start_monotonic_ns,
-		.describe_process = process_describe, .describe_ctx = &(struct process_describer){
-			.processes = d->processes, .metadata = d->metadata, .k8s = d->k8s, .traces = d->traces,
-		}, .off_cpu = d->off_agg, .allocs = d->alloc_agg, .inuse = d->inuse_agg,
-	});
-
-	symbolizer_set_open_deadline(d->sym, 0);
 	d->interval_start_monotonic_ns = now;
+	return o;
+}
+
+/* A profile built: what it could not hold counted, the notices its opens raised said. */
+static struct profile *built(struct daemon *d, struct profile *p)
+{
 	if (p)
 		aggregate_count_dropped_at_build(d->agg, p->counters.dropped_table_full);
 	log_symbol_notices(d);
 	return p;
 }
 
-/* End of an export interval: send what was sampled and start afresh. */
-static void export_interval(struct daemon *d, bool last)
+/* The interval's profile at once; opens for its frames stop at open_deadline_ns (a past one: none). */
+static struct profile *build_interval(struct daemon *d, uint64_t open_deadline_ns)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct profile_build_options o = interval_options(d, d->off_agg, d->alloc_agg, now);
+	struct profile *p;
+
+	symbolizer_set_open_deadline(d->sym, open_deadline_ns > now ? open_deadline_ns : now); /* past: queued only */
+	p = profile_build(d->agg, d->sym, &o);
+	symbolizer_set_open_deadline(d->sym, 0);
+	return built(d, p);
+}
+
+/* A profile built for export: sent, and what only it needed let go. */
+static void submit_interval(struct daemon *d, struct profile *p, bool last)
 {
 	struct self_sources src = self_sources_of(d);
-	struct profile *p = build_interval(d, last || !d->turn_start_ns ?
-						     clock_ns(CLOCK_MONOTONIC) + FINAL_OPEN_BUDGET_MS * 1000000ULL :
-						     d->turn_start_ns + EXPORT_OPEN_BUDGET_MS * 1000000ULL);
 
-	aggregate_reset(d->agg);
-	if (d->off_agg)
-		aggregate_reset(d->off_agg);
-	if (d->alloc_agg)
-		aggregate_reset(d->alloc_agg);
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		return;
@@ -271,6 +306,69 @@ static void export_interval(struct daemon *d, bool last)
 	symbolizer_maintain(d->sym);
 	warn_kallsyms_hidden(d);
 	memory_tune_release(); /* the interval's profile and requests are freed */
+}
+
+/* The samples set aside are let go (built, or their build failed). */
+static void reset_set_aside(struct daemon *d)
+{
+	aggregate_reset(d->built_agg);
+	if (d->built_off_agg)
+		aggregate_reset(d->built_off_agg);
+	if (d->built_alloc_agg)
+		aggregate_reset(d->built_alloc_agg);
+}
+
+/* The interval ends: its samples set aside (the records go on into the next one) and its profile
+ * started, built by later turns (step_export()). */
+static int start_export(struct daemon *d)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct profile_build_options o;
+
+	aggregate_swap_interval(d->agg, d->built_agg);
+	if (d->off_agg)
+		aggregate_swap_interval(d->off_agg, d->built_off_agg);
+	if (d->alloc_agg)
+		aggregate_swap_interval(d->alloc_agg, d->built_alloc_agg);
+	process_table_seal(d->processes);
+	d->build_open_deadline_ns = now + TURN_OPEN_BUDGET_MS * 1000000ULL;
+	o = interval_options(d, d->off_agg ? d->built_off_agg : NULL, d->alloc_agg ? d->built_alloc_agg : NULL, now);
+	d->builder = profile_builder_new(d->built_agg, d->sym, &o);
+	if (d->builder)
+		return 0;
+	reset_set_aside(d); /* not built: dropped (the error is said) */
+	return -ENOMEM;
+}
+
+/* A slice of the interval's profile until deadline_ns (0: the rest), opens until open_deadline_ns;
+ * once built, it is sent and the samples set aside are let go. */
+static void step_export(struct daemon *d, uint64_t deadline_ns, uint64_t open_deadline_ns, bool last)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	int r;
+
+	symbolizer_set_open_deadline(d->sym, open_deadline_ns > now ? open_deadline_ns : now);
+	r = profile_builder_step(d->builder, deadline_ns);
+	symbolizer_set_open_deadline(d->sym, 0);
+	if (!r)
+		return;
+	submit_interval(d, built(d, profile_builder_finish(d->builder)), last);
+	d->builder = NULL;
+	reset_set_aside(d);
+}
+
+/* The run ends: the profile in the making finished, then the last interval's built and sent. */
+static void export_last(struct daemon *d)
+{
+	uint64_t open_deadline = final_open_deadline(d);
+
+	if (d->builder)
+		step_export(d, 0, open_deadline, false);
+	if (start_export(d)) {
+		log_error("Failed to build the profile: %s", strerror(errno));
+		return;
+	}
+	step_export(d, 0, open_deadline, true);
 }
 
 /* Exporting, the interval is over --interval-memory (all its aggregates together): the profile built
@@ -315,15 +413,27 @@ static int drain_at_exit(struct daemon *d)
 	do
 		r = consume_samples(d);
 	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
-	record_path_replay(d->records, true); /* put off again at the last read: added as they are */
-	if (r < 0 || !sampler_pending(d->sampler))
-		return r < 0 ? r : 0;
-	record_path_drop_remaining(d->records);
-	until += FINAL_DRAIN_MS * 1000000ULL;
-	do
-		r = sampler_consume(d->sampler);
-	while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	/* Without a deadline a lookup would wait for a module still opening, however long it takes. */
+	symbolizer_set_open_deadline(d->sym, until);
+	record_path_replay(d->records, true, 0); /* put off again at the last read: added as they are */
+	if (r >= 0 && sampler_pending(d->sampler)) {
+		record_path_drop_remaining(d->records);
+		until += FINAL_DRAIN_MS * 1000000ULL;
+		do
+			r = sampler_consume(d->sampler);
+		while (r >= 0 && sampler_pending(d->sampler) && clock_ns(CLOCK_MONOTONIC) < until);
+	}
+	symbolizer_set_open_deadline(d->sym, 0);
 	return r < 0 ? r : 0;
+}
+
+/* Tests only: OTELPROFD_TEST_OPEN_DELAY_MS makes every module open in the symbolizer's thread that
+ * much slower (a file slow to open, on purpose: what the loop and the exit do meanwhile). */
+static uint64_t test_open_delay_ms(void)
+{
+	const char *v = getenv("OTELPROFD_TEST_OPEN_DELAY_MS");
+
+	return v ? strtoull(v, NULL, 10) : 0;
 }
 
 /* The allocation sampler that --alloc attaches at start and preloads into a program it starts. */
@@ -399,22 +509,11 @@ static int start_command(struct daemon *d, struct options *opts)
 	return 0;
 }
 
-/* A turn of the loop that began at start (0: none yet) ends: the longest, and those too long. */
-static void end_turn(struct daemon *d, uint64_t start)
-{
-	uint64_t took = start ? clock_ns(CLOCK_MONOTONIC) - start : 0;
-
-	if (took > d->turn_max_ns)
-		d->turn_max_ns = took;
-	if (took > LOOP_TURN_BOUND_MS * 1000000ULL)
-		d->turns_long++;
-}
-
 /* Sample until the duration ends or a signal arrives. */
 static int run_loop(struct daemon *d)
 {
 	int ringfd = sampler_fd(d->sampler), r;
-	uint64_t last_drain_ns = 0, turn_start = 0;
+	uint64_t last_drain_ns = 0;
 	struct loop_fds fds;
 
 	r = loop_fds_open(&fds, ringfd, d->opts->duration_ns, d->export ? export_loop_next_interval_ns(d->export) : 0);
@@ -430,9 +529,11 @@ static int run_loop(struct daemon *d)
 		int n;
 		uint64_t now;
 
-		end_turn(d, turn_start);
-		n = epoll_wait(fds.epfd, events, 4, d->export_due ? 0 : wait_ms);
-		now = turn_start = d->turn_start_ns = clock_ns(CLOCK_MONOTONIC);
+		loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID));
+		n = epoll_wait(fds.epfd, events, 4, d->export_due || d->builder ? 0 : wait_ms);
+		now = d->turn_start_ns = clock_ns(CLOCK_MONOTONIC);
+		d->build_turn = (d->export_due || d->builder) && !d->build_turn;
+		loop_turns_begin(&d->turns, now, clock_ns(CLOCK_THREAD_CPUTIME_ID));
 		d->consumed = false;
 
 		record_path_settle(d->records, now);
@@ -450,7 +551,7 @@ static int run_loop(struct daemon *d)
 			goto out;
 		}
 		/* Samples do not wake us (see sampler_fd()): drain them on this period. */
-		if (!d->export_due && (sampler_pending(d->sampler) || now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL)) {
+		if (!d->build_turn && (sampler_pending(d->sampler) || now - last_drain_ns >= SAMPLER_DRAIN_MS * 1000000ULL)) {
 			last_drain_ns = now;
 			r = consume_samples(d);
 			if (r < 0 && r != -EINTR) {
@@ -462,7 +563,7 @@ static int run_loop(struct daemon *d)
 			int fd = events[i].data.fd;
 
 			if (fd == ringfd) {
-				if (d->consumed || d->export_due)
+				if (d->consumed || d->build_turn)
 					continue; /* read at this turn already, or building: the next one reads on */
 				r = consume_samples(d);
 				if (r < 0 && r != -EINTR) {
@@ -498,14 +599,21 @@ static int run_loop(struct daemon *d)
 			d->export_due = true;
 			loop_fds_arm(fds.intervalfd, export_loop_next_interval_ns(d->export));
 		}
-		/* The interval's profile is built in a turn of its own, after a read in the turn before. */
-		if (d->export_due && !d->consumed) {
-			d->export_due = false;
-			export_interval(d, false);
+		/* The interval's profile is built in slices, each in a turn of its own (one that did not read). */
+		if (d->build_turn && !d->consumed) {
+			loop_turns_phase(&d->turns, LOOP_PHASE_BUILD, clock_ns(CLOCK_MONOTONIC));
+			if (!d->builder && d->export_due) {
+				d->export_due = false;
+				if (start_export(d))
+					log_error("Failed to build the profile: %s", strerror(errno));
+			}
+			if (d->builder)
+				step_export(d, now + TURN_READ_BUDGET_MS * 1000000ULL, d->build_open_deadline_ns, false);
 		}
 	}
 out:
-	end_turn(d, turn_start);
+	loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID));
+	d->loop_end_ns = clock_ns(CLOCK_MONOTONIC);
 	d->turn_start_ns = 0;
 	service_notify_stopping();
 	if (drain_at_exit(d) < 0)
@@ -524,7 +632,8 @@ int main(int argc, char **argv)
 	struct profile *p = NULL;
 	uint64_t cgroup_ids[OTELPROF_MAX_TARGET_CGROUPS];
 	size_t ncgroup_ids;
-	const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
+	/* Static: an open still running at exit is left to its thread (symbolizer_free()), which reads it. */
+	static const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
 	int r, loop_r, status = 1;
 	struct self_sources src;
 	bool keep_bpf;
@@ -567,6 +676,7 @@ int main(int argc, char **argv)
 		debug_dirs[1] = "/proc/1/root/usr/lib/debug";
 	d.sym = symbolizer_new(&(struct symbolizer_config){
 		.debug_dirs = debug_dirs, .max_module_bytes = opts.symbol_cache,
+		.open_delay_ms = test_open_delay_ms(),
 	});
 	/* Kernel symbols now, not at the first kernel frame: reading them costs ~40 ms, a stall the
 	 * sampling path (and the ring buffer filling meanwhile) is better without. */
@@ -578,6 +688,7 @@ int main(int argc, char **argv)
 		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = &d,
 	});
 	d.metadata = metadata_new(&(struct metadata_config){ 0 });
+
 	if (!opts.no_trace_context)
 		d.traces = trace_table_new(&(struct trace_table_config){ .publish = publish_trace_proc, .publish_ctx = &d });
 	if (opts.off_cpu && (d.off_agg = aggregate_new(&limits)))
@@ -652,11 +763,20 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	/* Exporting, an interval's samples are set aside at its end to be built in slices. */
+	if (d.export && (!(d.built_agg = aggregate_new(&limits)) || (d.off_agg && !(d.built_off_agg = aggregate_new(&limits))) ||
+			 (d.alloc_agg && !(d.built_alloc_agg = aggregate_new(&limits))))) {
+		log_error("Out of memory");
+		goto out;
+	}
 	/* After the drop, as the other threads: the broker, forked before it, attaches as each JVM's user. */
 	if (!opts.no_jvm_attach && !(d.jvm = jvm_attacher_new(JVM_PERF_MAP_REFRESH_MS, d.jvm_broker)))
 		log_warn("Failed to start the JVM attach thread: JVMs are not asked for perf maps");
 	record_path_set_jvm(d.records, d.jvm);
 	start_kubernetes(&d);
+	d.describer = (struct process_describer){
+		.processes = d.processes, .metadata = d.metadata, .k8s = d.k8s, .traces = d.traces,
+	};
 	d.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	d.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	d.report.delivered_ns = d.report.summary_ns = d.start_monotonic_ns;
@@ -686,7 +806,7 @@ int main(int argc, char **argv)
 	/* What was sampled is still sent or written; the exit status says the run failed. */
 	if (d.export) {
 		/* The last interval, then a flush bounded by the request timeout. */
-		export_interval(&d, true);
+		export_last(&d);
 		r = export_loop_finish(d.export, opts.export.timeout_ns);
 		d.export = NULL;
 		if (r == -ETIMEDOUT)
@@ -695,7 +815,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	p = build_interval(&d, clock_ns(CLOCK_MONOTONIC) + FINAL_OPEN_BUDGET_MS * 1000000ULL);
+	p = build_interval(&d, final_open_deadline(&d));
 	if (!p) {
 		log_error("Failed to build the profile: %s", strerror(errno));
 		goto out;
@@ -731,6 +851,10 @@ out:
 	process_table_free(d.processes);
 	metadata_free(d.metadata);
 	aggregate_free(d.agg);
+	profile_builder_free(d.builder);
+	aggregate_free(d.built_agg);
+	aggregate_free(d.built_off_agg);
+	aggregate_free(d.built_alloc_agg);
 	options_free(&opts);
 	return status;
 }

@@ -15,20 +15,23 @@ struct module_opener {
 	pthread_t thread;
 	bool busy;                       /* a job is started and not taken */
 	bool done;                       /* the job finished: elf and err are set */
+	bool abandoned;                  /* its caller is gone: the thread frees everything when done */
 	int fd;                          /* the job's file, and its options (path copied) */
 	struct elf_module_options options;
 	char *path;
 	struct elf_module *elf;          /* the job's result */
+	uint64_t delay_ms;               /* each job starts this much later (tests) */
 	int err;                         /* errno when elf is NULL */
 };
 
-struct module_opener *module_opener_new(void)
+struct module_opener *module_opener_new(uint64_t delay_ms)
 {
 	struct module_opener *o = calloc(1, sizeof(*o));
 	pthread_condattr_t attr;
 
 	if (!o)
 		return NULL;
+	o->delay_ms = delay_ms;
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -37,11 +40,25 @@ struct module_opener *module_opener_new(void)
 	return o;
 }
 
+static void destroy(struct module_opener *o)
+{
+	pthread_cond_destroy(&o->done_cond);
+	pthread_mutex_destroy(&o->lock);
+	free(o);
+}
+
 static void *run_job(void *arg)
 {
 	struct module_opener *o = arg;
-	struct elf_module *elf = elf_module_open(o->fd, &o->options);
-	int err = elf ? 0 : errno;
+	struct elf_module *elf;
+	int err;
+	bool abandoned;
+
+	if (o->delay_ms)
+		nanosleep(&(struct timespec){ .tv_sec = (time_t)(o->delay_ms / 1000),
+					      .tv_nsec = (long)(o->delay_ms % 1000) * 1000000L }, NULL);
+	elf = elf_module_open(o->fd, &o->options);
+	err = elf ? 0 : errno;
 
 	if (o->options.root_fd >= 0)
 		close(o->options.root_fd);
@@ -49,8 +66,15 @@ static void *run_job(void *arg)
 	o->elf = elf;
 	o->err = err;
 	o->done = true;
+	abandoned = o->abandoned;
 	pthread_cond_broadcast(&o->done_cond);
 	pthread_mutex_unlock(&o->lock);
+	if (abandoned) {
+		/* Nobody takes it: the thread is detached, and the last to touch the opener. */
+		elf_module_free(elf);
+		free(o->path);
+		destroy(o);
+	}
 	return NULL;
 }
 
@@ -130,7 +154,29 @@ void module_opener_free(struct module_opener *o)
 		module_opener_wait(o, 0);
 		elf_module_free(module_opener_take(o, &err));
 	}
-	pthread_cond_destroy(&o->done_cond);
-	pthread_mutex_destroy(&o->lock);
-	free(o);
+	destroy(o);
+}
+
+bool module_opener_abandon(struct module_opener *o)
+{
+	pthread_t thread;
+	bool running;
+
+	if (!o)
+		return false;
+	if (!o->busy) {
+		destroy(o);
+		return false;
+	}
+	thread = o->thread; /* o may be gone once unlocked */
+	pthread_mutex_lock(&o->lock);
+	running = !o->done;
+	o->abandoned = running;
+	pthread_mutex_unlock(&o->lock);
+	if (!running) {
+		module_opener_free(o); /* done: joined at once */
+		return false;
+	}
+	pthread_detach(thread);
+	return true;
 }

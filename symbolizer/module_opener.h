@@ -17,10 +17,15 @@
 
 struct module_opener;
 
-/* NULL when out of memory. */
-struct module_opener *module_opener_new(void);
+/* NULL when out of memory. delay_ms: each open starts this much later (tests: a file slow to open,
+ * on purpose); 0 for none. */
+struct module_opener *module_opener_new(uint64_t delay_ms);
 /* Waits for a job still running, and frees its module. NULL is fine. */
 void module_opener_free(struct module_opener *o);
+/* The same without the wait: a job still running is left to its thread (detached), which frees
+ * the opener and what it opened when its open ends; the job's options (debug_dirs, debuginfod)
+ * must then outlive it. True when one was left so. NULL is fine. */
+bool module_opener_abandon(struct module_opener *o);
 /* A job is started and its module not taken yet. */
 bool module_opener_busy(const struct module_opener *o);
 /*

@@ -102,11 +102,17 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	return s;
 }
 
+/* The debuginfod client an open left running at symbolizer_free() may still use: kept for it. */
+static struct debuginfo_fetch *kept_for_opener;
+
 void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	debuginfo_fetch_free(s->debuginfod);
+	if (symbolizer__pending_free(s) && s->debuginfod)
+		kept_for_opener = s->debuginfod; /* a process's last symbolizer, in practice: not freed */
+	else
+		debuginfo_fetch_free(s->debuginfod);
 	for (size_t b = 0; b < PROCESS_BUCKETS; b++) {
 		struct sym_process *p = s->buckets[b], *next;
 
@@ -115,7 +121,6 @@ void symbolizer_free(struct symbolizer *s)
 			symbolizer__process_free(p);
 		}
 	}
-	symbolizer__pending_free(s);
 	symbolizer__roots_free(s);
 	for (size_t i = 0; i < s->nmodules; i++)
 		symbolizer__module_free(s->modules[i]);

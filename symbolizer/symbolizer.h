@@ -92,6 +92,8 @@ struct symbolizer_config {
 				      /proc/PID/root); for tests and hosts that forbid map_files */
 	bool no_perf_maps;         /* never read /tmp/perf-PID.map */
 	uint64_t bad_file_retry_ns; /* how long a file that failed stays marked bad; default 60 s */
+	uint64_t open_delay_ms;    /* tests: each open in the opener's thread starts this much later (a
+				      file slow to open, on purpose); 0: none */
 	struct python_cache_config python; /* the CPython code-object cache (python_cache.h) */
 };
 
@@ -191,6 +193,9 @@ struct symbolizer_stats {
 struct symbolizer;
 
 struct symbolizer *symbolizer_new(const struct symbolizer_config *config);
+/* Frees everything but a module open still running in the opener's thread: that thread is left
+ * to end it and free what it opened, so freeing never waits for a file however slow to open (the
+ * config's debug_dirs must then outlive the process's run, and its debuginfod client is kept). */
 void symbolizer_free(struct symbolizer *s);
 
 /*

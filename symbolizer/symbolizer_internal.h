@@ -225,8 +225,10 @@ void symbolizer__roots_free(struct symbolizer *s);
 
 /* Free a module already out of the table (NULL accepted). */
 void symbolizer__module_free(struct cached_module *m);
-/* The opener's thread stopped (after its job, if any) and what it opened freed (symbolizer_free()). */
-void symbolizer__pending_free(struct symbolizer *s);
+/* The opens queued dropped and the opener let go (symbolizer_free()): an open still running is left
+ * to its thread, which frees what it opens (true: one was, and the options it was given, the
+ * debuginfod client among them, must outlive it). */
+bool symbolizer__pending_free(struct symbolizer *s);
 /* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
 void symbolizer__evict_at(struct symbolizer *s, size_t i);
 /* Bytes of every cached module and loaded perf map: what max_module_bytes bounds. */

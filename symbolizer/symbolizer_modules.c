@@ -465,9 +465,11 @@ static bool pending_has(const struct symbolizer *s, const struct sym_map *map)
 	return false;
 }
 
-void symbolizer__pending_free(struct symbolizer *s)
+bool symbolizer__pending_free(struct symbolizer *s)
 {
-	module_opener_free(s->opener); /* waits for its job, and frees what it opened */
+	/* An open still running is not waited for: its thread frees what it opens. */
+	bool abandoned = module_opener_abandon(s->opener);
+
 	s->opener = NULL;
 	for (size_t i = 0; i < s->npending; i++) {
 		struct pending_open *p = &s->pending[i];
@@ -480,6 +482,7 @@ void symbolizer__pending_free(struct symbolizer *s)
 		pending_release(p);
 	}
 	s->npending = 0;
+	return abandoned;
 }
 
 /* While a deadline is set, queue m's open (fd and root consumed) for the opener's thread and wait for
@@ -492,7 +495,7 @@ static bool open_in_thread(struct symbolizer *s, struct cached_module *m, int fd
 	struct pending_open *p = &s->pending[s->npending];
 
 	*queued = false;
-	if (s->npending == SYM_PENDING_OPENS || (!s->opener && !(s->opener = module_opener_new())))
+	if (s->npending == SYM_PENDING_OPENS || (!s->opener && !(s->opener = module_opener_new(s->config.open_delay_ms))))
 		return false;
 	*p = (struct pending_open){
 		.m = m, .reason = reason, .started = started, .uid = st->st_uid, .mode = st->st_mode,

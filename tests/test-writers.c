@@ -132,6 +132,46 @@ static void test_folded(void **state)
 	free(text);
 }
 
+/* The same profile built in slices (profile_builder_step() with a deadline already past: one entry a
+ * step), from samples set aside while the next interval's go on (aggregate_swap_interval()). */
+static void test_built_in_slices(void **state)
+{
+	struct fixture *f = *state;
+	struct agg_limits limits = { 1000, 1 << 20, 1000 };
+	struct aggregate *aside = aggregate_new(&limits);
+	struct otelprof_sample later = sample(102, false);
+	struct profile_builder *pb;
+	struct profile *p;
+	char *text;
+	int steps = 0, r;
+
+	assert_non_null(aside);
+	aggregate_swap_interval(f->agg, aside);
+	assert_int_equal(aggregate_entry_count(f->agg), 0);
+	assert_int_equal(aggregate_add(f->agg, &later, 4000), 0); /* the next interval's */
+	pb = profile_builder_new(aside, f->sym, &(struct profile_build_options){
+		.frequency = 100, .time_unix_ns = 1000, .duration_ns = 5000 });
+	assert_non_null(pb);
+	while (!(r = profile_builder_step(pb, 1)))
+		steps++;
+	assert_int_equal(r, 1);
+	assert_int_equal(steps, 1); /* two entries: one a step */
+	p = profile_builder_finish(pb);
+	assert_non_null(p);
+	text = capture(write_folded, p);
+	assert_string_equal(text,
+			    "app;root_fn;mid_fn;leaf_fn 2\n"
+			    "app;root_fn;mid_fn;leaf_fn;do_kernel_work_[k] 1\n");
+	free(text);
+	profile_free(p);
+	/* Back as it was for the other tests; a builder dropped unfinished frees all. */
+	aggregate_reset(f->agg);
+	aggregate_swap_interval(f->agg, aside);
+	assert_int_equal(aggregate_entry_count(f->agg), 2);
+	profile_builder_free(profile_builder_new(f->agg, f->sym, &(struct profile_build_options){ .frequency = 100 }));
+	aggregate_free(aside);
+}
+
 static void test_top(void **state)
 {
 	struct fixture *f = *state;
@@ -380,6 +420,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_tables),
 		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_built_in_slices),
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_html),

@@ -4,10 +4,9 @@
  * shedding work in a fixed order, never by stalling the loop:
  *   1. CPU_SHED_DEFER_OPENS: the sample path opens no module (no debug info inflated, new binaries
  *      unwound by frame pointers); the files are opened when the profile is built for export.
- *   2. CPU_SHED_DROP_SAMPLES: the kernel keeps 1 on-CPU sample in keep_every (bpf/cpu_shed.bpf.h),
- *      each kept one weighing keep_every, so the profile's totals stay unbiased; off-CPU stacks are
- *      dropped as they are read, counted; process records are still followed so that later samples
- *      are named right. keep_every starts at CPU_SHED_KEEP_FIRST, is multiplied by 4 after each
+ *   2. CPU_SHED_DROP_SAMPLES: the kernel keeps 1 on-CPU sample and 1 off-CPU wait (--off-cpu) in
+ *      keep_every (bpf/cpu_shed.bpf.h), each kept one weighing keep_every, so the profile's totals
+ *      stay unbiased; process records are still followed so that later samples are named right. keep_every starts at CPU_SHED_KEEP_FIRST, is multiplied by 4 after each
  *      window over the ceiling (up to CPU_SHED_KEEP_MAX) and halved after each under
  *      CPU_CEILING_RELAX_PERCENT of it; back at 1, the level steps down.
  * The level moves one step a window (CPU_CEILING_WINDOW_NS): up after a window over the ceiling,

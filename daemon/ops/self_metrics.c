@@ -176,7 +176,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  NULL, m->ceiling.last_percent),
 		G("cpu_shed_level", "work shed over the CPU ceiling: 0 none, 1 module opens deferred to export, "
 		  "2 samples shed in the kernel", NULL, m->ceiling.level),
-		G("cpu_shed_keep_every", "over the CPU ceiling, the kernel keeps 1 on-CPU sample in this many (1: all)",
+		G("cpu_shed_keep_every", "over the CPU ceiling, the kernel keeps 1 on-CPU sample and 1 off-CPU wait in this many (1: all)",
 		  NULL, m->ceiling.level == CPU_SHED_DROP_SAMPLES ? m->ceiling.keep_every : 1),
 		C("cpu_ceiling_windows_over_total", "seconds that ended over the CPU ceiling", NULL, m->ceiling.windows_over),
 		C("cpu_ceiling_windows_spent_total", "seconds whose CPU share was spent before they ended (samples "
@@ -184,8 +184,21 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("ring_buffer_reads_out_of_time_total", "ring buffer reads stopped at their time budget (50 ms)", NULL,
 		  m->ring_reads_out_of_time),
 		G("loop_turn_max_seconds", "the event loop's longest turn so far: the most time between two looks at "
-		  "signals and the deadline", NULL, (double)m->loop_turn_max_ns / 1e9),
-		C("loop_turns_long_total", "turns of the event loop over 100 ms", NULL, m->loop_turns_long),
+		  "signals and the deadline", NULL, (double)m->loop_turns.max_ns / 1e9),
+		G("loop_turn_max_cpu_seconds", "the most CPU time the event loop's thread ran in one turn (a turn "
+		  "longer than that waited for a CPU)", NULL, (double)m->loop_turns.max_cpu_turn_ns / 1e9),
+		C("loop_turns_long_total", "turns of the event loop over 100 ms", NULL, m->loop_turns.over_bound),
+		C("records_put_off_total", "off-CPU and allocation stacks handled at a later turn (a module they "
+		  "needed was still opening, or an older one of their thread or address was put off)",
+		  "kind=\"stack\"", m->stacks_put_off),
+		C("records_put_off_total", NULL, "kind=\"closing\"", m->closings_held),
+		C("loop_turns_total", "turns of the event loop, by the time they took",
+		  "took=\"under_10ms\"", m->loop_turns.in_range[0]),
+		C("loop_turns_total", NULL, "took=\"10_to_25ms\"", m->loop_turns.in_range[1]),
+		C("loop_turns_total", NULL, "took=\"25_to_50ms\"", m->loop_turns.in_range[2]),
+		C("loop_turns_total", NULL, "took=\"50_to_75ms\"", m->loop_turns.in_range[3]),
+		C("loop_turns_total", NULL, "took=\"75_to_100ms\"", m->loop_turns.in_range[4]),
+		C("loop_turns_total", NULL, "took=\"over_100ms\"", m->loop_turns.in_range[5]),
 		C("stack_errors_total", "stack walks the kernel could not do, by side", "side=\"kernel\"",
 		  m->bpf[OTELPROF_CNT_KSTACK_ERROR]),
 		C("stack_errors_total", NULL, "side=\"user\"", m->bpf[OTELPROF_CNT_USTACK_ERROR]),
@@ -389,6 +402,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("off_cpu_dropped_total", NULL, "reason=\"aggregate\"", m->off_cpu.aggregate_dropped),
 		C("off_cpu_ends_at_exit_total", "off-CPU waits ended at their thread's exit: the switch-in was not seen",
 		  NULL, m->off_cpu_bpf[OTELPROF_OFFCPU_CNT_ENDS_AT_EXIT]),
+		C("off_cpu_shed_total", "off-CPU waits the kernel left out over the CPU ceiling (also counted in "
+		  "otelprofd_samples_sampled_down_total, or as reason=\"cpu_ceiling_kernel\" drops)", NULL,
+		  m->off_cpu_bpf[OTELPROF_OFFCPU_CNT_SHED]),
 		C("off_cpu_below_threshold_total", "off-CPU waits shorter than --off-cpu-threshold", NULL,
 		  m->off_cpu.below_threshold),
 		G("off_cpu_pending", "sampled threads off CPU whose stack waits for their end", NULL, m->off_cpu.pending),

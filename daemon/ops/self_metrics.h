@@ -30,6 +30,7 @@
 #include "sampling/runtime_bpf.h"
 #include "sampling/stack_need.h"
 #include "sampling/unwind_sample.h"
+#include "ops/loop_turns.h"
 
 /* The event loop looks at signals and the deadline at least this often (issue 27). */
 #define LOOP_TURN_BOUND_MS 100
@@ -41,10 +42,12 @@ struct self_metrics {
 	uint64_t samples_at_exit;         /* samples still unread when the run's last read ran out of time */
 	uint64_t samples_put_off;         /* samples put off to the next turn by its open deadline */
 	uint64_t samples_stale;           /* ... dropped then: their process had exec'd or gone */
+	uint64_t stacks_put_off;          /* off-CPU and allocation stacks put off to a later turn */
+	uint64_t closings_held;           /* their end or free records held meanwhile */
 	uint64_t ring_reads_out_of_time;  /* ring buffer reads stopped at their time budget */
-	uint64_t loop_turn_max_ns;        /* the event loop's longest turn: the most time between two
-					     looks at signals and the deadline */
-	uint64_t loop_turns_long;         /* turns over LOOP_TURN_BOUND_MS */
+	struct loop_turns loop_turns;     /* the event loop's turns: the longest (the most time between
+					     two looks at signals and the deadline), those over
+					     LOOP_TURN_BOUND_MS, how many in each range of time */
 	struct cpu_ceiling ceiling;       /* --max-cpu: ceiling, level, last window's CPU */
 	struct agg_counters aggregate;
 	struct symbolizer_stats symbolizer;

@@ -39,9 +39,11 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 	m->samples_at_exit = record_path_counters(src->records)->samples_at_exit;
 	m->samples_put_off = record_path_counters(src->records)->samples_put_off;
 	m->samples_stale = record_path_counters(src->records)->replay_stale;
+	m->stacks_put_off = record_path_counters(src->records)->stacks_put_off;
+	m->closings_held = record_path_counters(src->records)->closings_held;
 	m->ring_reads_out_of_time = sampler_time_stops(src->sampler);
-	m->loop_turn_max_ns = src->loop_turn_max_ns;
-	m->loop_turns_long = src->loop_turns_long;
+	if (src->turns)
+		m->loop_turns = *src->turns;
 	if (src->ceiling)
 		m->ceiling = *src->ceiling;
 	m->aggregate = *aggregate_counters(src->agg);
@@ -154,11 +156,13 @@ static void log_off_cpu(const struct self_sources *src)
 		 "%" PRIu64 " not targets; dropped: %" PRIu64 " in-flight map full, %" PRIu64 " ring buffer full, %" PRIu64
 		 " stacks waiting table full, %" PRIu64 " ends without a stack, %" PRIu64 " by the aggregate; %" PRIu64
 		 " under --off-cpu-threshold; %" PRIu64 " still waiting at the end, counted up to it, %" PRIu64
-		 " without their end (ring buffer full), %" PRIu64 " ended at their thread's exit (switch-in unseen)",
+		 " without their end (ring buffer full), %" PRIu64 " ended at their thread's exit (switch-in unseen); "
+		 "%" PRIu64 " shed in the kernel over --max-cpu",
 		 oc->waits, plural(oc->waits, "wait", "waits"), oc->wait_ns / 1e9, b[OTELPROF_OFFCPU_CNT_SWITCHES],
 		 b[OTELPROF_OFFCPU_CNT_SAMPLED], b[OTELPROF_OFFCPU_CNT_FILTERED], b[OTELPROF_OFFCPU_CNT_INFLIGHT_FULL],
 		 b[OTELPROF_OFFCPU_CNT_RINGBUF_FULL], oc->pending_full, oc->unmatched_ends, oc->aggregate_dropped,
-		 oc->below_threshold, oc->unfinished, oc->lost_ends, b[OTELPROF_OFFCPU_CNT_ENDS_AT_EXIT]);
+		 oc->below_threshold, oc->unfinished, oc->lost_ends, b[OTELPROF_OFFCPU_CNT_ENDS_AT_EXIT],
+		 b[OTELPROF_OFFCPU_CNT_SHED]);
 }
 
 /* --alloc: what the probes sent, what the heap kept, which files were attached. */
@@ -217,6 +221,32 @@ static void log_go_labels(const struct self_metrics *m, const uint64_t *bc)
 		  gl->malformed);
 }
 
+/* The loop's turns (-v; said without -v when one went over the bound): the longest and where its
+ * time went, then how many turns in each range of time. */
+static void log_loop_turns(const struct loop_turns *t)
+{
+	char ranges[256];
+	size_t len = 0;
+
+	for (size_t i = 0; i < LOOP_TURN_RANGES && len < sizeof(ranges); i++) {
+		if (i < LOOP_TURN_RANGES - 1)
+			len += (size_t)snprintf(ranges + len, sizeof(ranges) - len, "%s%" PRIu64 " under %u ms",
+						i ? ", " : "", t->in_range[i], loop_turn_range_ms[i]);
+		else
+			len += (size_t)snprintf(ranges + len, sizeof(ranges) - len, ", %" PRIu64 " longer",
+						t->in_range[i]);
+	}
+	log_msg(t->over_bound ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG,
+		"loop: the longest turn took %.1f ms, %.1f ms of it on a CPU (signals and the deadline unseen "
+		"meanwhile: %s %.1f ms, %s %.1f ms, %s %.1f ms, %s %.1f ms), %" PRIu64 " %s over %d ms; the most "
+		"CPU in one turn %.1f ms; turns: %s",
+		(double)t->max_ns / 1e6, (double)t->max_cpu_ns / 1e6, loop_phase_name(LOOP_PHASE_READ), (double)t->max_phase_ns[LOOP_PHASE_READ] / 1e6,
+		loop_phase_name(LOOP_PHASE_REPLAY), (double)t->max_phase_ns[LOOP_PHASE_REPLAY] / 1e6,
+		loop_phase_name(LOOP_PHASE_BUILD), (double)t->max_phase_ns[LOOP_PHASE_BUILD] / 1e6,
+		loop_phase_name(LOOP_PHASE_OTHER), (double)t->max_phase_ns[LOOP_PHASE_OTHER] / 1e6, t->over_bound,
+		plural(t->over_bound, "turn", "turns"), LOOP_TURN_BOUND_MS, (double)t->max_cpu_turn_ns / 1e6, ranges);
+}
+
 void self_report_log_counters(const struct self_sources *src)
 {
 	const struct symbolizer_stats *ss = symbolizer_stats(src->sym);
@@ -237,10 +267,15 @@ void self_report_log_counters(const struct self_sources *src)
 		  (uint64_t)bc[OTELPROF_CNT_KSTACK_ERROR], (uint64_t)bc[OTELPROF_CNT_USTACK_ERROR],
 		  (uint64_t)bc[OTELPROF_CNT_CHILDREN_FOLLOWED], sampler_budget_stops(src->sampler),
 		  SAMPLER_CONSUME_BUDGET, SAMPLER_CONSUME_BUDGET_MS, m.ring_reads_out_of_time);
-	log_msg(m.loop_turns_long ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG,
-		"loop: the longest turn took %.1f ms (signals and the deadline unseen meanwhile), %" PRIu64
-		" %s over %d ms", (double)m.loop_turn_max_ns / 1e6, m.loop_turns_long,
-		plural(m.loop_turns_long, "turn", "turns"), LOOP_TURN_BOUND_MS);
+	log_loop_turns(&m.loop_turns);
+	{
+		uint32_t kind;
+		uint64_t slowest = sampler_slowest_record(src->sampler, &kind);
+
+		log_debug("loop: the slowest record (kind %u) took %.1f ms; put off to a later turn: %" PRIu64
+			  " samples, %" PRIu64 " off-CPU and allocation stacks (%" PRIu64 " ends and frees held with them)",
+			  kind, (double)slowest / 1e6, m.samples_put_off, m.stacks_put_off, m.closings_held);
+	}
 	{
 		uint64_t packed, bytes;
 

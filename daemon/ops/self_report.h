@@ -47,8 +47,7 @@ struct self_sources {
 	const struct cpu_ceiling *ceiling; /* --max-cpu's state, or NULL */
 	struct heap *heap;               /* NULL without --alloc */
 	struct alloc_probes *alloc_probes; /* NULL without --alloc */
-	uint64_t loop_turn_max_ns;       /* the event loop's longest turn (between two looks at signals) */
-	uint64_t loop_turns_long;        /* its turns over LOOP_TURN_BOUND_MS */
+	const struct loop_turns *turns;  /* the event loop's turns timed, or NULL (none yet) */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

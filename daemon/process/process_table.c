@@ -22,6 +22,7 @@ struct entry {
 	bool superseded;                /* the process exec'd: a newer instance is current */
 	bool from_sample;               /* made by process_table_exec_unrecorded(), no exec record yet */
 	bool undescribed;               /* and /proc did not describe it yet (counted while so) */
+	uint64_t exited_seal;           /* the table's seal when it exited (process_table_seal()) */
 	uint64_t read_at;               /* created by a fork with nothing inherited (1), or from a sample
 					   taken maybe during the execve (2): /proc is read at this sample
 					   (0: not) */
@@ -38,6 +39,8 @@ struct process_table {
 	struct entry *oldest, *newest;
 	uint64_t last_instance;
 	struct process_table_counters counters;
+	uint64_t seal;                  /* process_table_seal() calls: entries exited since the last
+					   one wait for the sweep after the next */
 };
 
 static size_t bucket_of(const struct process_table *t, uint32_t pid, uint64_t start_ns)
@@ -382,6 +385,7 @@ static struct entry *exec_instance(struct process_table *t, uint32_t pid, uint64
 		 * itself no longer holds. */
 		old->superseded = true;
 		old->info.exited = true;
+		old->exited_seal = t->seal;
 	}
 	e = add(t, pid, start_ns, comm);
 	if (!e)
@@ -502,8 +506,10 @@ void process_table_exit(struct process_table *t, uint32_t pid, uint64_t start_ns
 	struct entry *e = find(t, pid, start_ns);
 
 	t->counters.exits++;
-	if (e)
+	if (e) {
 		e->info.exited = true;
+		e->exited_seal = t->seal;
+	}
 }
 
 const struct process_info *process_table_sample(struct process_table *t, uint32_t pid, uint64_t start_ns,
@@ -569,7 +575,8 @@ static void sweep(struct process_table *t, bool only_unsampled, void (*forget)(v
 {
 	for (struct entry *e = t->oldest, *next; e; e = next) {
 		next = e->newer;
-		if (!e->info.exited || (only_unsampled && e->info.samples))
+		if (!e->info.exited || (only_unsampled && e->info.samples) ||
+		    (!only_unsampled && t->seal && e->exited_seal >= t->seal))
 			continue;
 		if (forget)
 			forget(ctx, e->info.pid, e->info.instance);
@@ -586,6 +593,11 @@ size_t process_table_count(const struct process_table *t)
 const struct process_table_counters *process_table_counters(const struct process_table *t)
 {
 	return &t->counters;
+}
+
+void process_table_seal(struct process_table *t)
+{
+	t->seal++;
 }
 
 void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid, uint64_t instance),

@@ -131,13 +131,17 @@ const struct process_info *process_table_find_instance(const struct process_tabl
 							uint64_t start_ns, uint64_t instance);
 
 /* Drop the exited and exec'd instances, calling forget(ctx, pid, instance) for each (to free the
- * symbolizer's maps). */
+ * symbolizer's maps). Once process_table_seal() was called, only those that ended before its last
+ * call go: the others' samples came after the interval set aside to be built. */
 void process_table_sweep(struct process_table *t, void (*forget)(void *ctx, uint32_t pid, uint64_t instance),
 			 void *ctx);
 /* The same for the instances that ended without a sample: nothing waits for them, so they can go at
  * any time (a long run writing one file at its end never sweeps otherwise). */
 void process_table_sweep_unsampled(struct process_table *t,
 				   void (*forget)(void *ctx, uint32_t pid, uint64_t instance), void *ctx);
+/* The interval ends here and is built in slices while records go on: the instances ending from now
+ * wait for the sweep after the next seal. */
+void process_table_seal(struct process_table *t);
 
 size_t process_table_count(const struct process_table *t);
 const struct process_table_counters *process_table_counters(const struct process_table *t);

@@ -152,6 +152,20 @@ void aggregate_free(struct aggregate *agg)
 	free(agg);
 }
 
+void aggregate_swap_interval(struct aggregate *a, struct aggregate *b)
+{
+	struct aggregate t = *a;
+	struct agg_counters bc = b->counters;
+	struct agg_limits bl = b->limits;
+
+	*a = *b;
+	a->counters = t.counters;
+	a->limits = t.limits;
+	*b = t;
+	b->counters = bc;
+	b->limits = bl;
+}
+
 void aggregate_reset(struct aggregate *agg)
 {
 	free_interval(agg);

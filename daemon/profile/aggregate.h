@@ -98,6 +98,10 @@ int aggregate_add_heap(struct aggregate *agg, const struct otelprof_sample *samp
 void aggregate_repeat_last(struct aggregate *agg, uint64_t times);
 /* Forget every sample: a new interval starts. Counters are kept. */
 void aggregate_reset(struct aggregate *agg);
+/* Exchange the intervals of a and b (their samples, stacks and links), each keeping its own
+ * counters and limits: the interval ended is set aside in b to be built in slices while a takes
+ * the next one (b's, reset, in it). */
+void aggregate_swap_interval(struct aggregate *a, struct aggregate *b);
 
 size_t aggregate_entry_count(const struct aggregate *agg);
 const struct agg_entry *aggregate_entry(const struct aggregate *agg, size_t i);

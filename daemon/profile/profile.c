@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "clock.h"
 #include "profile/intern.h"
 
 /* Bound on the keys of every dedup table of one profile. */
@@ -526,119 +528,203 @@ static int compare_pair(const void *a, const void *b)
  * Valued samples (off-CPU waits, allocations), after the on-CPU ones and in the same tables: a process
  * or stack seen by both is one entry. A sample's values follow its timestamps' sorted order.
  */
-static int add_valued_samples(struct builder *b, const struct aggregate *agg, const struct profile_build_options *options,
-			      enum pf_heap heap)
+/* One valued entry (an off-CPU wait's, an allocation's) of agg, as heap says. */
+static int add_valued_entry(struct builder *b, const struct aggregate *agg, const struct agg_entry *e,
+			    const struct profile_build_options *options, enum pf_heap heap)
 {
 	struct profile *p = b->p;
+	struct value_pair *pairs;
+	struct pf_sample *s;
+	int err = e->values ? add_sample(b, agg, e, options) : 0;
 
-	for (size_t i = 0; i < aggregate_entry_count(agg); i++) {
-		const struct agg_entry *e = aggregate_entry(agg, i);
-		struct value_pair *pairs;
-		struct pf_sample *s;
-		int err = e->values ? add_sample(b, agg, e, options) : 0;
-
-		if (err == -ENOSPC) {
-			p->counters.dropped_table_full += e->count;
-			continue;
-		}
-		if (err || !e->values)
-			return err;
-		s = &p->samples[p->nsamples - 1];
-		p->total_count -= s->count; /* add_sample counted them as on-CPU samples */
-		s->off_cpu = heap == PF_HEAP_NONE;
-		s->heap = heap;
-		s->objects = e->objects_sum;
-		s->values = malloc(e->ntimestamps * sizeof(uint64_t));
-		pairs = malloc(e->ntimestamps * sizeof(*pairs));
-		if (!s->values || !pairs) {
-			free(pairs);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < e->ntimestamps; j++)
-			pairs[j] = (struct value_pair){ e->timestamps[j], e->values[j] };
-		qsort(pairs, e->ntimestamps, sizeof(*pairs), compare_pair);
-		for (size_t j = 0; j < e->ntimestamps; j++) {
-			s->timestamps[j] = pairs[j].time;
-			s->values[j] = pairs[j].value;
-		}
+	if (err == -ENOSPC) {
+		p->counters.dropped_table_full += e->count;
+		return 0;
+	}
+	if (err || !e->values)
+		return err;
+	s = &p->samples[p->nsamples - 1];
+	p->total_count -= s->count; /* add_sample counted them as on-CPU samples */
+	s->off_cpu = heap == PF_HEAP_NONE;
+	s->heap = heap;
+	s->objects = e->objects_sum;
+	s->values = malloc(e->ntimestamps * sizeof(uint64_t));
+	pairs = malloc(e->ntimestamps * sizeof(*pairs));
+	if (!s->values || !pairs) {
 		free(pairs);
-		s->value_sum = e->value_sum;
-		switch (heap) {
-		case PF_HEAP_NONE:
-			p->off_cpu_ns += e->value_sum;
-			p->off_cpu_count += s->count;
-			break;
-		case PF_HEAP_ALLOC:
-			p->alloc_bytes += e->value_sum;
-			p->alloc_objects += e->objects_sum;
-			break;
-		case PF_HEAP_INUSE:
-			p->inuse_bytes += e->value_sum;
-			p->inuse_objects += e->objects_sum;
-			break;
-		}
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < e->ntimestamps; j++)
+		pairs[j] = (struct value_pair){ e->timestamps[j], e->values[j] };
+	qsort(pairs, e->ntimestamps, sizeof(*pairs), compare_pair);
+	for (size_t j = 0; j < e->ntimestamps; j++) {
+		s->timestamps[j] = pairs[j].time;
+		s->values[j] = pairs[j].value;
+	}
+	free(pairs);
+	s->value_sum = e->value_sum;
+	switch (heap) {
+	case PF_HEAP_NONE:
+		p->off_cpu_ns += e->value_sum;
+		p->off_cpu_count += s->count;
+		break;
+	case PF_HEAP_ALLOC:
+		p->alloc_bytes += e->value_sum;
+		p->alloc_objects += e->objects_sum;
+		break;
+	case PF_HEAP_INUSE:
+		p->inuse_bytes += e->value_sum;
+		p->inuse_objects += e->objects_sum;
+		break;
 	}
 	return 0;
+}
+
+/* The aggregates a build goes through, in order: on-CPU samples, then the valued ones. */
+enum build_stage { STAGE_ON_CPU, STAGE_OFF_CPU, STAGE_ALLOCS, STAGE_INUSE, STAGE_DONE };
+
+struct profile_builder {
+	struct builder b;
+	const struct aggregate *agg;
+	struct profile_build_options options;
+	enum build_stage stage;
+	size_t next;  /* the next entry of the stage's aggregate */
+	int err;      /* the first error (then the build is over) */
+};
+
+static void builder_release(struct builder *b)
+{
+	intern_free(b->functions);
+	intern_free(b->mappings);
+	intern_free(b->locations);
+	intern_free(b->stacks);
+	intern_free(b->processes);
+	free(b->link_map);
+}
+
+struct profile_builder *profile_builder_new(const struct aggregate *agg, struct symbolizer *sym,
+					    const struct profile_build_options *options)
+{
+	struct profile_builder *pb = calloc(1, sizeof(*pb));
+	struct builder *b;
+	struct profile *p;
+
+	if (!pb)
+		return NULL;
+	b = &pb->b;
+	pb->agg = agg;
+	pb->options = *options;
+	b->sym = sym;
+	b->p = p = profile_new();
+	b->functions = intern_new(PROFILE_MAX_KEYS);
+	b->mappings = intern_new(PROFILE_MAX_KEYS);
+	b->locations = intern_new(PROFILE_MAX_KEYS);
+	b->stacks = intern_new(PROFILE_MAX_KEYS);
+	b->processes = intern_new(PROFILE_MAX_KEYS);
+	b->link_map = calloc(aggregate_link_count(agg) + 1, sizeof(*b->link_map));
+	if (!p || !b->functions || !b->mappings || !b->locations || !b->stacks || !b->processes || !b->link_map) {
+		builder_release(b);
+		profile_free(p);
+		free(pb);
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->frequency = options->frequency;
+	p->period_ns = options->frequency ? 1000000000ULL / options->frequency : 0;
+	p->time_unix_ns = options->time_unix_ns;
+	p->duration_ns = options->duration_ns;
+	p->off_cpu_enabled = options->off_cpu != NULL;
+	p->alloc_enabled = options->allocs != NULL;
+	return pb;
+}
+
+/* The aggregate of a stage, or NULL when the build has none. */
+static const struct aggregate *stage_aggregate(const struct profile_builder *pb)
+{
+	switch (pb->stage) {
+	case STAGE_ON_CPU:
+		return pb->agg;
+	case STAGE_OFF_CPU:
+		return pb->options.off_cpu;
+	case STAGE_ALLOCS:
+		return pb->options.allocs;
+	case STAGE_INUSE:
+		return pb->options.inuse;
+	default:
+		return NULL;
+	}
+}
+
+static const enum pf_heap stage_heap[] = {
+	[STAGE_OFF_CPU] = PF_HEAP_NONE, [STAGE_ALLOCS] = PF_HEAP_ALLOC, [STAGE_INUSE] = PF_HEAP_INUSE,
+};
+
+int profile_builder_step(struct profile_builder *pb, uint64_t deadline_ns)
+{
+	struct profile *p = pb->b.p;
+	bool added = false;
+
+	while (pb->stage != STAGE_DONE && !pb->err) {
+		const struct aggregate *agg = stage_aggregate(pb);
+
+		if (!agg || pb->next >= aggregate_entry_count(agg)) {
+			pb->stage++;
+			pb->next = 0;
+			continue;
+		}
+		/* At least one entry a step, whatever the time: every build ends. */
+		if (deadline_ns && added && clock_ns(CLOCK_MONOTONIC) >= deadline_ns)
+			return 0;
+		added = true;
+		if (pb->stage == STAGE_ON_CPU) {
+			const struct agg_entry *e = aggregate_entry(agg, pb->next);
+			int err = add_sample(&pb->b, agg, e, &pb->options);
+
+			if (err == -ENOSPC)
+				p->counters.dropped_table_full += e->count;
+			else
+				pb->err = err;
+		} else {
+			pb->err = add_valued_entry(&pb->b, agg, aggregate_entry(agg, pb->next), &pb->options,
+						   stage_heap[pb->stage]);
+		}
+		pb->next++;
+	}
+	return pb->err ? pb->err : 1;
+}
+
+struct profile *profile_builder_finish(struct profile_builder *pb)
+{
+	struct profile *p;
+	int err;
+
+	if (!pb)
+		return NULL;
+	err = pb->stage == STAGE_DONE || pb->err ? pb->err : profile_builder_step(pb, 0);
+	p = pb->b.p;
+	builder_release(&pb->b);
+	free(pb);
+	if (err < 0) {
+		profile_free(p);
+		errno = -err;
+		return NULL;
+	}
+	return p;
+}
+
+void profile_builder_free(struct profile_builder *pb)
+{
+	if (!pb)
+		return;
+	builder_release(&pb->b);
+	profile_free(pb->b.p);
+	free(pb);
 }
 
 struct profile *profile_build(const struct aggregate *agg, struct symbolizer *sym,
 			      const struct profile_build_options *options)
 {
-	struct builder b = { .sym = sym };
-	struct profile *p = profile_new();
-	int err = 0;
-
-	if (!p)
-		goto fail;
-	b.p = p;
-	b.functions = intern_new(PROFILE_MAX_KEYS);
-	b.mappings = intern_new(PROFILE_MAX_KEYS);
-	b.locations = intern_new(PROFILE_MAX_KEYS);
-	b.stacks = intern_new(PROFILE_MAX_KEYS);
-	b.processes = intern_new(PROFILE_MAX_KEYS);
-	b.link_map = calloc(aggregate_link_count(agg) + 1, sizeof(*b.link_map));
-	if (!b.functions || !b.mappings || !b.locations || !b.stacks || !b.processes || !b.link_map)
-		goto fail;
-	p->frequency = options->frequency;
-	p->period_ns = options->frequency ? 1000000000ULL / options->frequency : 0;
-	p->time_unix_ns = options->time_unix_ns;
-	p->duration_ns = options->duration_ns;
-
-	for (size_t i = 0; i < aggregate_entry_count(agg); i++) {
-		err = add_sample(&b, agg, aggregate_entry(agg, i), options);
-		if (err == -ENOSPC) {
-			p->counters.dropped_table_full += aggregate_entry(agg, i)->count;
-			err = 0;
-		} else if (err) {
-			goto fail;
-		}
-	}
-	p->off_cpu_enabled = options->off_cpu != NULL;
-	if (options->off_cpu && (err = add_valued_samples(&b, options->off_cpu, options, PF_HEAP_NONE)))
-		goto fail;
-	p->alloc_enabled = options->allocs != NULL;
-	if (options->allocs && (err = add_valued_samples(&b, options->allocs, options, PF_HEAP_ALLOC)))
-		goto fail;
-	if (options->inuse && (err = add_valued_samples(&b, options->inuse, options, PF_HEAP_INUSE)))
-		goto fail;
-	intern_free(b.functions);
-	intern_free(b.mappings);
-	intern_free(b.locations);
-	intern_free(b.stacks);
-	intern_free(b.processes);
-	free(b.link_map);
-	return p;
-
-fail:
-	intern_free(b.functions);
-	intern_free(b.mappings);
-	intern_free(b.locations);
-	intern_free(b.stacks);
-	intern_free(b.processes);
-	free(b.link_map);
-	profile_free(p);
-	errno = err ? -err : ENOMEM;
-	return NULL;
+	return profile_builder_finish(profile_builder_new(agg, sym, options));
 }
 
 const char *profile_line_label(const struct profile *p, const struct pf_location *loc, uint32_t line,

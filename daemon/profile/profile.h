@@ -218,6 +218,24 @@ struct profile_build_options {
 /* NULL with errno set on allocation failure. */
 struct profile *profile_build(const struct aggregate *agg, struct symbolizer *sym,
 			      const struct profile_build_options *options);
+/*
+ * The same build in slices, so that a caller's loop is never held for the whole of it: new, then
+ * step until it says done, then finish. The aggregates (agg and those of options) and the describe
+ * context must not change meanwhile (the caller builds from aggregates set aside); options is
+ * copied. The builder owns the profile until finish hands it over; free drops both.
+ */
+struct profile_builder;
+/* NULL with errno set on allocation failure. */
+struct profile_builder *profile_builder_new(const struct aggregate *agg, struct symbolizer *sym,
+					    const struct profile_build_options *options);
+/* Add entries until deadline_ns (CLOCK_MONOTONIC; 0: all of them; the clock is read before each
+ * entry, and one is added whatever the time): 1 when every entry is in, 0 when some are left,
+ * -errno (the build failed). */
+int profile_builder_step(struct profile_builder *pb, uint64_t deadline_ns);
+/* The rest added at once, the builder freed: the profile, or NULL with errno set (NULL pb: NULL). */
+struct profile *profile_builder_finish(struct profile_builder *pb);
+/* Drop the builder and its profile unfinished. NULL is fine. */
+void profile_builder_free(struct profile_builder *pb);
 void profile_free(struct profile *p);
 
 /* The string with id, "" for an unknown id. */

@@ -134,7 +134,8 @@ static void report_wait(struct off_cpu *oc, struct pending *p, uint64_t end_ns, 
 	memcpy(s, p->head, SAMPLE_HEAD);
 	memcpy(s->kernel_ips, p->ips, s->kernel_depth * sizeof(uint64_t));
 	memcpy(s->user_ips, p->ips + s->kernel_depth, s->user_depth * sizeof(uint64_t));
-	scaled = (uint64_t)((double)ns / oc->cfg.probability + 0.5);
+	/* A wait the kernel kept 1 in weight over the CPU ceiling (bpf/cpu_shed.bpf.h) stands for weight. */
+	scaled = (uint64_t)((double)ns * (s->weight > 1 ? s->weight : 1) / oc->cfg.probability + 0.5);
 	if (aggregate_add_value(oc->cfg.agg, s, p->instance, end_ns + monotonic_to_unix_ns, scaled)) {
 		oc->counters.aggregate_dropped++;
 	} else {

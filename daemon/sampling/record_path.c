@@ -14,12 +14,10 @@
 #include "sampling/off_cpu.h"
 #include "profile/aggregate.h"
 #include "sampling/record_replay.h"
+#include "sampling/stack_park.h"
 #include "records.h"
 #include "runtime.h"
 #include "symbolizer.h"
-
-/* An off-CPU or allocation stack waits this long at most for a module still opening (unwind_waiting()). */
-#define STACK_OPEN_WAIT_MS 200
 
 #define MAX_SETTLING 1024
 #define MAX_ROOMS 8
@@ -46,11 +44,11 @@ struct record_path {
 	size_t nrooms;
 	struct otelprof_sample unwound;    /* the sample being added, with its user stack unwound */
 	bool drop_samples;               /* over the CPU ceiling: samples shed as read */
-	bool drop_off_cpu;               /* over the CPU ceiling: off-CPU stacks shed as read */
 	bool drop_at_exit;               /* the run's last read is out of time: samples dropped as read */
 	bool replay_off;                 /* opens are deferred on purpose (CPU ceiling): no replays */
 	struct record_replay *replay;    /* owned: samples put off by the turn's open deadline */
 	unsigned tries;                  /* times the record being handled was handled before */
+	struct stack_park park;          /* off-CPU and allocation stacks put off, their closings held */
 	struct stack_need need;          /* thread tops lowered to what unwinding needs */
 	struct settling settling[MAX_SETTLING]; /* programs exec'd whose mappings are read again soon */
 	size_t nsettling;
@@ -295,27 +293,6 @@ static const struct otelprof_sample *unwind_record(struct record_path *rp, uint6
  * interpreter is looked for at a process's first few records of any kind: a Python process that
  * switched out before its first on-CPU sample (most do) was never looked at, and had no Python frames.
  */
-/*
- * Unwind an off-CPU stack or an allocation's: unlike a sample, it cannot be put off to the next turn
- * (its end, or its free, may come first), so when a module it needed is still opening (the
- * symbolizer's opener thread, past the turn's deadline), it waits for it up to STACK_OPEN_WAIT_MS
- * and is unwound again.
- */
-static const struct otelprof_sample *unwind_waiting(struct record_path *rp, uint64_t instance, const void *data,
-						  size_t size)
-{
-	uint64_t deferred = symbolizer_stats(rp->sym)->module_opens_deferred;
-	struct unwind_sample_counters first = rp->counters.unwind;
-	const struct otelprof_sample *out = unwind_record(rp, instance, data, size, &first);
-
-	if (rp->replay_off || symbolizer_stats(rp->sym)->module_opens_deferred == deferred ||
-	    !symbolizer_settle_opens(rp->sym, clock_ns(CLOCK_MONOTONIC) + STACK_OPEN_WAIT_MS * 1000000ULL)) {
-		rp->counters.unwind = first;
-		return out;
-	}
-	return unwind_record(rp, instance, data, size, &rp->counters.unwind);
-}
-
 static const struct otelprof_sample *stack_of(struct record_path *rp, const void *data, size_t size,
 					      uint64_t *instance)
 {
@@ -326,9 +303,76 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
 	check_rooms(rp, &(struct runtime_sample){ .s = s, .data = data, .size = size, .pi = pi, .instance = *instance });
-	s = unwind_waiting(rp, *instance, data, size);
+	s = unwind_record(rp, *instance, data, size, &rp->counters.unwind);
 	if (pi && pi->samples == 1)
 		open_modules(rp, s, *instance);
+	return s;
+}
+
+/* A module this record needed was not opened (the turn's open deadline; always, with behind: an
+ * older record it must follow is put off): keep a copy for the next turn rather than handle it
+ * unwound without that module's rules, counted in *counter. False: handle it as it is. */
+static bool put_off(struct record_path *rp, const void *data, size_t size, uint64_t deferred_before, bool behind,
+		    uint64_t *counter)
+{
+	if (rp->tries + 1 >= RECORD_REPLAY_TRIES ||
+	    (!behind && (rp->replay_off || symbolizer_stats(rp->sym)->module_opens_deferred == deferred_before)))
+		return false;
+	if (record_replay_push(rp->replay, data, size, rp->tries + 1)) {
+		rp->counters.replay_full++;
+		return false;
+	}
+	(*counter)++;
+	return true;
+}
+
+/* A closing record (an off-CPU end, a free) whose stack is put off: held to follow it (true). */
+static bool hold_closing(struct record_path *rp, const void *data)
+{
+	struct stack_park_key key = stack_park_key_of(data);
+	union stack_closing c;
+
+	memcpy(&c, data, sizeof(c));
+	if (!stack_park_close(&rp->park, &key, &c))
+		return false;
+	rp->counters.closings_held++;
+	return true;
+}
+
+/* A stack put off is handled again (or dropped): its entry out; true with *held when its closing
+ * record came meanwhile. */
+static bool unpark(struct record_path *rp, const void *data, union stack_closing *held)
+{
+	struct stack_park_key key = stack_park_key_of(data);
+
+	return rp->tries && stack_park_take(&rp->park, &key, held);
+}
+
+/*
+ * The stack of an off-CPU or allocation record, unwound, or NULL when it is put off to a later turn
+ * (an on-CPU sample's way, rather than the loop waiting for a module still opening): when a module
+ * its unwinding needed was not opened, or behind an older stack of its thread (off-CPU) or address
+ * put off. *closed: its closing record came while it was put off, and is in *held.
+ */
+static const struct otelprof_sample *stack_or_park(struct record_path *rp, const void *data, size_t size,
+						   uint64_t *instance, union stack_closing *held, bool *closed)
+{
+	struct stack_park_key key = stack_park_key_of(data);
+	uint64_t deferred = symbolizer_stats(rp->sym)->module_opens_deferred;
+	bool full = rp->park.count == RECORD_REPLAY_MAX, behind;
+	const struct otelprof_sample *s;
+
+	*closed = unpark(rp, data, held);
+	behind = !rp->tries && stack_park_has(&rp->park, &key, key.kind == OTELPROF_RECORD_OFF_CPU);
+	if (!full && behind && put_off(rp, data, size, deferred, true, &rp->counters.stacks_put_off)) {
+		stack_park_add(&rp->park, &key, NULL);
+		return NULL;
+	}
+	s = stack_of(rp, data, size, instance);
+	if (!full && put_off(rp, data, size, deferred, false, &rp->counters.stacks_put_off)) {
+		stack_park_add(&rp->park, &key, *closed ? held : NULL);
+		return NULL;
+	}
 	return s;
 }
 
@@ -340,7 +384,9 @@ static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 {
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
+	union stack_closing held;
 	uint64_t instance;
+	bool closed;
 
 	if (!rp->off_cpu || (hdr->kind == OTELPROF_RECORD_OFF_CPU && hdr->size < sizeof(*s)) ||
 	    (hdr->kind == OTELPROF_RECORD_OFF_CPU_END && hdr->size < sizeof(struct otelprof_off_cpu_end))) {
@@ -348,26 +394,16 @@ static void on_off_cpu(struct record_path *rp, const void *data, size_t size)
 		return;
 	}
 	if (hdr->kind == OTELPROF_RECORD_OFF_CPU_END) {
-		off_cpu_end(rp->off_cpu, data, rp->monotonic_to_unix_ns);
+		if (!hold_closing(rp, data))
+			off_cpu_end(rp->off_cpu, data, rp->monotonic_to_unix_ns);
 		return;
 	}
-	s = stack_of(rp, data, size, &instance);
+	s = stack_or_park(rp, data, size, &instance, &held, &closed);
+	if (!s)
+		return;
 	off_cpu_start(rp->off_cpu, s, instance);
-}
-
-/* A module this sample needed was not opened (the turn's open deadline): keep a copy for the next
- * turn rather than add it unwound without that module's rules. False: add it as it is. */
-static bool put_off(struct record_path *rp, const void *data, size_t size, uint64_t deferred_before)
-{
-	if (rp->replay_off || rp->tries + 1 >= RECORD_REPLAY_TRIES ||
-	    symbolizer_stats(rp->sym)->module_opens_deferred == deferred_before)
-		return false;
-	if (record_replay_push(rp->replay, data, size, rp->tries + 1)) {
-		rp->counters.replay_full++;
-		return false;
-	}
-	rp->counters.samples_put_off++;
-	return true;
+	if (closed)
+		off_cpu_end(rp->off_cpu, &held.end, rp->monotonic_to_unix_ns);
 }
 
 /*
@@ -380,7 +416,9 @@ static void on_heap(struct record_path *rp, const void *data, size_t size)
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
 	struct otelprof_alloc a;
+	union stack_closing held;
 	uint64_t instance;
+	bool closed;
 
 	if (!rp->heap || (hdr->kind == OTELPROF_RECORD_ALLOC && hdr->size < sizeof(*s) + sizeof(a)) ||
 	    (hdr->kind == OTELPROF_RECORD_FREE && hdr->size < sizeof(struct otelprof_free))) {
@@ -388,12 +426,17 @@ static void on_heap(struct record_path *rp, const void *data, size_t size)
 		return;
 	}
 	if (hdr->kind == OTELPROF_RECORD_FREE) {
-		heap_release(rp->heap, data);
+		if (!hold_closing(rp, data))
+			heap_release(rp->heap, data);
 		return;
 	}
 	memcpy(&a, (const uint8_t *)data + hdr->size - sizeof(a), sizeof(a));
-	s = stack_of(rp, data, size, &instance);
+	s = stack_or_park(rp, data, size, &instance, &held, &closed);
+	if (!s)
+		return;
 	heap_alloc(rp->heap, s, instance, &a, rp->monotonic_to_unix_ns);
+	if (closed)
+		heap_release(rp->heap, &held.free);
 }
 
 void record_path_handle(void *ctx, const void *data, size_t size)
@@ -410,12 +453,16 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		rp->counters.malformed_records++;
 		return;
 	}
-	if ((rp->drop_samples || rp->drop_at_exit || (rp->drop_off_cpu && hdr->kind == OTELPROF_RECORD_OFF_CPU)) &&
+	if ((rp->drop_samples || rp->drop_at_exit) &&
 	    (hdr->kind == OTELPROF_RECORD_SAMPLE || hdr->kind == OTELPROF_RECORD_OFF_CPU)) {
+		union stack_closing held;
+
 		if (rp->drop_at_exit)
 			rp->counters.samples_at_exit++;
 		else
 			rp->counters.samples_shed++;
+		if (hdr->kind == OTELPROF_RECORD_OFF_CPU)
+			unpark(rp, data, &held); /* put off before: its end, if held, goes with it */
 		return;
 	}
 	switch (hdr->kind) {
@@ -441,7 +488,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		s = unwind_record(rp, instance, data, size, &rp->counters.unwind);
 		if (pi && pi->samples == 1)
 			open_modules(rp, s, instance);
-		if (put_off(rp, data, size, deferred))
+		if (put_off(rp, data, size, deferred, false, &rp->counters.samples_put_off))
 			return;
 		for (size_t i = 0; i < rp->nrooms; i++)
 			if (rp->rooms[i] && rp->ops[i]->frames)
@@ -492,10 +539,9 @@ void record_path_settle(struct record_path *rp, uint64_t now)
 	rp->nsettling = kept;
 }
 
-void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool drop_off_cpu, bool opens_deferred)
+void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool opens_deferred)
 {
 	rp->drop_samples = drop_samples;
-	rp->drop_off_cpu = drop_off_cpu;
 	rp->replay_off = opens_deferred;
 }
 
@@ -504,21 +550,30 @@ void record_path_drop_remaining(struct record_path *rp)
 	rp->drop_at_exit = true;
 }
 
-void record_path_replay(struct record_path *rp, bool last)
+void record_path_replay(struct record_path *rp, bool last, uint64_t deadline_ns)
 {
 	size_t n = record_replay_count(rp->replay);
 	void *data;
 	size_t size;
 	unsigned tries;
 
-	/* The copies queued before this call, each once: those put off again wait for the next. */
-	while (n-- && record_replay_pop(rp->replay, &data, &size, &tries)) {
+	/* The copies queued before this call, each once: those put off again wait for the next; past
+	 * the deadline, the rest wait too. */
+	while (n-- && (!deadline_ns || clock_ns(CLOCK_MONOTONIC) < deadline_ns) &&
+	       record_replay_pop(rp->replay, &data, &size, &tries)) {
 		const struct otelprof_sample *s = data;
 		const struct process_info *pi = process_table_find(rp->processes, s->pid, s->process_start_ns);
 
-		/* Its process exec'd or was swept since: handled now, it could be taken for what runs now. */
-		if (!pi || pi->exec_id != s->exec_id) {
+		/* Its process exec'd or was swept since: handled now, it could be taken for what runs now;
+		 * an allocation of a process that exited since would be live for ever. */
+		if (!pi || pi->exec_id != s->exec_id || (s->hdr.kind == OTELPROF_RECORD_ALLOC && pi->exited)) {
+			union stack_closing held;
+
 			rp->counters.replay_stale++;
+			rp->tries = 1;
+			if (s->hdr.kind == OTELPROF_RECORD_OFF_CPU || s->hdr.kind == OTELPROF_RECORD_ALLOC)
+				unpark(rp, data, &held);
+			rp->tries = 0;
 		} else {
 			rp->counters.samples_replayed++;
 			rp->tries = last ? RECORD_REPLAY_TRIES : tries;

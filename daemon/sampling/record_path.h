@@ -84,6 +84,9 @@ struct record_path_counters {
 	uint64_t samples_replayed;       /* ... and handled then */
 	uint64_t replay_stale;           /* ... dropped then: their process had exec'd or gone */
 	uint64_t replay_full;            /* samples not put off: the queue was full (added as they were) */
+	uint64_t stacks_put_off;         /* off-CPU and allocation stacks put off to the next turn (the
+					    open deadline, or behind an older one of their thread or address) */
+	uint64_t closings_held;          /* their end or free records held meanwhile, handled after them */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	struct stack_need_counters stack_need; /* stack windows sized by need */
 	struct python_sample_counters python; /* Python frames put in the samples' stacks */
@@ -100,18 +103,20 @@ void record_path_free(struct record_path *rp);
 /* Add to a record's bpf_ktime_get_ns() to get unix time; set before the first record is read. */
 void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_unix_ns);
 
-/* Over the CPU ceiling (ops/cpu_ceiling.h): drop samples and off-CPU stacks (drop_samples), or
- * off-CPU stacks alone (drop_off_cpu: the kernel sheds on-CPU samples itself), as they are read
- * (counted in samples_shed), process records still followed; opens_deferred: module opens are put
- * off on purpose, so samples that meet the open deadline are not put off for the next turn. A sample
- * the kernel kept 1 in N (its weight N) is added N times, at its time. */
-void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool drop_off_cpu, bool opens_deferred);
+/* Over the CPU ceiling (ops/cpu_ceiling.h): drop samples and off-CPU stacks as they are read
+ * (drop_samples: the second's share is spent; counted in samples_shed), process records still
+ * followed; the kernel sheds the rest of both itself. opens_deferred: module opens are put off on
+ * purpose, so samples that meet the open deadline are not put off for the next turn. A sample the
+ * kernel kept 1 in N (its weight N) is added N times, at its time; an off-CPU wait so kept counts
+ * its time N times (off_cpu.h). */
+void record_path_set_shedding(struct record_path *rp, bool drop_samples, bool opens_deferred);
 /*
  * A sample whose handling met the turn's open deadline (symbolizer_set_open_deadline(): a module it
  * needed was not opened) is put off: copied (record_replay.h), and handled again by this call at the
  * next turn, before the ring buffer is read. last: the run ends, so each is handled as it comes.
+ * Those left at deadline_ns (CLOCK_MONOTONIC; 0: none) wait for the next call, in their order.
  */
-void record_path_replay(struct record_path *rp, bool last);
+void record_path_replay(struct record_path *rp, bool last, uint64_t deadline_ns);
 /* The run ends and its last read is out of time: drop the samples still to be read (counted in
  * samples_at_exit) so that the ring buffer empties at once. */
 void record_path_drop_remaining(struct record_path *rp);

@@ -52,6 +52,9 @@ struct sampler {
 	bool pending;          /* the last one stopped at its budget */
 	uint64_t budget_stops; /* how many did */
 	uint64_t time_stops;   /* how many of them at the time budget */
+	uint64_t record_start_ns; /* when the record being handled was handed over */
+	uint64_t slowest_ns;   /* the longest a record's handling took */
+	uint32_t slowest_kind; /* ... its kind */
 	struct bpf_link *alloc_links[2 * SAMPLER_MAX_ALLOC_FILES]; /* --alloc: alloc and free per file */
 	unsigned nalloc_links;
 	struct pid_namespace pidns; /* the daemon's: pids translated into it when its own */
@@ -189,13 +192,21 @@ static int handle_record(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 	const void *record = data;
 
+	uint64_t now;
+
 	record_unpack(&s->unpack, &record, &size);
 	s->fn(s->ctx, record, size);
+	now = clock_ns(CLOCK_MONOTONIC);
+	if (now - s->record_start_ns > s->slowest_ns && size >= sizeof(struct otelprof_record_header)) {
+		s->slowest_ns = now - s->record_start_ns;
+		s->slowest_kind = ((const struct otelprof_record_header *)record)->kind;
+	}
+	s->record_start_ns = now;
 	/* Negative: libbpf keeps this record consumed and returns (the only way to stop it early
 	 * before libbpf 1.3's ring_buffer__consume_n()). */
 	if (++s->consumed >= SAMPLER_CONSUME_BUDGET)
 		return -ECANCELED;
-	s->out_of_time = clock_ns(CLOCK_MONOTONIC) >= s->consume_deadline_ns;
+	s->out_of_time = now >= s->consume_deadline_ns;
 	return s->out_of_time ? -ECANCELED : 0;
 }
 
@@ -616,12 +627,19 @@ static void flush_pending(struct sampler *s)
 
 int sampler_consume(struct sampler *s)
 {
+	return sampler_consume_until(s, 0);
+}
+
+int sampler_consume_until(struct sampler *s, uint64_t deadline_ns)
+{
+	uint64_t budget_end = clock_ns(CLOCK_MONOTONIC) + SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
 	int r;
 
 	flush_pending(s);
 	s->consumed = 0;
 	s->out_of_time = false;
-	s->consume_deadline_ns = clock_ns(CLOCK_MONOTONIC) + SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
+	s->consume_deadline_ns = deadline_ns && deadline_ns < budget_end ? deadline_ns : budget_end;
+	s->record_start_ns = budget_end - SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
 	r = ring_buffer__consume(s->rb);
 	s->pending = r == -ECANCELED;
 	if (s->pending) {
@@ -662,6 +680,12 @@ void sampler_unpack_stats(const struct sampler *s, uint64_t *unpacked, uint64_t 
 bool sampler_pending(const struct sampler *s)
 {
 	return s->pending;
+}
+
+uint64_t sampler_slowest_record(const struct sampler *s, uint32_t *kind)
+{
+	*kind = s->slowest_kind;
+	return s->slowest_ns;
 }
 
 uint64_t sampler_budget_stops(const struct sampler *s)

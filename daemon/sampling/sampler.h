@@ -68,11 +68,16 @@ int sampler_fd(const struct sampler *s);
 #define SAMPLER_CONSUME_BUDGET 4096
 #define SAMPLER_CONSUME_BUDGET_MS 50
 int sampler_consume(struct sampler *s);
+/* The same, stopping at deadline_ns (CLOCK_MONOTONIC) if that comes first (0: none); at least one
+ * record is handed over, whatever the time. */
+int sampler_consume_until(struct sampler *s, uint64_t deadline_ns);
 /* The last sampler_consume() stopped at its budget with records left: call it again soon. */
 bool sampler_pending(const struct sampler *s);
 /* Calls of sampler_consume() that stopped at the budget (records or time), and at the time budget. */
 uint64_t sampler_budget_stops(const struct sampler *s);
 uint64_t sampler_time_stops(const struct sampler *s);
+/* The longest one record's handling took (ns; the callback's time), and that record's kind. */
+uint64_t sampler_slowest_record(const struct sampler *s, uint32_t *kind);
 /* Sum of the BPF-side per-CPU counters, indexed by enum otelprof_counter. 0 or -errno. */
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX]);
 /* Tell the BPF program where pid's threads keep their thread context (entry NULL: they do not).

@@ -179,6 +179,30 @@ static void test_sweep_unsampled(void **state)
 	process_table_free(t);
 }
 
+/* An interval set aside to be built in slices (process_table_seal()): the sweep after its build
+ * drops what ended before the seal, not what ended while it was built (samples of the next one). */
+static void test_sweep_sealed(void **state)
+{
+	struct process_table *t = process_table_new(&(struct process_table_config){ 0 });
+	unsigned forgotten = 0;
+
+	(void)state;
+	process_table_exec(t, 900000600, 1, "a", "/bin/a", 0, 0);
+	process_table_exec(t, 900000601, 1, "b", "/bin/b", 0, 0);
+	process_table_exit(t, 900000600, 1);
+	process_table_seal(t);
+	process_table_exit(t, 900000601, 1); /* while the sealed interval is built */
+	process_table_sweep(t, count_forget, &forgotten);
+	assert_int_equal(forgotten, 1);
+	assert_null(process_table_find(t, 900000600, 1));
+	assert_non_null(process_table_find(t, 900000601, 1));
+	process_table_seal(t);
+	process_table_sweep(t, count_forget, &forgotten);
+	assert_int_equal(forgotten, 2);
+	assert_int_equal(process_table_count(t), 0);
+	process_table_free(t);
+}
+
 static void test_bound_evicts_least_recent(void **state)
 {
 	unsigned forgotten = 0, evicted = 0;
@@ -528,6 +552,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sample_reads_proc),
 		cmocka_unit_test(test_pid_reuse_fork_exec_exit),
+		cmocka_unit_test(test_sweep_sealed),
 		cmocka_unit_test(test_bound_evicts_least_recent),
 		cmocka_unit_test(test_exec_keeps_old_instance),
 		cmocka_unit_test(test_sweep_unsampled),
