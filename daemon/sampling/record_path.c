@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "process/process_table.h"
 #include "process/trace_table.h"
+#include "proc_maps_share.h"
 #include "sampling/heap.h"
 #include "sampling/off_cpu.h"
 #include "profile/aggregate.h"
@@ -396,9 +397,8 @@ static void on_heap(struct record_path *rp, const void *data, size_t size)
 	heap_alloc(rp->heap, s, instance, &a, rp->monotonic_to_unix_ns);
 }
 
-void record_path_handle(void *ctx, const void *data, size_t size)
+static void handle(struct record_path *rp, const void *data, size_t size)
 {
-	struct record_path *rp = ctx;
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
 	const struct process_info *pi;
@@ -471,6 +471,15 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		rp->counters.malformed_records++;
 		break;
 	}
+}
+
+/* One record; /proc/PID/maps read once for it (proc_maps_share.h): the symbolizer's read of a new
+ * process serves the rooms' and the trace context's checks that follow. */
+void record_path_handle(void *ctx, const void *data, size_t size)
+{
+	proc_maps_share_begin();
+	handle(ctx, data, size);
+	proc_maps_share_end();
 }
 
 void record_path_settle(struct record_path *rp, uint64_t now)
