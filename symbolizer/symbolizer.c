@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The symbolizer's life cycle, kernel lookups through kallsyms, and the periodic maintenance. */
 #include "symbolizer_internal.h"
+#include "proc_maps_share.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -106,6 +107,7 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	proc_maps_share_free(); /* the maps texts this thread's symbolizers offered */
 	debuginfo_fetch_free(s->debuginfod);
 	for (size_t b = 0; b < PROCESS_BUCKETS; b++) {
 		struct sym_process *p = s->buckets[b], *next;

@@ -128,10 +128,10 @@ static void text_drop(char **text, size_t *len)
 	*len = 0;
 }
 
-/* What was read, offered to the other readers of this record (proc_maps_share.h), then freed. */
-static void text_offer(pid_t pid, char **text, size_t *len)
+/* What was read, offered to the process's other readers (proc_maps_share.h), then freed. */
+static void text_offer(const struct sym_process *p, char **text, size_t *len)
 {
-	proc_maps_share_offer(pid, *text, *len);
+	proc_maps_share_offer(p->pid, p->instance, *text, *len);
 	text_drop(text, len);
 }
 
@@ -357,7 +357,7 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 		free(p);
 		return r;
 	}
-	text_offer(pid, &text, &text_len);
+	text_offer(p, &text, &text_len);
 	/* slot may have moved: evict_retired() can unlink the entry before it in the chain. */
 	slot = process_slot(s, pid, instance);
 	*slot = p;
@@ -386,7 +386,7 @@ int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 		return -ESRCH;
 	r = read_maps(p, &s->stats, &text, &text_len); /* the mappings read before stay when the process is gone */
 	if (!r)
-		text_offer(pid, &text, &text_len);
+		text_offer(p, &text, &text_len);
 	return r;
 }
 
@@ -423,7 +423,7 @@ struct sym_map *symbolizer__find_map_refresh(struct sym_process *p, uint64_t add
 	    (p->refreshes < MAPS_QUICK_REFRESHES || symbolizer__now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
 		p->refreshes++;
 		if (read_maps(p, stats, &text, &text_len) == 0) {
-			text_offer(p->pid, &text, &text_len);
+			text_offer(p, &text, &text_len);
 			map = find_map(p, address);
 		}
 	}

@@ -326,6 +326,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 	*instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
+	proc_maps_share_begin((pid_t)s->pid, pi ? *instance : 0, s->map_count);
 	check_rooms(rp, &(struct runtime_sample){ .s = s, .data = data, .size = size, .pi = pi, .instance = *instance });
 	s = unwind_waiting(rp, *instance, data, size);
 	if (pi && pi->samples == 1)
@@ -430,6 +431,7 @@ static void handle(struct record_path *rp, const void *data, size_t size)
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+		proc_maps_share_begin((pid_t)s->pid, pi ? instance : 0, s->map_count);
 		rs = (struct runtime_sample){
 			.s = s, .data = data, .size = size, .pi = pi, .instance = instance, .on_cpu = true,
 		};
@@ -473,11 +475,10 @@ static void handle(struct record_path *rp, const void *data, size_t size)
 	}
 }
 
-/* One record; /proc/PID/maps read once for it (proc_maps_share.h): the symbolizer's read of a new
- * process serves the rooms' and the trace context's checks that follow. */
+/* One record; the rooms' and the trace context's checks of a sample read its process's maps as the
+ * symbolizer last read them, when the process still has as many mappings (proc_maps_share.h). */
 void record_path_handle(void *ctx, const void *data, size_t size)
 {
-	proc_maps_share_begin();
 	handle(ctx, data, size);
 	proc_maps_share_end();
 }
