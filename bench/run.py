@@ -214,6 +214,16 @@ class Bpftrace(Profiler):
 PROFILERS = [Otelprofd, OtelprofdFP, PerfFP, PerfDwarf, Bpftrace]
 
 
+class OtelprofdBaseline(Otelprofd):
+    """otelprofd of another build (--baseline), in the same rounds: a change's cost against perf and
+    bpftrace measured in one run."""
+    name = "otelprofd (baseline)"
+    baseline = None
+
+    def __init__(self, build, freq, tmp):
+        super().__init__(self.baseline, freq, tmp)
+
+
 def run_workload(cmd):
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return float(out.strip().splitlines()[-1])
@@ -639,10 +649,18 @@ def main():
     ap.add_argument("--fidelity-hz", type=int, default=499)
     ap.add_argument("--scale-hz", type=int, default=99)
     ap.add_argument("--scale-seconds", type=int, default=15)
-    ap.add_argument("--skip", default="", help="comma list of parts to skip: overhead,fidelity,scale")
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: overhead,fidelity,scale (and startup, self: the start-up runs and the self-profile of the overhead part)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "RESULTS.md"))
     ap.add_argument("--from-json", help="write the report from the measurements of an earlier run (its .json)")
+    ap.add_argument("--baseline", help="build directory of another otelprofd to run in the same rounds")
+    ap.add_argument("--profilers", help="comma list of the profilers to run (default: all), by name")
     args = ap.parse_args()
+    if args.baseline:
+        OtelprofdBaseline.baseline = os.path.abspath(args.baseline)
+        PROFILERS.insert(1, OtelprofdBaseline)
+    if args.profilers:
+        keep = args.profilers.split(",")
+        PROFILERS[:] = [p for p in PROFILERS if p.name in keep]
     if args.from_json:
         data = json.load(open(args.from_json))
         sys.argv[1:] = data.get("command", sys.argv[1:])
@@ -664,10 +682,10 @@ def main():
 
 
 def run_all(args, skip, tmp):
-    st = startup(args.build, tmp) if "overhead" not in skip else {}
+    st = startup(args.build, tmp) if not skip & {"overhead", "startup"} else {}
     ov = overhead(args.build, [int(f) for f in args.freqs.split(",")], args.runs, args.units, tmp) \
         if "overhead" not in skip else {}
-    if ov:
+    if ov and "self" not in skip:
         st["self"] = overhead_self_profile(args.build, min(ov), args.units, tmp)
     fid = shares_and_completeness(args.build, args.fidelity_hz, tmp) if "fidelity" not in skip else {}
     sc = scale(args.build, args.scale_hz, tmp, args.scale_seconds) if "scale" not in skip else {}

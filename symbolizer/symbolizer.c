@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The symbolizer's life cycle, kernel lookups through kallsyms, and the periodic maintenance. */
 #include "symbolizer_internal.h"
+#include "proc_maps_share.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -109,6 +110,7 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	proc_maps_share_free(); /* the maps texts this thread's symbolizers offered */
 	if (symbolizer__pending_free(s) && s->debuginfod)
 		kept_for_opener = s->debuginfod; /* a process's last symbolizer, in practice: not freed */
 	else

@@ -13,8 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "proc_maps.h"
+#include "proc_maps_share.h"
 #include "proc_stat.h"
 
 /* A process whose address misses every mapping re-reads its maps at most this often, after its first
@@ -23,6 +25,8 @@
 #define MAPS_QUICK_REFRESHES 4
 /* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
 #define MAX_MAPS_PER_PROCESS 65536
+/* Most of a maps file read (a process with 65536 mappings lists about 7 MB). */
+#define MAPS_TEXT_MAX_BYTES (64u << 20)
 
 static void module_release(struct cached_module *m)
 {
@@ -114,7 +118,22 @@ static bool same_identity(const struct process_identity *a, const struct process
 	       (!a->exe_ino || !b->exe_ino || (a->exe_dev == b->exe_dev && a->exe_ino == b->exe_ino));
 }
 
-static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout);
+static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout, char **text,
+			 size_t *text_len);
+
+static void text_drop(char **text, size_t *len)
+{
+	free(*text);
+	*text = NULL;
+	*len = 0;
+}
+
+/* What was read, offered to the process's other readers (proc_maps_share.h), then freed. */
+static void text_offer(const struct sym_process *p, char **text, size_t *len)
+{
+	proc_maps_share_offer(p->pid, p->instance, *text, *len);
+	text_drop(text, len);
+}
 
 /*
  * Replace p's mappings with what /proc/PID/maps says now, when the pid still runs what it ran at the
@@ -122,12 +141,15 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
  * are empty: the old ones stay); -ESTALE when it runs another process or program now (p is retired,
  * its mappings kept).
  */
-static int read_maps(struct sym_process *p, struct symbolizer_stats *stats)
+static int read_maps(struct sym_process *p, struct symbolizer_stats *stats, char **text, size_t *text_len)
 {
 	struct process_identity before, after;
 	struct sym_map *maps = NULL;
 	size_t n = 0;
 	int r = read_identity(p->pid, &before);
+
+	*text = NULL;
+	*text_len = 0;
 
 	if (r)
 		return r;
@@ -136,18 +158,20 @@ static int read_maps(struct sym_process *p, struct symbolizer_stats *stats)
 		stats->process_changed++;
 		return -ESTALE;
 	}
-	r = read_maps_now(p, &maps, &n);
+	r = read_maps_now(p, &maps, &n, text, text_len);
 	if (r)
 		return r;
 	if (read_identity(p->pid, &after) || !same_identity(&before, &after)) {
 		/* It exec'd or exited during the read: what was read may be the next program's. */
 		maps_free(maps, n);
+		text_drop(text, text_len);
 		return -ESRCH;
 	}
 	if (!n && p->nmaps) {
 		/* A zombie (exited, not yet reaped) lists no mappings: its samples waiting for their
 		 * profile keep the ones read while it ran. */
 		maps_free(maps, n);
+		text_drop(text, text_len);
 		p->refreshed_ns = symbolizer__now_ns(); /* read again after the usual pause, not at once */
 		stats->process_gone++;
 		return -ESRCH;
@@ -161,24 +185,92 @@ static int read_maps(struct sym_process *p, struct symbolizer_stats *stats)
 	return 0;
 }
 
-/* The file-backed executable mappings /proc/PID/maps lists now, sorted by start (caller frees). */
-static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout)
+/* All of fd's text, NUL-terminated, in *out (caller frees): a few large reads where stdio made one a
+ * page. At most MAPS_TEXT_MAX_BYTES; what lies beyond is ignored (the mappings kept are bounded too). */
+static int read_text(int fd, char **out, size_t *len)
 {
-	char path[64], *line = NULL;
-	size_t linecap = 0, cap = 0, n = 0;
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t r;
+
+		if (cap - n < 4096 && cap < MAPS_TEXT_MAX_BYTES) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		if (cap - n <= 1)
+			break;
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = -errno;
+
+			free(buf);
+			return err;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* The file-backed executable mappings /proc/PID/maps lists now, sorted by start (caller frees), and
+ * the text read (*text, caller frees; a copy of each line is parsed). */
+static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout, char **text,
+			 size_t *text_len)
+{
+	char path[64], *line = NULL, *raw = NULL, *at, *end;
+	size_t linecap = 0, cap = 0, n = 0, raw_len = 0;
 	struct sym_map *maps = NULL;
-	int err = 0;
-	FILE *f;
+	int err = 0, fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	while (getline(&line, &linecap, f) > 0) {
+	err = read_text(fd, &raw, &raw_len);
+	close(fd);
+	if (err)
+		return err;
+	for (at = raw, end = raw + raw_len; at < end; at += strcspn(at, "\n") + 1) {
+		size_t len = strcspn(at, "\n");
 		struct proc_map pm;
-
 		bool vdso;
 
+		/* Only executable lines are parsed: their permissions are the 4 characters after the
+		 * range's space. */
+		{
+			const char *sp = memchr(at, ' ', len);
+
+			if (!sp || (size_t)(sp - at) + 4 > len || sp[3] != 'x')
+				continue;
+		}
+		if (len + 1 > linecap) {
+			char *nl = realloc(line, len + 1);
+
+			if (!nl) {
+				err = -ENOMEM;
+				break;
+			}
+			line = nl;
+			linecap = len + 1;
+		}
+		memcpy(line, at, len);
+		line[len] = 0;
 		if (!proc_map_parse_line(line, &pm) || !pm.executable)
 			continue;
 		vdso = !strcmp(pm.path, VDSO_MAP_NAME);
@@ -209,8 +301,8 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
 		n++;
 	}
 	free(line);
-	fclose(f);
 	if (err) {
+		free(raw);
 		maps_free(maps, n);
 		return err;
 	}
@@ -218,6 +310,8 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
 		qsort(maps, n, sizeof(*maps), by_start);
 	*out = maps;
 	*nout = n;
+	*text = raw;
+	*text_len = raw_len;
 	return 0;
 }
 
@@ -226,6 +320,8 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 			    struct sym_process **out)
 {
 	struct sym_process **slot = process_slot(s, pid, instance), *p;
+	size_t text_len;
+	char *text;
 	int r;
 
 	if (*slot) {
@@ -247,7 +343,7 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 	p->pid = pid;
 	p->instance = instance;
 	p->last_used = ++s->tick;
-	r = read_maps(p, &s->stats);
+	r = read_maps(p, &s->stats, &text, &text_len);
 	if (!r && start_ns && !proc_stat_same_start(start_ns, p->identity.start_ticks)) {
 		/* The caller's process exited and another took its pid before we got here. */
 		maps_free(p->maps, p->nmaps);
@@ -257,9 +353,11 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 		s->stats.process_gone++;
 	}
 	if (r) {
+		text_drop(&text, &text_len);
 		free(p);
 		return r;
 	}
+	text_offer(p, &text, &text_len);
 	/* slot may have moved: evict_retired() can unlink the entry before it in the chain. */
 	slot = process_slot(s, pid, instance);
 	*slot = p;
@@ -279,12 +377,18 @@ int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
 {
 	struct sym_process *p = *process_slot(s, pid, instance);
+	size_t text_len;
+	char *text;
+	int r;
 
 	if (!p)
 		return symbolizer_prepare_instance(s, pid, instance, 0);
 	if (p->retired)
 		return -ESRCH;
-	return read_maps(p, &s->stats); /* the mappings read before stay when the process is gone */
+	r = read_maps(p, &s->stats, &text, &text_len); /* the mappings read before stay when the process is gone */
+	if (!r)
+		text_offer(p, &text, &text_len);
+	return r;
 }
 
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid)
@@ -313,12 +417,16 @@ static struct sym_map *find_map(struct sym_process *p, uint64_t address)
 struct sym_map *symbolizer__find_map_refresh(struct sym_process *p, uint64_t address, struct symbolizer_stats *stats)
 {
 	struct sym_map *map = find_map(p, address);
+	size_t text_len;
+	char *text;
 
 	if (!map && !p->retired &&
 	    (p->refreshes < MAPS_QUICK_REFRESHES || symbolizer__now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
 		p->refreshes++;
-		if (read_maps(p, stats) == 0)
+		if (read_maps(p, stats, &text, &text_len) == 0) {
+			text_offer(p, &text, &text_len);
 			map = find_map(p, address);
+		}
 	}
 	return map;
 }

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "ops/metrics_server.h"
 #include "process/k8s.h"
+#include "proc_maps_share.h"
 #include "process/process_table.h"
 #include "profile/aggregate.h"
 #include "profile/profile.h"
@@ -290,6 +291,13 @@ void self_report_log_counters(const struct self_sources *src)
 		if (bc[OTELPROF_CNT_STACK_PRESSURE])
 			log_debug("ring buffer: %" PRIu64 " windows asked for 2 KiB only: the buffer was more than half full",
 				  (uint64_t)bc[OTELPROF_CNT_STACK_PRESSURE]);
+	}
+	{
+		const struct proc_maps_share_counters *pm = proc_maps_share_counters();
+
+		log_debug("/proc/PID/maps: %" PRIu64 " reads by the process checks served by a text already read, %" PRIu64
+			  " read the file; %" PRIu64 " texts kept, %" PRIu64 " too big to keep",
+			  pm->reused, pm->file_reads, pm->offered, pm->too_big);
 	}
 	log_debug("module cache: %" PRIu64 " opened with debug info, %" PRIu64 " with ELF symbols only (%" PRIu64
 		  " too big, %" PRIu64 " out under pressure lately, %" PRIu64 " slow to open), %" PRIu64

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "proc_maps_share.h"
+
 /* Names a mapping may have (OTEP 4719 and its kernel-dependent forms). */
 static const char *const mapping_names[] = { "[anon_shmem:OTEL_CTX]", "[anon:OTEL_CTX]", "/memfd:OTEL_CTX" };
 /* Tries of the read protocol before giving up on a context being rewritten. */
@@ -30,16 +32,13 @@ static int read_memory(void *pidp, uint64_t address, void *buf, size_t len)
 
 static int find_mapping(const char *proc_root, uint32_t pid, uint64_t *address)
 {
-	char path[PATH_MAX], line[512];
+	char line[512];
 	unsigned lines = 0;
 	bool whole = true;
 	FILE *f;
 	int r = -ENOENT;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", proc_root ? proc_root : "/proc", pid) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
-	f = fopen(path, "re");
+	f = proc_maps_fopen(proc_root, pid); /* the symbolizer's read of this record, when it made one */
 	if (!f)
 		return -errno;
 	while (r == -ENOENT && lines < MAX_MAPS_LINES && fgets(line, sizeof(line), f)) {
@@ -52,6 +51,9 @@ static int find_mapping(const char *proc_root, uint32_t pid, uint64_t *address)
 		if (!starts_line)
 			continue;
 		lines++;
+		/* Named mappings only, before the costly sscanf(): every name sought has OTEL_CTX. */
+		if (!strstr(line, "OTEL_CTX"))
+			continue;
 		if (sscanf(line, "%llx-%*x %*s %*x %*x:%*x %*u %n", &start, &name) < 1 || !name)
 			continue;
 		for (size_t i = 0; i < sizeof(mapping_names) / sizeof(mapping_names[0]); i++)

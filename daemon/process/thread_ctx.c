@@ -3,6 +3,7 @@
 
 #include "process/elf_dynsym.h"
 #include "process/elf_sections.h"
+#include "proc_maps_share.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -218,8 +219,7 @@ int thread_ctx_resolve(const char *proc_root, uint32_t pid, struct otelprof_trac
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/exe", proc_root, pid);
 	if (stat(path, &exe))
 		return -errno;
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", proc_root, pid);
-	f = fopen(path, "re");
+	f = proc_maps_fopen(proc_root, pid); /* the symbolizer's read of this record, when it made one */
 	if (!f)
 		return -errno;
 	/* Modules in batches: the maps file is read once, each file's first mapping opened once. */

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "process/process_table.h"
 #include "process/trace_table.h"
+#include "proc_maps_share.h"
 #include "sampling/heap.h"
 #include "sampling/off_cpu.h"
 #include "profile/aggregate.h"
@@ -302,6 +303,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 	*instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 	if (pi)
 		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
+	proc_maps_share_begin((pid_t)s->pid, pi ? *instance : 0, s->map_count);
 	check_rooms(rp, &(struct runtime_sample){ .s = s, .data = data, .size = size, .pi = pi, .instance = *instance });
 	s = unwind_record(rp, *instance, data, size, &rp->counters.unwind);
 	if (pi && pi->samples == 1)
@@ -439,9 +441,8 @@ static void on_heap(struct record_path *rp, const void *data, size_t size)
 		heap_release(rp->heap, &held.free);
 }
 
-void record_path_handle(void *ctx, const void *data, size_t size)
+static void handle(struct record_path *rp, const void *data, size_t size)
 {
-	struct record_path *rp = ctx;
 	const struct otelprof_record_header *hdr = data;
 	const struct otelprof_sample *s = data;
 	const struct process_info *pi;
@@ -477,6 +478,7 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 		if (pi)
 			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+		proc_maps_share_begin((pid_t)s->pid, pi ? instance : 0, s->map_count);
 		rs = (struct runtime_sample){
 			.s = s, .data = data, .size = size, .pi = pi, .instance = instance, .on_cpu = true,
 		};
@@ -518,6 +520,14 @@ void record_path_handle(void *ctx, const void *data, size_t size)
 		rp->counters.malformed_records++;
 		break;
 	}
+}
+
+/* One record; the rooms' and the trace context's checks of a sample read its process's maps as the
+ * symbolizer last read them, when the process still has as many mappings (proc_maps_share.h). */
+void record_path_handle(void *ctx, const void *data, size_t size)
+{
+	handle(ctx, data, size);
+	proc_maps_share_end();
 }
 
 void record_path_settle(struct record_path *rp, uint64_t now)

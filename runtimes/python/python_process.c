@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "process/elf_dynsym.h"
+#include "proc_maps_share.h"
 #include "python_code.h"
 
 enum { SYM_RUNTIME, SYM_VERSION, SYM_CODE_TYPE, SYM_EVAL, NSYMS };
@@ -106,7 +107,7 @@ static int try_file(const char *proc_root, uint32_t pid, uint64_t start, uint64_
 
 int python_process_find(const char *proc_root, uint32_t pid, struct python_process *out)
 {
-	char path[64], line[512];
+	char line[512];
 	unsigned tried = 0;
 	int r = -ENOENT;
 	FILE *f;
@@ -114,16 +115,16 @@ int python_process_find(const char *proc_root, uint32_t pid, struct python_proce
 	if (!proc_root)
 		proc_root = "/proc";
 	elf_version(EV_CURRENT);
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", proc_root, pid);
-	f = fopen(path, "re");
+	f = proc_maps_fopen(proc_root, pid); /* the symbolizer's read of this record, when it made one */
 	if (!f)
 		return -errno;
 	while (r == -ENOENT && tried < PYTHON_PROCESS_MAX_FILES && fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, offset, ino;
 		const char *file = strchr(line, '/');
 
-		if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %llu", &start, &end, &offset, &ino) != 4 || offset || !ino ||
-		    !file || !interpreter_name(file))
+		/* The name first: most lines are not an interpreter's, and sscanf() is the costly part. */
+		if (!file || !interpreter_name(file) ||
+		    sscanf(line, "%llx-%llx %*s %llx %*x:%*x %llu", &start, &end, &offset, &ino) != 4 || offset || !ino)
 			continue;
 		tried++;
 		r = try_file(proc_root, pid, start, end, out);
