@@ -65,6 +65,11 @@ struct sym_frame {
 
 /* The bounds a zero in struct symbolizer_config stands for (docs/memory.md lists them all). */
 #define SYMBOLIZER_DEFAULT_MAX_MODULES 1024
+/* Files of evicted modules kept open (a descriptor each, no mapping: no RSS) while mappings still
+ * point at them, so that a process that exited before its samples were symbolized still has its
+ * modules opened again (symbolizer_modules.c). Each cached module holds a descriptor too (libdwfl's):
+ * a host's few hundred modules and these stay under the 1024 a service gets by default. */
+#define SYMBOLIZER_MAX_KEPT_FILES 256
 #define SYMBOLIZER_DEFAULT_MAX_PROCESSES 16384
 
 struct symbolizer_config {
@@ -122,6 +127,13 @@ struct symbolizer_stats {
 	uint64_t module_bytes;     /* bytes the cached modules account for now (measured after each
 				      use: they grow as they are looked up) */
 	uint64_t module_bytes_over; /* the byte bound could not be kept: only the module in use was left */
+	uint64_t files_kept;       /* evicted modules whose file is kept open for the mappings still
+				      pointing at them (now; at most SYMBOLIZER_MAX_KEPT_FILES) */
+	uint64_t files_kept_dropped; /* evicted modules still pointed at whose file could not be kept
+				      (SYMBOLIZER_MAX_KEPT_FILES kept, or no descriptor): their
+				      mappings open it through /proc again, which fails once the
+				      process is gone */
+	uint64_t modules_reopened_kept; /* modules opened again through a kept file */
 	uint64_t jit_symbolized;   /* lookups answered by a perf map */
 	uint64_t perf_map_loads;   /* perf map files (re)read */
 	uint64_t perf_map_bytes;   /* bytes the loaded perf maps hold now (in max_module_bytes) */

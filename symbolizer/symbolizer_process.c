@@ -24,16 +24,10 @@
 /* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
 #define MAX_MAPS_PER_PROCESS 65536
 
-static void module_release(struct cached_module *m)
-{
-	if (m && m->refs)
-		m->refs--;
-}
-
 static void maps_free(struct sym_map *maps, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		module_release(maps[i].module);
+		symbolizer__module_release(maps[i].module);
 		free(maps[i].path);
 	}
 	free(maps);
