@@ -84,7 +84,7 @@ struct symbolizer_config {
 				      loaded perf maps; one module's sections are never inflated past
 				      half of it (a module over that share gets the symbols tier, see
 				      symbolizer_next_notice()); default 2 GiB (the daemon's
-				      --symbol-cache: 128 MiB) */
+				      --symbol-cache: 32 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
