@@ -65,9 +65,9 @@ struct sym_frame {
 
 /* The bounds a zero in struct symbolizer_config stands for (docs/memory.md lists them all). */
 #define SYMBOLIZER_DEFAULT_MAX_MODULES 1024
-/* Files of evicted modules kept open (a descriptor each, no mapping: no RSS) while mappings still
- * point at them, so that a process that exited before its samples were symbolized still has its
- * modules opened again (symbolizer_modules.c). Each cached module holds a descriptor too (libdwfl's):
+/* Files kept open (a descriptor each, no mapping: no RSS) for mappings whose module was evicted, or
+ * could not be opened at their lookup (deferred, not admitted), so that a process that exited before
+ * its samples were symbolized still has its modules opened (symbolizer_modules.c). Each cached module holds a descriptor too (libdwfl's):
  * a host's few hundred modules and these stay under the 1024 a service gets by default. */
 #define SYMBOLIZER_MAX_KEPT_FILES 256
 #define SYMBOLIZER_DEFAULT_MAX_PROCESSES 16384
@@ -222,8 +222,10 @@ void symbolizer_free(struct symbolizer *s);
 int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns);
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid);
 /* Read the mappings of a live instance again (a program just exec'd has mapped its libraries since).
- * What was read before stays when the process is gone (-ESRCH) or the instance retired. */
-int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance);
+ * What was read before stays when the process is gone (-ESRCH) or the instance retired. An instance
+ * never read is prepared, checked against start_ns as symbolizer_prepare_instance() does (its
+ * process may have exited and its pid been reused meanwhile). */
+int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns);
 /* Symbolize a user address of pid. 0 (frame filled, maybe with nlines == 0), or -errno. */
 int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
 			     struct sym_frame *frame);

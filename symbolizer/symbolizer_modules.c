@@ -125,6 +125,16 @@ static bool has_build_id(const struct elf_module *elf, const unsigned char *bits
 	return elf && n && elf_module_build_id_raw(elf, &other) == n && !memcmp(bits, other, n);
 }
 
+/* m (out of the cache, or never in it) holds its file open as fd, one of the bounded kept files. */
+static void kept_as(struct symbolizer *s, struct cached_module *m, int fd)
+{
+	m->kept = true;
+	m->kept_fd = fd;
+	m->nkept = &s->nkept;
+	s->nkept++;
+	s->stats.files_kept = s->nkept;
+}
+
 /* Keep the file of m, leaving the cache, open for the mappings still pointing at it: true when it is
  * (m->kept); the drop is counted. */
 static bool keep_file(struct symbolizer *s, struct cached_module *m)
@@ -138,11 +148,7 @@ static bool keep_file(struct symbolizer *s, struct cached_module *m)
 		s->stats.files_kept_dropped++;
 		return false;
 	}
-	m->kept = true;
-	m->kept_fd = fd;
-	m->nkept = &s->nkept;
-	s->nkept++;
-	s->stats.files_kept = s->nkept;
+	kept_as(s, m, fd);
 	return true;
 }
 
@@ -571,6 +577,40 @@ static bool open_in_thread(struct symbolizer *s, struct cached_module *m, int fd
 }
 
 /*
+ * map's module cannot be had now (its open deferred, not admitted, or no room): hold its file open
+ * (a kept module of no ELF, map's alone), so that a later lookup opens it even once the process is
+ * gone. Nothing when map holds one already, or its file cannot be opened (counted at the bound).
+ */
+static void hold_file(struct symbolizer *s, pid_t pid, struct sym_map *map)
+{
+	struct cached_module *m;
+	struct stat st;
+	int root, fd;
+
+	if (map->module || map->vdso)
+		return;
+	if (s->nkept + 1 > SYMBOLIZER_MAX_KEPT_FILES) {
+		s->stats.files_kept_dropped++;
+		return;
+	}
+	root = symbolizer__open_root(pid);
+	fd = open_mapped_file(s, pid, map, -1, root, &st);
+	if (root >= 0)
+		close(root);
+	if (fd < 0)
+		return;
+	if (!(m = calloc(1, sizeof(*m)))) {
+		close(fd);
+		return;
+	}
+	m->ids[0] = (struct file_id){ .dev = map->dev, .inode = map->inode };
+	m->nids = 1;
+	m->refs = 1;
+	kept_as(s, m, fd);
+	map->module = m;
+}
+
+/*
  * Open and cache the file behind map. When the file cannot be opened for this process (it exited,
  * or its path now names another file: a FIFO, a symlink, a replaced binary) that is a fact about
  * the process, not the file: *per_process_failure is set and nothing is cached, so other
@@ -699,24 +739,30 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 	} else if (pending_has(s, map) || s->open_deadline_ns == 1) {
 		/* Its open runs on, or opens are deferred on purpose (deadline 1): opened by a later lookup. */
 		s->stats.module_opens_deferred++;
+		hold_file(s, pid, map);
 		return NULL;
 	} else {
 		m = open_module(s, pid, map, kept ? kept->kept_fd : -1, &per_process_failure, &not_admitted,
 				&deferred);
 		if (deferred) {
 			s->stats.module_opens_deferred++; /* its open runs on: taken at a later lookup */
+			hold_file(s, pid, map);
 			return NULL;
 		}
 		reopened = kept && m;
 	}
 	if (!m && (per_process_failure || not_admitted)) {
+		if (not_admitted)
+			hold_file(s, pid, map);
 		map->tried = true;
 		map->retry_ns = symbolizer__now_ns() +
 				(not_admitted ? ADMISSION_RETRY_NS : s->config.bad_file_retry_ns);
 		return NULL;
 	}
-	if (!m)
+	if (!m) {
+		hold_file(s, pid, map);
 		return NULL; /* retried on a later lookup */
+	}
 	s->stats.modules_reopened_kept += reopened;
 	symbolizer__module_release(kept);
 	m->refs++;

@@ -269,12 +269,14 @@ int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 	return symbolizer__get_process(s, pid, instance, start_ns, true, &p);
 }
 
-int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
+int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns)
 {
 	struct sym_process *p = *process_slot(s, pid, instance);
 
+	/* Unchecked, a daemon behind its ring buffer gave an exited program the mappings of the one that
+	 * took its pid (pid-reuse under load: reuse-x's samples in reuse-y's file). */
 	if (!p)
-		return symbolizer_prepare_instance(s, pid, instance, 0);
+		return symbolizer_prepare_instance(s, pid, instance, start_ns);
 	if (p->retired)
 		return -ESRCH;
 	return read_maps(p, &s->stats); /* the mappings read before stay when the process is gone */

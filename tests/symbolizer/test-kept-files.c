@@ -4,7 +4,8 @@
  * maps two programs (argv[1], argv[2]), the symbolizer (room for one module) opens the first, then
  * the second evicts it; the child exits and is reaped, so neither /proc/PID/map_files nor
  * /proc/PID/root reaches the first program any more, and its address is still named, opened again
- * through the kept file. Forgetting the process closes that file; nothing is left open.
+ * through the kept file. Forgetting the process closes that file; nothing is left open. A lookup
+ * whose open is deferred holds the file the same way.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -145,6 +146,42 @@ static void test_exited_process_named_after_eviction(void **state)
 	assert_int_equal(open_fds(), fds);
 }
 
+/* A lookup whose open is deferred (deadline 1: the daemon sheds work) holds the mapping's file: the
+ * process exits meanwhile, and the next lookup still opens it. */
+static void test_deferred_open_holds_file(void **state)
+{
+	struct symbolizer *s;
+	struct sym_frame f;
+	uint64_t text[2];
+	unsigned fds = open_fds();
+	int release, status;
+	pid_t pid;
+
+	(void)state;
+	s = symbolizer_new(&(struct symbolizer_config){
+		.no_debuginfod = true, .debug_dirs = (const char *const[]){ "/nonexistent", NULL },
+	});
+	assert_non_null(s);
+	pid = start_child(text, &release);
+	assert_int_equal(symbolizer_prepare_instance(s, pid, 1, 0), 0);
+	symbolizer_set_open_deadline(s, 1);
+	assert_int_equal(symbolizer_user_instance(s, pid, 1, text[0], &f), 0);
+	assert_true(f.has_mapping && f.nlines == 0);
+	assert_int_equal(symbolizer_user_instance(s, pid, 1, text[0], &f), 0); /* held once */
+	assert_int_equal(symbolizer_stats(s)->module_opens_deferred, 2);
+	assert_int_equal(symbolizer_stats(s)->files_kept, 1);
+	close(release);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	symbolizer_retire_process(s, pid);
+	symbolizer_set_open_deadline(s, 0);
+	assert_int_equal(symbolizer_user_instance(s, pid, 1, text[0], &f), 0);
+	assert_true(f.nlines > 0 && f.lines[0].function);
+	assert_int_equal(symbolizer_stats(s)->modules_reopened_kept, 1);
+	assert_int_equal(symbolizer_stats(s)->files_kept, 0); /* the module has it now */
+	symbolizer_free(s);
+	assert_int_equal(open_fds(), fds);
+}
+
 /* A module no mapping points at any more is evicted without keeping anything. */
 static void test_unreferenced_not_kept(void **state)
 {
@@ -176,6 +213,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exited_process_named_after_eviction),
+		cmocka_unit_test(test_deferred_open_holds_file),
 		cmocka_unit_test(test_unreferenced_not_kept),
 	};
 
