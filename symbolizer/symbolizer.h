@@ -127,13 +127,12 @@ struct symbolizer_stats {
 	uint64_t module_bytes;     /* bytes the cached modules account for now (measured after each
 				      use: they grow as they are looked up) */
 	uint64_t module_bytes_over; /* the byte bound could not be kept: only the module in use was left */
-	uint64_t files_kept;       /* evicted modules whose file is kept open for the mappings still
-				      pointing at them (now; at most SYMBOLIZER_MAX_KEPT_FILES) */
-	uint64_t files_kept_dropped; /* evicted modules still pointed at whose file could not be kept
-				      (SYMBOLIZER_MAX_KEPT_FILES kept, or no descriptor): their
-				      mappings open it through /proc again, which fails once the
-				      process is gone */
-	uint64_t modules_reopened_kept; /* modules opened again through a kept file */
+	uint64_t files_kept;       /* files kept open for mappings whose module was evicted or not
+				      opened yet (now; at most SYMBOLIZER_MAX_KEPT_FILES) */
+	uint64_t files_kept_dropped; /* such files not kept (SYMBOLIZER_MAX_KEPT_FILES kept, or no
+				      descriptor): their mappings open them through /proc later,
+				      which fails once the process is gone */
+	uint64_t modules_reopened_kept; /* modules opened through a kept file */
 	uint64_t jit_symbolized;   /* lookups answered by a perf map */
 	uint64_t perf_map_loads;   /* perf map files (re)read */
 	uint64_t perf_map_bytes;   /* bytes the loaded perf maps hold now (in max_module_bytes) */
