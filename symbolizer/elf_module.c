@@ -4,6 +4,7 @@
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,7 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 		errno = ENOMEM;
 		return NULL;
 	}
+	m->fd = -1;
 	m->max_bytes = options->max_bytes ? options->max_bytes : ELF_MODULE_DEFAULT_MAX_BYTES;
 	r = elf_module__file_cost(fd, &size, &cost);
 	if (r) {
@@ -196,6 +198,7 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 		close(fd); /* libdwfl consumes fd only on success */
 		goto fail;
 	}
+	m->fd = fd; /* libdwfl's now: closed by dwfl_end() */
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	*userdata = m;
@@ -252,6 +255,24 @@ void elf_module_free(struct elf_module *m)
 	gopclntab_free(m->go);
 	free(m->go_build_id);
 	free(m);
+}
+
+int elf_module_dup_fd(const struct elf_module *m, uint64_t dev, uint64_t inode)
+{
+	struct stat st;
+	int fd;
+
+	if (m->fd < 0)
+		return -EBADF;
+	fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* libdwfl's descriptor is not ours to trust blindly: the file it names must be the module's. */
+	if (fstat(fd, &st) || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != inode) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }
 
 bool elf_module_offset_to_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t *vaddr)

@@ -123,6 +123,9 @@ bool elf_module_has_dwarf(const struct elf_module *m);
 bool elf_module_debug_in_root(const struct elf_module *m);
 /* The ELF file's bytes as libelf maps them (no copy when mapped), or NULL. */
 const void *elf_module_image(const struct elf_module *m, size_t *size);
+/* A new descriptor (O_CLOEXEC, the caller closes it) of the module's ELF file, checked to be the
+ * file of dev and inode: the module's file kept open once the module is freed. -errno. */
+int elf_module_dup_fd(const struct elf_module *m, uint64_t dev, uint64_t inode);
 /* Bytes this module accounts for: the files it maps plus its own allocations. */
 size_t elf_module_bytes(const struct elf_module *m);
 const struct elf_module_counters *elf_module_counters(const struct elf_module *m);

@@ -104,6 +104,7 @@ struct elf_module {
 	bool strong_names;        /* name an address by its global symbol rather than a weak alias */
 	uint64_t crc_bytes;       /* debuglink candidates CRC-checked while opening */
 	bool debug_in_root;       /* the debug file came from the process's root (its owner's choice) */
+	int fd;                   /* the ELF file: libdwfl holds it open until dwfl_end() (-1 before) */
 
 	/* Used only while elf_module_open() runs (debug file search). */
 	const struct elf_module_options *opening;

@@ -15,7 +15,7 @@
 /*
  * Bounds of one file. A map over either is refused whole (a partial map would name the code of its
  * first lines only): 64 MiB holds ~1M lines of typical JIT names (a parse's memory: names plus 24
- * bytes per symbol, ~90 MiB at most); a map is kept only within --symbol-cache (128 MiB by default).
+ * bytes per symbol, ~90 MiB at most); a map is kept only within --symbol-cache (32 MiB by default).
  */
 #define PERF_MAP_MAX_FILE_BYTES (64u << 20)
 #define PERF_MAP_MAX_SYMBOLS (1u << 20)

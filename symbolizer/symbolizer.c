@@ -194,6 +194,7 @@ const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s)
 	if (s->python)
 		w->stats.python = *python_cache_stats(s->python);
 	w->stats.module_history_dropped = s->history->dropped;
+	w->stats.files_kept = s->nkept;
 	return &s->stats;
 }
 

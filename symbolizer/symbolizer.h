@@ -65,6 +65,11 @@ struct sym_frame {
 
 /* The bounds a zero in struct symbolizer_config stands for (docs/memory.md lists them all). */
 #define SYMBOLIZER_DEFAULT_MAX_MODULES 1024
+/* Files kept open (a descriptor each, no mapping: no RSS) for mappings whose module was evicted, or
+ * could not be opened at their lookup (deferred, not admitted), so that a process that exited before
+ * its samples were symbolized still has its modules opened (symbolizer_modules.c). Each cached module holds a descriptor too (libdwfl's):
+ * a host's few hundred modules and these stay under the 1024 a service gets by default. */
+#define SYMBOLIZER_MAX_KEPT_FILES 256
 #define SYMBOLIZER_DEFAULT_MAX_PROCESSES 16384
 
 struct symbolizer_config {
@@ -79,7 +84,7 @@ struct symbolizer_config {
 				      loaded perf maps; one module's sections are never inflated past
 				      half of it (a module over that share gets the symbols tier, see
 				      symbolizer_next_notice()); default 2 GiB (the daemon's
-				      --symbol-cache: 128 MiB) */
+				      --symbol-cache: 32 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
@@ -126,6 +131,12 @@ struct symbolizer_stats {
 	uint64_t module_bytes;     /* bytes the cached modules account for now (measured after each
 				      use: they grow as they are looked up) */
 	uint64_t module_bytes_over; /* the byte bound could not be kept: only the module in use was left */
+	uint64_t files_kept;       /* files kept open for mappings whose module was evicted or not
+				      opened yet (now; at most SYMBOLIZER_MAX_KEPT_FILES) */
+	uint64_t files_kept_dropped; /* such files not kept (SYMBOLIZER_MAX_KEPT_FILES kept, or no
+				      descriptor): their mappings open them through /proc later,
+				      which fails once the process is gone */
+	uint64_t modules_reopened_kept; /* modules opened through a kept file */
 	uint64_t jit_symbolized;   /* lookups answered by a perf map */
 	uint64_t perf_map_loads;   /* perf map files (re)read */
 	uint64_t perf_map_bytes;   /* bytes the loaded perf maps hold now (in max_module_bytes) */
@@ -217,8 +228,10 @@ void symbolizer_free(struct symbolizer *s);
 int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns);
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid);
 /* Read the mappings of a live instance again (a program just exec'd has mapped its libraries since).
- * What was read before stays when the process is gone (-ESRCH) or the instance retired. */
-int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance);
+ * What was read before stays when the process is gone (-ESRCH) or the instance retired. An instance
+ * never read is prepared, checked against start_ns as symbolizer_prepare_instance() does (its
+ * process may have exited and its pid been reused meanwhile). */
+int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns);
 /* Symbolize a user address of pid. 0 (frame filled, maybe with nlines == 0), or -errno. */
 int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t address,
 			     struct sym_frame *frame);

@@ -56,6 +56,12 @@ struct cached_module {
 	bool shareable;          /* may serve identical copies in other files: its file is root's and
 				    writable by root alone (nobody else can change what was compared),
 				    and its debug file came from no process's root */
+	/* Evicted while mappings still pointed here: out of modules[], elf freed, its file kept open
+	 * (kept_fd) so that those mappings open it again without /proc (their process may be gone).
+	 * Freed by the last mapping's release (symbolizer__module_release()). */
+	bool kept;
+	int kept_fd;
+	size_t *nkept;           /* the symbolizer's count of kept files, while kept */
 };
 
 /* A compiled CFI rule of (module serial, ELF address); serial 0 marks an empty slot. */
@@ -167,6 +173,7 @@ struct symbolizer {
 	size_t nmodules;
 	size_t module_bytes;
 	size_t perf_map_bytes;      /* of every loaded perf map: shares max_module_bytes */
+	size_t nkept;               /* evicted modules kept with their file open (cached_module.kept) */
 	size_t nperf_maps;          /* processes holding a perf map */
 	uint64_t tick;
 	uint64_t changeable_lookups; /* kernel lookups in BPF or ftrace code, or that missed */
@@ -225,11 +232,14 @@ void symbolizer__roots_free(struct symbolizer *s);
 
 /* Free a module already out of the table (NULL accepted). */
 void symbolizer__module_free(struct cached_module *m);
+/* A mapping no longer points at m (NULL accepted): a kept module is freed with its last mapping. */
+void symbolizer__module_release(struct cached_module *m);
 /* The opens queued dropped and the opener let go (symbolizer_free()): an open still running is left
  * to its thread, which frees what it opens (true: one was, and the options it was given, the
  * debuginfod client among them, must outlive it). */
 bool symbolizer__pending_free(struct symbolizer *s);
-/* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
+/* Remove modules[i]; mappings still pointing at it open the file again when next used: through its
+ * file, kept open, when it could be kept (SYMBOLIZER_MAX_KEPT_FILES), else through /proc. */
 void symbolizer__evict_at(struct symbolizer *s, size_t i);
 /* Bytes of every cached module and loaded perf map: what max_module_bytes bounds. */
 size_t symbolizer__bytes_held(const struct symbolizer *s);

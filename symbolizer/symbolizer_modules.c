@@ -3,6 +3,17 @@
  * The module cache: the file behind a mapping opened without trusting its path, shared between
  * files only when they are identical copies of a root-owned one, bounded in entries and bytes
  * (with the perf maps), least recently used evicted.
+ *
+ * An evicted module that mappings still point at keeps its file open (a descriptor: no mapping, no
+ * RSS, a few hundred bytes of kernel memory) until the last of them is released. Its samples are
+ * symbolized when their profile is built, often after the process exited, and then neither
+ * /proc/PID/map_files nor /proc/PID/root reaches the file any more: without the descriptor, a small
+ * --symbol-cache under pressure left such a process's frames unnamed. Symbolizing a process's
+ * pending samples at its exit instead would hold names for stacks that may never be exported
+ * (memory that grows with the stacks, not the files), and would need the aggregate to call in;
+ * a descriptor per file is bounded by the files themselves (SYMBOLIZER_MAX_KEPT_FILES), keeps the
+ * very bytes that were mapped (a binary replaced or deleted since included), and costs nothing
+ * until an eviction.
  */
 #include "symbolizer_internal.h"
 #include "vdso.h"
@@ -25,8 +36,20 @@ void symbolizer__module_free(struct cached_module *m)
 {
 	if (!m)
 		return;
+	if (m->kept) {
+		close(m->kept_fd);
+		(*m->nkept)--;
+	}
 	elf_module_free(m->elf);
 	free(m);
+}
+
+void symbolizer__module_release(struct cached_module *m)
+{
+	if (!m || !m->refs)
+		return;
+	if (!--m->refs && m->kept)
+		symbolizer__module_free(m); /* out of modules[] already: its last mapping is gone */
 }
 
 /* path resolved inside root (symlinks cannot leave it), opened read-only and non-blocking. */
@@ -42,16 +65,28 @@ static int open_under(int root, const char *path)
 }
 
 /*
- * Open the file behind a mapping without trusting its path: map_files gives the mapped file
- * itself; otherwise resolve the path inside the process's root so a container's symlinks
- * cannot point outside it. Only regular files whose device and inode match are used.
+ * Open the file behind a mapping without trusting its path: the file of its evicted module, kept
+ * open (kept_fd >= 0, see the top of this file); else map_files gives the mapped file itself;
+ * otherwise resolve the path inside the process's root so a container's symlinks cannot point
+ * outside it. Only regular files whose device and inode match are used.
  */
-static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct sym_map *map, int root,
-			    struct stat *st)
+static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct sym_map *map, int kept_fd,
+			    int root, struct stat *st)
 {
 	char path[128];
 	int fd = -1;
 
+	if (kept_fd >= 0) {
+		fd = fcntl(kept_fd, F_DUPFD_CLOEXEC, 0);
+		/* A module shared by identical copies keeps one copy's file: another copy's mapping
+		 * goes through /proc. */
+		if (fd >= 0 && (fstat(fd, st) || st->st_ino != map->inode || st->st_dev != map->dev)) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd >= 0)
+			return fd;
+	}
 	if (!s->config.no_map_files) {
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
 			 (unsigned long long)map->start, (unsigned long long)map->end);
@@ -90,12 +125,39 @@ static bool has_build_id(const struct elf_module *elf, const unsigned char *bits
 	return elf && n && elf_module_build_id_raw(elf, &other) == n && !memcmp(bits, other, n);
 }
 
-/* Remove modules[i]; mappings still pointing at it look the file up again when next used. */
+/* m (out of the cache, or never in it) holds its file open as fd, one of the bounded kept files. */
+static void kept_as(struct symbolizer *s, struct cached_module *m, int fd)
+{
+	m->kept = true;
+	m->kept_fd = fd;
+	m->nkept = &s->nkept;
+	s->nkept++;
+	s->stats.files_kept = s->nkept;
+}
+
+/* Keep the file of m, leaving the cache, open for the mappings still pointing at it: true when it is
+ * (m->kept); the drop is counted. */
+static bool keep_file(struct symbolizer *s, struct cached_module *m)
+{
+	int fd;
+
+	if (!m->elf || !m->nids)
+		return false; /* a bad file: its mappings look again when its time is up */
+	if (s->nkept + 1 > SYMBOLIZER_MAX_KEPT_FILES ||
+	    (fd = elf_module_dup_fd(m->elf, m->ids[0].dev, m->ids[0].inode)) < 0) {
+		s->stats.files_kept_dropped++;
+		return false;
+	}
+	kept_as(s, m, fd);
+	return true;
+}
+
 void symbolizer__evict_at(struct symbolizer *s, size_t i)
 {
 	struct cached_module *m = s->modules[i];
+	bool kept = m->refs && keep_file(s, m);
 
-	if (m->refs) {
+	if (m->refs && !kept) {
 		for (size_t b = 0; b < PROCESS_BUCKETS; b++)
 			for (struct sym_process *p = s->buckets[b]; p; p = p->next)
 				for (size_t j = 0; j < p->nmaps; j++)
@@ -106,7 +168,12 @@ void symbolizer__evict_at(struct symbolizer *s, size_t i)
 	}
 	s->module_bytes -= m->bytes;
 	s->modules[i] = s->modules[--s->nmodules];
-	symbolizer__module_free(m);
+	if (kept) {
+		elf_module_free(m->elf); /* what the bound counted; the mappings keep m until released */
+		m->elf = NULL;
+	} else {
+		symbolizer__module_free(m);
+	}
 	s->stats.modules_evicted++;
 	s->stats.modules_cached = s->nmodules;
 	s->stats.module_bytes = s->module_bytes;
@@ -513,14 +580,49 @@ static bool open_in_thread(struct symbolizer *s, struct cached_module *m, int fd
 }
 
 /*
+ * map's module cannot be had now (its open deferred, not admitted, or no room): hold its file open
+ * (a kept module of no ELF, map's alone), so that a later lookup opens it even once the process is
+ * gone. Nothing when map holds one already, or its file cannot be opened (counted at the bound).
+ */
+static void hold_file(struct symbolizer *s, pid_t pid, struct sym_map *map)
+{
+	struct cached_module *m;
+	struct stat st;
+	int root, fd;
+
+	if (map->module || map->vdso)
+		return;
+	if (s->nkept + 1 > SYMBOLIZER_MAX_KEPT_FILES) {
+		s->stats.files_kept_dropped++;
+		return;
+	}
+	root = symbolizer__open_root(pid);
+	fd = open_mapped_file(s, pid, map, -1, root, &st);
+	if (root >= 0)
+		close(root);
+	if (fd < 0)
+		return;
+	if (!(m = calloc(1, sizeof(*m)))) {
+		close(fd);
+		return;
+	}
+	m->ids[0] = (struct file_id){ .dev = map->dev, .inode = map->inode };
+	m->nids = 1;
+	m->refs = 1;
+	kept_as(s, m, fd);
+	map->module = m;
+}
+
+/*
  * Open and cache the file behind map. When the file cannot be opened for this process (it exited,
  * or its path now names another file: a FIFO, a symlink, a replaced binary) that is a fact about
  * the process, not the file: *per_process_failure is set and nothing is cached, so other
  * processes mapping the same file are not affected. A file that opens but is not usable ELF is
  * cached as bad for a while. While a deadline is set the open runs in the opener's thread: past the
- * deadline *deferred is set and the module comes at a later lookup.
+ * deadline *deferred is set and the module comes at a later lookup. kept_fd: the file of the
+ * mapping's evicted module, kept open (-1: none).
  */
-static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct sym_map *map,
+static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct sym_map *map, int kept_fd,
 					 bool *per_process_failure, bool *not_admitted, bool *deferred)
 {
 	struct cached_module *m = calloc(1, sizeof(*m)), *same;
@@ -533,7 +635,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 	m->serial = ++s->next_serial;
 	s->stats.module_cache_misses++;
 	root = symbolizer__open_root_of(s, pid);
-	fd = open_mapped_file(s, pid, map, root, &st);
+	fd = open_mapped_file(s, pid, map, kept_fd, root, &st);
 	if (fd >= 0)
 		module_key_of(fd, map, &m->key);
 	if (fd >= 0 && (same = share_by_build_id(s, fd, map, &st, &m->key))) {
@@ -601,8 +703,9 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 
 struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid, struct sym_map *map)
 {
-	struct cached_module *m;
-	bool per_process_failure, not_admitted, deferred;
+	/* Its module was evicted with the file kept: looked up (or opened through it) again. */
+	struct cached_module *m, *kept = map->module && map->module->kept ? map->module : NULL;
+	bool per_process_failure = false, not_admitted = false, deferred, reopened = false;
 
 	if (map->vdso) {
 		if (!map->tried && (map->module = symbolizer__vdso_module(s, map)))
@@ -610,13 +713,13 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 		map->tried = true;
 		return map->module;
 	}
-	if (map->tried && !map->module && map->retry_ns) {
+	if (map->tried && (!map->module || kept) && map->retry_ns) {
 		if (symbolizer__now_ns() < map->retry_ns)
 			return NULL;
 		map->tried = false; /* this process's time is up: try its file again */
 		map->retry_ns = 0;
 	}
-	if (map->tried) {
+	if (map->tried && !kept) {
 		m = map->module;
 		if (!m || m->elf || symbolizer__now_ns() < m->bad_until_ns)
 			return m;
@@ -639,22 +742,32 @@ struct cached_module *symbolizer__module_for_map(struct symbolizer *s, pid_t pid
 	} else if (pending_has(s, map) || s->open_deadline_ns == 1) {
 		/* Its open runs on, or opens are deferred on purpose (deadline 1): opened by a later lookup. */
 		s->stats.module_opens_deferred++;
+		hold_file(s, pid, map);
 		return NULL;
 	} else {
-		m = open_module(s, pid, map, &per_process_failure, &not_admitted, &deferred);
+		m = open_module(s, pid, map, kept ? kept->kept_fd : -1, &per_process_failure, &not_admitted,
+				&deferred);
 		if (deferred) {
 			s->stats.module_opens_deferred++; /* its open runs on: taken at a later lookup */
+			hold_file(s, pid, map);
 			return NULL;
 		}
+		reopened = kept && m;
 	}
 	if (!m && (per_process_failure || not_admitted)) {
+		if (not_admitted)
+			hold_file(s, pid, map);
 		map->tried = true;
 		map->retry_ns = symbolizer__now_ns() +
 				(not_admitted ? ADMISSION_RETRY_NS : s->config.bad_file_retry_ns);
 		return NULL;
 	}
-	if (!m)
+	if (!m) {
+		hold_file(s, pid, map);
 		return NULL; /* retried on a later lookup */
+	}
+	s->stats.modules_reopened_kept += reopened;
+	symbolizer__module_release(kept);
 	m->refs++;
 	map->module = m;
 	map->tried = true;

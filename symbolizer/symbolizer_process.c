@@ -28,16 +28,10 @@
 /* Most of a maps file read (a process with 65536 mappings lists about 7 MB). */
 #define MAPS_TEXT_MAX_BYTES (64u << 20)
 
-static void module_release(struct cached_module *m)
-{
-	if (m && m->refs)
-		m->refs--;
-}
-
 static void maps_free(struct sym_map *maps, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		module_release(maps[i].module);
+		symbolizer__module_release(maps[i].module);
 		free(maps[i].path);
 	}
 	free(maps);
@@ -374,15 +368,17 @@ int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 	return symbolizer__get_process(s, pid, instance, start_ns, true, &p);
 }
 
-int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance)
+int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns)
 {
 	struct sym_process *p = *process_slot(s, pid, instance);
 	size_t text_len;
 	char *text;
 	int r;
 
+	/* Unchecked, a daemon behind its ring buffer gave an exited program the mappings of the one that
+	 * took its pid (pid-reuse under load: reuse-x's samples in reuse-y's file). */
 	if (!p)
-		return symbolizer_prepare_instance(s, pid, instance, 0);
+		return symbolizer_prepare_instance(s, pid, instance, start_ns);
 	if (p->retired)
 		return -ESRCH;
 	r = read_maps(p, &s->stats, &text, &text_len); /* the mappings read before stay when the process is gone */

@@ -128,13 +128,13 @@ static void test_flags(void **state)
 	assert_int_equal(o.stack_copy, 0);
 	options_free(&o);
 	assert_int_equal(parse(&o, "-d 0"), OPTIONS_OK); /* a host watched until stopped: the service's */
-	assert_int_equal(o.symbol_cache, 128ULL << 20);
+	assert_int_equal(o.symbol_cache, 32ULL << 20);
 	options_free(&o);
 	assert_int_equal(parse(&o, ""), OPTIONS_OK); /* the default 10 s are an ad hoc run */
-	assert_int_equal(o.symbol_cache, 128ULL << 20);
+	assert_int_equal(o.symbol_cache, 64ULL << 20);
 	options_free(&o);
 	assert_int_equal(parse(&o, "--pid 1 -d 0"), OPTIONS_OK);
-	assert_int_equal(o.symbol_cache, 128ULL << 20);
+	assert_int_equal(o.symbol_cache, 64ULL << 20);
 	options_free(&o);
 	assert_int_equal(parse(&o, "-d 10 --symbol-cache 16MiB"), OPTIONS_OK); /* asked for: kept */
 	assert_int_equal(o.symbol_cache, 16ULL << 20);

@@ -29,13 +29,13 @@
 #define OPTIONS_DEFAULT_TOP 20
 #define OPTIONS_DEFAULT_RINGBUF_KIB 4096
 #define OPTIONS_DEFAULT_STACK_COPY 16384
-/* A module's debug info is used up to 64 MiB. 32 MiB for the service was tried and taken back: with
- * modules evicted under pressure, a short-lived process's frames went unnamed at export once its
- * files could no longer be opened (test pid-reuse); docs/memory.md. */
-#define OPTIONS_DEFAULT_SYMBOL_CACHE (128ULL << 20)
-/* An ad hoc look (the runs OPTIONS_AD_HOC_FREQUENCY is for): the same until a smaller service
- * default keeps exited processes' frames. */
-#define OPTIONS_AD_HOC_SYMBOL_CACHE (128ULL << 20)
+/* A host watched as a service: its RSS stayed at 45-63 MiB with the cache full (docs/memory.md); a
+ * module's debug info is used up to 16 MiB (libc's is 15.4), larger ones get their ELF symbols. An
+ * evicted module keeps its file open for the processes still pointing at it, so one that exited
+ * before its samples were symbolized keeps its frames named (test pid-reuse, suite symbols-bpf). */
+#define OPTIONS_DEFAULT_SYMBOL_CACHE (32ULL << 20)
+/* An ad hoc look (the runs OPTIONS_AD_HOC_FREQUENCY is for): short, and source lines matter more. */
+#define OPTIONS_AD_HOC_SYMBOL_CACHE (64ULL << 20)
 #define OPTIONS_DEFAULT_MAX_STACKS 65536
 #define OPTIONS_DEFAULT_MAX_SAMPLES 1000000
 /* Exporting, an interval whose samples hold more ends early (docs/memory.md): at 20,000 samples a

@@ -232,6 +232,12 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		G("symbolizer_module_bytes", "bytes the cached modules account for", NULL, y->module_bytes),
 		C("symbolizer_module_bytes_over_total", "times only the module in use was left over the byte bound",
 		  NULL, y->module_bytes_over),
+		G("symbolizer_files_kept", "files kept open for mappings whose module was evicted or not opened yet",
+		  NULL, y->files_kept),
+		C("symbolizer_files_kept_dropped_total", "such files not kept (bound reached): opened through /proc "
+		  "later, which fails once their process is gone", NULL, y->files_kept_dropped),
+		C("symbolizer_modules_reopened_kept_total", "modules opened through a kept file", NULL,
+		  y->modules_reopened_kept),
 		C("symbolizer_modules_share_refused_total",
 		  "files claiming a cached build id that were not identical copies of a root-owned file (own module)",
 		  NULL, y->modules_share_refused),

@@ -544,7 +544,7 @@ void record_path_settle(struct record_path *rp, uint64_t now)
 		}
 		pi = process_table_find(rp->processes, e->pid, e->start_ns);
 		if (pi && pi->instance == e->instance && !pi->exited)
-			symbolizer_refresh_instance(rp->sym, (pid_t)e->pid, e->instance);
+			symbolizer_refresh_instance(rp->sym, (pid_t)e->pid, e->instance, e->start_ns);
 	}
 	rp->nsettling = kept;
 }

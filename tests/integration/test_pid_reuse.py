@@ -18,7 +18,11 @@ import pprofdecode
 bpftest.require_bpf()
 X = os.environ["REUSE_X_WORKLOAD"]
 Y = os.environ["REUSE_Y_WORKLOAD"]
-BURN_MS = "400"
+# Long enough for a daemon behind a loaded host to read each program's mappings while it runs (its
+# first sample wakes the daemon, which may not run for a while): at 400 ms, with 35 runnable tasks on
+# 2 CPUs, reuse-x and reuse-y had exited before (their samples had no mappings, 0 named, at any
+# --symbol-cache); the checks are the same.
+BURN_MS = "1500"
 out = bpftest.tmpdir()
 pprof = os.path.join(out, "reuse.pb.gz")
 log = os.path.join(out, "otelprofd.log")
