@@ -390,6 +390,14 @@ static void test_utf8_valid(void **state)
 	assert_false(utf8_valid("\xe0\x9f\xbf", 3));
 	assert_false(utf8_valid("\xf0\x8f\xbf\xbf", 4));
 	assert_false(utf8_valid("\xee\x80\x41", 3));
+	{
+		/* Repaired in place: each byte that starts no well-formed sequence becomes '?'. */
+		char bad[] = "ok\xff\xc2\x80x\xe0\x9f\xbfz\xc2";
+
+		assert_int_equal(utf8_repair(bad, strlen(bad)), 5);
+		assert_string_equal(bad, "ok?\xc2\x80x???z?");
+		assert_true(utf8_valid(bad, strlen(bad)));
+	}
 }
 
 static void test_decode_too_many(void **state)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/self_metrics.h"
 
+#include "profile/profile.h"
+
 #include <dirent.h>
 #include <inttypes.h>
 #include <string.h>
@@ -211,6 +213,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_failures_total", NULL, "cause=\"module_cache_full\"", y->module_cache_full),
 		C("symbolizer_failures_total", NULL, "cause=\"process_maps_full\"", y->process_table_full),
 		C("symbolizer_failures_total", NULL, "cause=\"process_maps_unknown\"", y->instance_unknown),
+		C("strings_repaired_total", "names given to profiles that were not UTF-8 (a process's name, a path, a "
+		  "binary's symbol), each byte that starts no well-formed sequence replaced by '?'", NULL,
+		  profile_strings_repaired()),
 		C("symbolizer_roots_used_after_exit_total", "files of processes that had exited opened through the "
 		  "root directory held for them", NULL, y->roots_used_after_exit),
 		C("symbolizer_roots_replaced_total", "root directories held for exited processes' files dropped for "

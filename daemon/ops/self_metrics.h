@@ -102,7 +102,7 @@ struct self_report {
 
 /* Series self_metrics_write_prometheus() can write: every one, with every optional part on, fits
  * (checked when self_metrics.c is compiled, and by test-self-metrics). */
-#define SELF_METRICS_MAX_SERIES 256
+#define SELF_METRICS_MAX_SERIES 320
 
 /* CPU time all CPUs spent not idle since boot, in clock ticks (/proc/stat); 0 when unreadable. */
 uint64_t self_metrics_busy_cpu_ticks(void);

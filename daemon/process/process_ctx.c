@@ -66,40 +66,6 @@ static int find_mapping(const char *proc_root, uint32_t pid, uint64_t *address)
 	return r;
 }
 
-bool utf8_valid(const char *str, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
-	for (size_t i = 0; i < len;) {
-		unsigned c = s[i], n;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3, cp = c & 0x07;
-		else
-			return false;
-		if (len - i <= n)
-			return false;
-		for (unsigned k = 1; k <= n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
-	}
-	return true;
-}
-
 /*
  * A small protobuf reader for the payload's few messages: bounded by the buffer, nesting bounded by
  * the schema (no recursion on what the bytes say), unknown fields skipped.

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "utf8.h"
+
 #define PROCESS_CTX_MAX_PAYLOAD (64u << 10)
 #define PROCESS_CTX_MAX_ATTRS 128
 #define PROCESS_CTX_MAX_KEYS 256  /* a thread context key is a uint8 */
@@ -68,7 +70,5 @@ int process_ctx_fetch(process_ctx_read_fn read, void *read_ctx, uint64_t address
 int process_ctx_decode(const uint8_t *payload, size_t len, struct process_ctx **out);
 void process_ctx_free(struct process_ctx *ctx);
 
-/* s[0 .. len) is well-formed UTF-8 (no overlong forms, surrogates, or code points past U+10FFFF). */
-bool utf8_valid(const char *s, size_t len);
 
 #endif

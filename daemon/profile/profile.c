@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "profile/intern.h"
+#include "utf8.h"
 
 /* Bound on the keys of every dedup table of one profile. */
 #define PROFILE_MAX_KEYS (1u << 22)
@@ -67,13 +68,36 @@ const char *profile_string(const struct profile *p, uint32_t id)
 	return s ? s : "";
 }
 
+/* Strings given to profiles that were not UTF-8, repaired (every profile of the daemon's life). */
+static _Atomic uint64_t strings_repaired;
+
+uint64_t profile_strings_repaired(void)
+{
+	return strings_repaired;
+}
+
 uint32_t profile_intern_string(struct profile *p, const char *s)
 {
+	size_t len;
 	int64_t id;
 
 	if (!s || !*s)
 		return 0;
-	id = intern_put(p->strings, s, strlen(s) + 1, NULL);
+	len = strlen(s);
+	if (utf8_valid_prefix(s, len) != len) {
+		/* A process's name, a path or a hostile binary's symbol: protobuf strings must be UTF-8,
+		 * and the Collector and protoc refuse a whole message for one that is not. */
+		char *copy = strdup(s);
+
+		if (!copy)
+			return 0;
+		utf8_repair(copy, len);
+		strings_repaired++;
+		id = intern_put(p->strings, copy, len + 1, NULL);
+		free(copy);
+		return id < 0 ? 0 : (uint32_t)id;
+	}
+	id = intern_put(p->strings, s, len + 1, NULL);
 	return id < 0 ? 0 : (uint32_t)id;
 }
 

@@ -241,6 +241,9 @@ void profile_free(struct profile *p);
 /* The string with id, "" for an unknown id. */
 const char *profile_string(const struct profile *p, uint32_t id);
 /* Id of s (added when new), 0 on failure (the empty string). */
+/* Strings interned so far (by any profile) that were not UTF-8: each byte that starts no
+ * well-formed sequence was replaced by '?'. */
+uint64_t profile_strings_repaired(void);
 uint32_t profile_intern_string(struct profile *p, const char *s);
 /* Add a resource attribute to the process; it must be the newest process added. 0 or -errno. */
 int profile_add_process_attribute_string(struct profile *p, uint32_t process, const char *key, const char *value);
