@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "config/destination.h"
 #include "config/options.h"
+#include "debuginfod_lib.h"
 #include "diff/diff.h"
 #include "export/export_loop.h"
 #include "jvm_attacher.h"
@@ -678,6 +679,9 @@ int main(int argc, char **argv)
 		.debug_dirs = debug_dirs, .max_module_bytes = opts.symbol_cache,
 		.open_delay_ms = test_open_delay_ms(),
 	});
+	if (debuginfod_lib_error())
+		log_warn("Debug files from debuginfod (DEBUGINFOD_URLS) need %s; symbolizing goes on without them",
+			 debuginfod_lib_error());
 	/* Kernel symbols now, not at the first kernel frame: reading them costs ~40 ms, a stall the
 	 * sampling path (and the ring buffer filling meanwhile) is better without. */
 	if (d.sym) {

@@ -12,7 +12,7 @@ run_packages=(
   build-essential meson ninja-build pkg-config python3
   clang bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libiberty-dev zlib1g-dev
   protobuf-c-compiler libprotobuf-c-dev
-  libgrpc-dev libcurl4-openssl-dev libjson-c-dev libsystemd-dev ca-certificates
+  libgrpc-dev libcurl4-openssl-dev libjson-c-dev ca-certificates
 )
 # The test suite only: sanitizers, test programs in other languages, the HTML page's browser,
 # the Debian package's tools, the Collector suite's Go (scripts/build-collector.sh needs 1.26).

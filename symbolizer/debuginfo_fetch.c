@@ -2,7 +2,6 @@
 #include "debuginfo_fetch.h"
 
 #include <dirent.h>
-#include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +12,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "debuginfod_lib.h"
 
 /* Most files looked at when the cache is scanned for its size. */
 #define MAX_SCAN_FILES 65536
@@ -231,7 +232,7 @@ static void enforce_cache_bound(struct debuginfo_fetch *f)
 /* Called by libdebuginfod about once a second and as data arrives: nonzero aborts. */
 static int progress(debuginfod_client *client, long done, long total)
 {
-	struct debuginfo_fetch *f = debuginfod_get_user_data(client);
+	struct debuginfo_fetch *f = debuginfod_lib.debuginfod_get_user_data(client);
 	bool stop;
 
 	pthread_mutex_lock(&f->lock);
@@ -255,7 +256,7 @@ static void fetch_one(struct debuginfo_fetch *f, debuginfod_client *client, cons
 	f->deadline_ns = now_ns() + f->config.timeout_ms * 1000000ULL;
 	f->aborted = ABORT_NONE;
 	/* libdebuginfod reports a download its callback cut as -ENOENT: f->aborted tells. */
-	fd = debuginfod_find_debuginfo(client, id->bits, (int)id->len, &path);
+	fd = debuginfod_lib.debuginfod_find_debuginfo(client, id->bits, (int)id->len, &path);
 	if (fd >= 0) {
 		/* libdebuginfod dates the file by the server's Last-Modified: a fresh download of an old
 		 * package would look oldest and be evicted first. The cache is ordered by local use. */
@@ -292,11 +293,11 @@ static void fetch_one(struct debuginfo_fetch *f, debuginfod_client *client, cons
 static void *worker(void *arg)
 {
 	struct debuginfo_fetch *f = arg;
-	debuginfod_client *client = debuginfod_begin();
+	debuginfod_client *client = debuginfod_lib.debuginfod_begin();
 
 	if (client) {
-		debuginfod_set_user_data(client, f);
-		debuginfod_set_progressfn(client, progress);
+		debuginfod_lib.debuginfod_set_user_data(client, f);
+		debuginfod_lib.debuginfod_set_progressfn(client, progress);
 	}
 	enforce_cache_bound(f);
 	pthread_mutex_lock(&f->lock);
@@ -323,7 +324,7 @@ static void *worker(void *arg)
 	}
 	pthread_mutex_unlock(&f->lock);
 	if (client)
-		debuginfod_end(client);
+		debuginfod_lib.debuginfod_end(client);
 	return NULL;
 }
 
@@ -336,6 +337,11 @@ struct debuginfo_fetch *debuginfo_fetch_new(const struct debuginfo_fetch_config 
 
 	if (!urls || !*urls) {
 		errno = ENOENT;
+		return NULL;
+	}
+	/* Loaded only now that debuginfod is configured: debuginfod_lib_error() says why it failed. */
+	if (debuginfod_lib_load()) {
+		errno = ELIBACC;
 		return NULL;
 	}
 	f = calloc(1, sizeof(*f));

@@ -12,7 +12,7 @@ Each case runs otelprofd exporting OTLP to the test collector (tests/otlp) every
 (the service's path; --mode file writes one profile at the end instead, an ad hoc run's path).
 While it runs, /proc/PID/status (VmRSS, VmHWM) is read every 0.25 s and /proc/PID/smaps every
 second; the smaps of the highest RSS seen is broken down by mapping kind (heap and anonymous
-memory, BPF ring buffer and maps, the otelprofd binary, the libraries it links (ldd), other files:
+memory, BPF ring buffer and maps, the otelprofd binary, the libraries it links (ldd) or loads at first use, other files:
 binaries and debug files the symbolizer mapped). The end-of-run /metrics scrape gives the symbol cache's bytes.
 
 Usage (as root, from the repository root, after scripts/build.sh build):
@@ -58,10 +58,23 @@ def status_kib(pid):
     return out
 
 
+# What the daemon loads at first use (symbolizer/dl_lib.h): its own libraries too when mapped.
+LOADED_AT_FIRST_USE = ("libgrpc.so.29", "libcurl.so.4", "libdebuginfod.so.1")
+
+
 def linked_libraries(binary):
-    """The shared libraries the daemon is linked with (ldd): its own, unlike the files the symbolizer maps."""
+    """The shared libraries the daemon is linked with (ldd), and those it loads at first use with
+    theirs: its own, unlike the files the symbolizer maps."""
     out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
-    return {os.path.realpath(p) for p in re.findall(r"(/\S+) \(0x", out)}
+    own = {os.path.realpath(p) for p in re.findall(r"(/\S+) \(0x", out)}
+    cache = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    for soname in LOADED_AT_FIRST_USE:
+        m = re.search(rf"^\s*{re.escape(soname)} \(libc6,x86-64\) => (\S+)", cache, re.M)
+        if m:
+            own.add(os.path.realpath(m.group(1)))
+            out = subprocess.run(["ldd", m.group(1)], capture_output=True, text=True).stdout
+            own |= {os.path.realpath(p) for p in re.findall(r"(/\S+) \(0x", out)}
+    return own
 
 
 def smaps_kinds(pid, binary, own):

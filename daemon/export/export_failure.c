@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <curl/curl.h>
+#include "curl_lib.h"
 
 /* Case-insensitive search in a counted string (gRPC's details are not NUL-terminated). */
 static const char *find(const char *s, size_t len, const char *needle)
@@ -68,7 +68,16 @@ void export_describe_grpc_failure(int status, const char *details, size_t detail
 void export_describe_curl_failure(int curl_code, long os_errno, const char *curl_error, uint64_t timeout_ns,
 				  char *out, size_t outlen)
 {
-	const char *said = *curl_error ? curl_error : curl_easy_strerror((CURLcode)curl_code);
+	/* libcurl is loaded when a failure comes from it; a caller that never loaded it gets the code. */
+	char code[32];
+	const char *said = curl_error;
+
+	if (!*said && curl_lib_loaded()) {
+		said = curl_lib.curl_easy_strerror((CURLcode)curl_code);
+	} else if (!*said) {
+		snprintf(code, sizeof(code), "libcurl error %d", curl_code);
+		said = code;
+	}
 
 	switch ((CURLcode)curl_code) {
 	case CURLE_COULDNT_CONNECT:

@@ -21,8 +21,10 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
+#include "dl_lib.h"
 #include "export/export_failure.h"
 #include "export/export_transport.h"
+#include "export/grpc_lib.h"
 
 #define EXPORT_METHOD "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 /* Bound on a collector's answer and on PEM files. */
@@ -76,10 +78,10 @@ static grpc_slice read_buffer(grpc_byte_buffer *bb)
 	grpc_byte_buffer_reader reader;
 	grpc_slice s;
 
-	if (!grpc_byte_buffer_reader_init(&reader, bb))
-		return grpc_empty_slice();
-	s = grpc_byte_buffer_reader_readall(&reader);
-	grpc_byte_buffer_reader_destroy(&reader);
+	if (!grpc_lib.grpc_byte_buffer_reader_init(&reader, bb))
+		return grpc_lib.grpc_empty_slice();
+	s = grpc_lib.grpc_byte_buffer_reader_readall(&reader);
+	grpc_lib.grpc_byte_buffer_reader_destroy(&reader);
 	return s;
 }
 
@@ -87,12 +89,12 @@ static grpc_slice read_buffer(grpc_byte_buffer *bb)
 static void send_once(struct grpc_transport *t, const uint8_t *data, size_t len, gpr_timespec deadline,
 		      uint64_t timeout_ns, struct export_result *res)
 {
-	grpc_slice method = grpc_slice_from_static_string(EXPORT_METHOD);
-	grpc_slice payload = grpc_slice_from_copied_buffer((const char *)data, len);
-	grpc_byte_buffer *request = grpc_raw_byte_buffer_create(&payload, 1), *response = NULL;
+	grpc_slice method = grpc_lib.grpc_slice_from_static_string(EXPORT_METHOD);
+	grpc_slice payload = grpc_lib.grpc_slice_from_copied_buffer((const char *)data, len);
+	grpc_byte_buffer *request = grpc_lib.grpc_raw_byte_buffer_create(&payload, 1), *response = NULL;
 	grpc_metadata_array initial_md, trailing_md;
 	grpc_status_code status = GRPC_STATUS_UNKNOWN;
-	grpc_slice details = grpc_empty_slice();
+	grpc_slice details = grpc_lib.grpc_empty_slice();
 	const char *error_string = NULL;
 	grpc_op ops[6];
 	grpc_call *call;
@@ -100,14 +102,14 @@ static void send_once(struct grpc_transport *t, const uint8_t *data, size_t len,
 	uint64_t retry_ns = 0;
 	bool has_retry_info = false;
 
-	grpc_slice_unref(payload);
+	grpc_lib.grpc_slice_unref(payload);
 	memset(res, 0, sizeof(*res));
 	memset(ops, 0, sizeof(ops));
-	grpc_metadata_array_init(&initial_md);
-	grpc_metadata_array_init(&trailing_md);
-	call = grpc_channel_create_call(t->channel, NULL, GRPC_PROPAGATE_DEFAULTS, t->cq, method, NULL, deadline, NULL);
+	grpc_lib.grpc_metadata_array_init(&initial_md);
+	grpc_lib.grpc_metadata_array_init(&trailing_md);
+	call = grpc_lib.grpc_channel_create_call(t->channel, NULL, GRPC_PROPAGATE_DEFAULTS, t->cq, method, NULL, deadline, NULL);
 	if (!call) {
-		grpc_byte_buffer_destroy(request);
+		grpc_lib.grpc_byte_buffer_destroy(request);
 		res->outcome = EXPORT_RETRYABLE;
 		snprintf(res->message, sizeof(res->message), "could not create a gRPC call");
 		return;
@@ -130,17 +132,17 @@ static void send_once(struct grpc_transport *t, const uint8_t *data, size_t len,
 	ops[5].data.recv_status_on_client.status = &status;
 	ops[5].data.recv_status_on_client.status_details = &details;
 	ops[5].data.recv_status_on_client.error_string = &error_string;
-	if (grpc_call_start_batch(call, ops, 6, call, NULL) != GRPC_CALL_OK) {
+	if (grpc_lib.grpc_call_start_batch(call, ops, 6, call, NULL) != GRPC_CALL_OK) {
 		res->outcome = EXPORT_RETRYABLE;
 		snprintf(res->message, sizeof(res->message), "could not start a gRPC call");
 		goto out;
 	}
 	/* The call's deadline bounds the wait; the extra second only guards against a stuck core. */
-	ev = grpc_completion_queue_pluck(t->cq, call,
-					 gpr_time_add(deadline, gpr_time_from_seconds(1, GPR_TIMESPAN)), NULL);
+	ev = grpc_lib.grpc_completion_queue_pluck(t->cq, call,
+					 grpc_lib.gpr_time_add(deadline, grpc_lib.gpr_time_from_seconds(1, GPR_TIMESPAN)), NULL);
 	if (ev.type != GRPC_OP_COMPLETE) {
-		grpc_call_cancel(call, NULL);
-		grpc_completion_queue_pluck(t->cq, call, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		grpc_lib.grpc_call_cancel(call, NULL);
+		grpc_lib.grpc_completion_queue_pluck(t->cq, call, grpc_lib.gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
 		status = GRPC_STATUS_DEADLINE_EXCEEDED;
 	}
 
@@ -161,7 +163,7 @@ static void send_once(struct grpc_transport *t, const uint8_t *data, size_t len,
 			/* The data was accepted; only the answer is garbage. Say so, do not resend. */
 			snprintf(res->message, sizeof(res->message), "undecodable ExportProfilesServiceResponse");
 		}
-		grpc_slice_unref(body);
+		grpc_lib.grpc_slice_unref(body);
 	} else if (status != GRPC_STATUS_OK) {
 		bool use_error_string = !GRPC_SLICE_LENGTH(details) && error_string;
 
@@ -171,14 +173,14 @@ static void send_once(struct grpc_transport *t, const uint8_t *data, size_t len,
 					     res->message, sizeof(res->message));
 	}
 out:
-	gpr_free((void *)error_string);
-	grpc_slice_unref(details);
-	grpc_metadata_array_destroy(&initial_md);
-	grpc_metadata_array_destroy(&trailing_md);
-	grpc_byte_buffer_destroy(request);
+	grpc_lib.gpr_free((void *)error_string);
+	grpc_lib.grpc_slice_unref(details);
+	grpc_lib.grpc_metadata_array_destroy(&initial_md);
+	grpc_lib.grpc_metadata_array_destroy(&trailing_md);
+	grpc_lib.grpc_byte_buffer_destroy(request);
 	if (response)
-		grpc_byte_buffer_destroy(response);
-	grpc_call_unref(call);
+		grpc_lib.grpc_byte_buffer_destroy(response);
+	grpc_lib.grpc_call_unref(call);
 }
 
 /*
@@ -191,20 +193,20 @@ static int grpc_send(struct export_transport *base, const uint8_t *data, size_t 
 		     struct export_result *res)
 {
 	struct grpc_transport *t = (struct grpc_transport *)base;
-	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-					     gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
+	gpr_timespec deadline = grpc_lib.gpr_time_add(grpc_lib.gpr_now(GPR_CLOCK_MONOTONIC),
+					     grpc_lib.gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
 
 	struct export_result connect_failure;
 	bool failed_to_connect = false;
 
 	send_once(t, data, len, deadline, timeout_ns, res);
 	while (res->code == GRPC_STATUS_UNAVAILABLE &&
-	       grpc_channel_check_connectivity_state(t->channel, 0) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
+	       grpc_lib.grpc_channel_check_connectivity_state(t->channel, 0) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
 		connect_failure = *res;
 		failed_to_connect = true;
-		grpc_channel_watch_connectivity_state(t->channel, GRPC_CHANNEL_TRANSIENT_FAILURE, deadline, t->cq, t);
-		grpc_completion_queue_pluck(t->cq, t, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-		if (gpr_time_cmp(gpr_now(GPR_CLOCK_MONOTONIC), deadline) >= 0)
+		grpc_lib.grpc_channel_watch_connectivity_state(t->channel, GRPC_CHANNEL_TRANSIENT_FAILURE, deadline, t->cq, t);
+		grpc_lib.grpc_completion_queue_pluck(t->cq, t, grpc_lib.gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		if (grpc_lib.gpr_time_cmp(grpc_lib.gpr_now(GPR_CLOCK_MONOTONIC), deadline) >= 0)
 			break;
 		send_once(t, data, len, deadline, timeout_ns, res);
 	}
@@ -221,21 +223,21 @@ static void grpc_transport_free(struct export_transport *base)
 	if (!t)
 		return;
 	if (t->channel)
-		grpc_channel_destroy(t->channel);
+		grpc_lib.grpc_channel_destroy(t->channel);
 	if (t->cq) {
-		grpc_completion_queue_shutdown(t->cq);
-		while (grpc_completion_queue_pluck(t->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+		grpc_lib.grpc_completion_queue_shutdown(t->cq);
+		while (grpc_lib.grpc_completion_queue_pluck(t->cq, NULL, grpc_lib.gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
 		       GRPC_QUEUE_SHUTDOWN)
 			;
-		grpc_completion_queue_destroy(t->cq);
+		grpc_lib.grpc_completion_queue_destroy(t->cq);
 	}
 	for (size_t i = 0; i < t->nmetadata; i++) {
-		grpc_slice_unref(t->metadata[i].key);
-		grpc_slice_unref(t->metadata[i].value);
+		grpc_lib.grpc_slice_unref(t->metadata[i].key);
+		grpc_lib.grpc_slice_unref(t->metadata[i].value);
 	}
 	free(t->metadata);
 	free(t);
-	grpc_shutdown();
+	grpc_lib.grpc_shutdown();
 }
 
 static grpc_channel_credentials *make_credentials(const struct export_config *cfg, int *err, char *errbuf,
@@ -246,7 +248,7 @@ static grpc_channel_credentials *make_credentials(const struct export_config *cf
 	char *ca = NULL, *cert = NULL, *key = NULL;
 
 	if (!cfg->tls)
-		return grpc_insecure_credentials_create();
+		return grpc_lib.grpc_insecure_credentials_create();
 	if (cfg->ca_file && !(ca = export_read_file(cfg->ca_file, MAX_PEM_BYTES))) {
 		*err = -errno;
 		set_error(errbuf, errlen, "CA file", cfg->ca_file, errno);
@@ -268,7 +270,7 @@ static grpc_channel_credentials *make_credentials(const struct export_config *cf
 		pair.private_key = key;
 		pair.cert_chain = cert;
 	}
-	creds = grpc_ssl_credentials_create(ca, cert ? &pair : NULL, NULL, NULL);
+	creds = grpc_lib.grpc_ssl_credentials_create(ca, cert ? &pair : NULL, NULL, NULL);
 	free(ca);
 	free(cert);
 	if (key) {
@@ -289,20 +291,27 @@ struct export_transport *export_grpc_new(const struct export_config *cfg, int *e
 	char user_agent[64];
 	grpc_arg args[7];
 	grpc_channel_args channel_args = { .num_args = 0, .args = args };
+	char why[DL_LIB_ERROR_MAX];
 
-	grpc_init();
+	/* Loaded here, at the run's first use: other runs never map it (docs/memory.md). */
+	if (grpc_lib_load(why, sizeof(why))) {
+		*err = -ELIBACC;
+		snprintf(errbuf, errlen, "OTLP over gRPC needs %s", why);
+		return NULL;
+	}
+	grpc_lib.grpc_init();
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		*err = -ENOMEM;
 		snprintf(errbuf, errlen, "Out of memory");
-		grpc_shutdown();
+		grpc_lib.grpc_shutdown();
 		return NULL;
 	}
 	t->base.send = grpc_send;
 	t->base.free = grpc_transport_free;
 	t->base.name = "grpc";
 	t->metadata = calloc(cfg->nheaders ? cfg->nheaders : 1, sizeof(*t->metadata));
-	t->cq = grpc_completion_queue_create_for_pluck(NULL);
+	t->cq = grpc_lib.grpc_completion_queue_create_for_pluck(NULL);
 	if (!t->metadata || !t->cq) {
 		*err = -ENOMEM;
 		snprintf(errbuf, errlen, "Out of memory");
@@ -310,8 +319,8 @@ struct export_transport *export_grpc_new(const struct export_config *cfg, int *e
 		return NULL;
 	}
 	for (size_t i = 0; i < cfg->nheaders; i++) {
-		t->metadata[i].key = grpc_slice_from_copied_string(cfg->headers[i].key);
-		t->metadata[i].value = grpc_slice_from_copied_string(cfg->headers[i].value);
+		t->metadata[i].key = grpc_lib.grpc_slice_from_copied_string(cfg->headers[i].key);
+		t->metadata[i].value = grpc_lib.grpc_slice_from_copied_string(cfg->headers[i].value);
 		t->nmetadata++;
 	}
 	creds = make_credentials(cfg, err, errbuf, errlen);
@@ -340,8 +349,8 @@ struct export_transport *export_grpc_new(const struct export_config *cfg, int *e
 		args[channel_args.num_args++] = (grpc_arg){ .type = GRPC_ARG_INTEGER,
 							   .key = (char *)GRPC_COMPRESSION_CHANNEL_DEFAULT_ALGORITHM,
 							   .value.integer = GRPC_COMPRESS_GZIP };
-	t->channel = grpc_channel_create(cfg->target, creds, &channel_args);
-	grpc_channel_credentials_release(creds);
+	t->channel = grpc_lib.grpc_channel_create(cfg->target, creds, &channel_args);
+	grpc_lib.grpc_channel_credentials_release(creds);
 	if (!t->channel) {
 		*err = -EINVAL;
 		snprintf(errbuf, errlen, "Failed to create a gRPC channel to %s", cfg->target);

@@ -11,9 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
 #include <zlib.h>
 
+#include "curl_lib.h"
+#include "dl_lib.h"
 #include "export/export_failure.h"
 #include "export/export_transport.h"
 
@@ -69,7 +70,7 @@ static uint64_t parse_retry_after(const char *value)
 		s = strtoul(value, &end, 10);
 		return s > 86400 ? 86400ULL * 1000000000ULL : (uint64_t)s * 1000000000ULL;
 	}
-	when = curl_getdate(value, NULL);
+	when = curl_lib.curl_getdate(value, NULL);
 	if (when <= 0)
 		return 0;
 	return when > time(NULL) ? (uint64_t)(when - time(NULL)) * 1000000000ULL : 0;
@@ -151,23 +152,23 @@ static int http_send(struct export_transport *base, const uint8_t *data, size_t 
 		}
 		body = t->zbuf;
 	}
-	curl_easy_setopt(t->curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-	curl_easy_setopt(t->curl, CURLOPT_TIMEOUT_MS, (long)(timeout_ns / 1000000 ? timeout_ns / 1000000 : 1));
-	curl_easy_setopt(t->curl, CURLOPT_WRITEDATA, &resp);
-	curl_easy_setopt(t->curl, CURLOPT_HEADERDATA, &resp);
-	curl_easy_setopt(t->curl, CURLOPT_ERRORBUFFER, curl_error);
-	cr = curl_easy_perform(t->curl);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_POSTFIELDS, body);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_TIMEOUT_MS, (long)(timeout_ns / 1000000 ? timeout_ns / 1000000 : 1));
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_WRITEDATA, &resp);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_HEADERDATA, &resp);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_ERRORBUFFER, curl_error);
+	cr = curl_lib.curl_easy_perform(t->curl);
 	if (cr != CURLE_OK) {
 		/* No answer (refused, reset, timeout, TLS): the collector may come back. */
 		res->outcome = EXPORT_RETRYABLE;
 		long os_errno = 0;
 
-		curl_easy_getinfo(t->curl, CURLINFO_OS_ERRNO, &os_errno);
+		curl_lib.curl_easy_getinfo(t->curl, CURLINFO_OS_ERRNO, &os_errno);
 		export_describe_curl_failure(cr, os_errno, curl_error, timeout_ns, res->message, sizeof(res->message));
 		goto out;
 	}
-	curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_lib.curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
 	res->code = (int)status;
 	res->outcome = export_http_classify(status);
 	if (res->outcome == EXPORT_OK) {
@@ -194,7 +195,7 @@ static int http_send(struct export_transport *base, const uint8_t *data, size_t 
 		snprintf(res->message, sizeof(res->message), "HTTP %ld%s%s", status, *message ? ": " : "", message);
 	}
 out:
-	curl_easy_setopt(t->curl, CURLOPT_ERRORBUFFER, NULL);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_ERRORBUFFER, NULL);
 	free(resp.body);
 	return 0;
 }
@@ -206,8 +207,8 @@ static void http_transport_free(struct export_transport *base)
 	if (!t)
 		return;
 	if (t->curl)
-		curl_easy_cleanup(t->curl);
-	curl_slist_free_all(t->headers);
+		curl_lib.curl_easy_cleanup(t->curl);
+	curl_lib.curl_slist_free_all(t->headers);
 	free(t->url);
 	free(t->zbuf);
 	free(t);
@@ -221,7 +222,7 @@ static bool add_header(struct http_transport *t, const char *a, const char *b)
 
 	if (snprintf(line, sizeof(line), "%s%s%s", a, b ? ": " : "", b ? b : "") >= (int)sizeof(line))
 		return false;
-	l = curl_slist_append(t->headers, line);
+	l = curl_lib.curl_slist_append(t->headers, line);
 	if (!l)
 		return false;
 	t->headers = l;
@@ -233,9 +234,17 @@ struct export_transport *export_http_new(const struct export_config *cfg, int *e
 	struct http_transport *t;
 	static bool initialised;
 
+	char why[DL_LIB_ERROR_MAX];
+
+	/* Loaded here, at the run's first use: other runs never map it (docs/memory.md). */
+	if (curl_lib_load(why, sizeof(why))) {
+		*err = -ELIBACC;
+		snprintf(errbuf, errlen, "OTLP over HTTP needs %s", why);
+		return NULL;
+	}
 	if (!initialised) {
 		/* The daemon starts one exporter, before any other thread uses curl. */
-		if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		if (curl_lib.curl_global_init(CURL_GLOBAL_DEFAULT)) {
 			*err = -EINVAL;
 			snprintf(errbuf, errlen, "Failed to initialise libcurl");
 			return NULL;
@@ -243,7 +252,7 @@ struct export_transport *export_http_new(const struct export_config *cfg, int *e
 		initialised = true;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t || !(t->url = strdup(cfg->url)) || !(t->curl = curl_easy_init())) {
+	if (!t || !(t->url = strdup(cfg->url)) || !(t->curl = curl_lib.curl_easy_init())) {
 		*err = -ENOMEM;
 		snprintf(errbuf, errlen, "Out of memory");
 		http_transport_free(t ? &t->base : NULL);
@@ -261,20 +270,20 @@ struct export_transport *export_http_new(const struct export_config *cfg, int *e
 		    !add_header(t, cfg->headers[i].key, cfg->headers[i].value))
 			goto bad_header;
 
-	curl_easy_setopt(t->curl, CURLOPT_URL, t->url);
-	curl_easy_setopt(t->curl, CURLOPT_POST, 1L);
-	curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
-	curl_easy_setopt(t->curl, CURLOPT_USERAGENT, "otelprofd/" OTELPROFD_VERSION);
-	curl_easy_setopt(t->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(t->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-	curl_easy_setopt(t->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(t->curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(t->curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_URL, t->url);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_POST, 1L);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_USERAGENT, "otelprofd/" OTELPROFD_VERSION);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_lib.curl_easy_setopt(t->curl, CURLOPT_HEADERFUNCTION, on_header);
 	if (cfg->ca_file)
-		curl_easy_setopt(t->curl, CURLOPT_CAINFO, cfg->ca_file);
+		curl_lib.curl_easy_setopt(t->curl, CURLOPT_CAINFO, cfg->ca_file);
 	if (cfg->client_cert) {
-		curl_easy_setopt(t->curl, CURLOPT_SSLCERT, cfg->client_cert);
-		curl_easy_setopt(t->curl, CURLOPT_SSLKEY, cfg->client_key);
+		curl_lib.curl_easy_setopt(t->curl, CURLOPT_SSLCERT, cfg->client_cert);
+		curl_lib.curl_easy_setopt(t->curl, CURLOPT_SSLKEY, cfg->client_key);
 	}
 	return &t->base;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * systemd integration: readiness, watchdog pings and stopping, through sd_notify(). Every call is
+ * systemd integration: readiness, watchdog pings and stopping, by systemd's notification protocol
+ * (sd_notify(3), spoken directly: no libsystemd). Every call is
  * a no-op when otelprofd does not run under systemd (no NOTIFY_SOCKET).
  */
 #ifndef OTELPROFD_SERVICE_NOTIFY_H

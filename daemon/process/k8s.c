@@ -15,10 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <json-c/json.h>
 
 #include "clock.h"
+#include "curl_lib.h"
+#include "dl_lib.h"
 #include "log.h"
 
 #define MAX_LIST_BYTES (256u << 20) /* a PodList larger than this is refused (a node holds hundreds of pods) */
@@ -137,7 +138,7 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ctx)
 	long status = 0;
 	char *nl;
 
-	curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_lib.curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200) {
 		/* Keep the start of an error answer for its message; read and drop the rest. */
 		if (k->body.len < MAX_ERROR_BYTES)
@@ -229,12 +230,12 @@ static int perform(struct k8s *k, const char *url, bool watch, char *why, size_t
 		free(token);
 		return r;
 	}
-	headers = curl_slist_append(NULL, token);
-	h = headers ? curl_slist_append(headers, "Accept: application/json") : NULL;
+	headers = curl_lib.curl_slist_append(NULL, token);
+	h = headers ? curl_lib.curl_slist_append(headers, "Accept: application/json") : NULL;
 	explicit_bzero(token, MAX_TOKEN_BYTES + 32);
 	free(token);
 	if (!h) {
-		curl_slist_free_all(headers);
+		curl_lib.curl_slist_free_all(headers);
 		return -ENOMEM;
 	}
 	headers = h;
@@ -245,15 +246,15 @@ static int perform(struct k8s *k, const char *url, bool watch, char *why, size_t
 	k->watching = watch;
 	k->gone = k->stream_error = k->too_big = false;
 	k->stream_events = 0;
-	curl_easy_setopt(k->curl, CURLOPT_URL, url);
-	curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(k->curl, CURLOPT_TIMEOUT, (long)(watch ? k->watch_timeout_s + 60 : LIST_TIMEOUT_S));
-	curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, errbuf);
-	rc = curl_easy_perform(k->curl);
-	curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, NULL);
-	curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(headers);
-	curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_URL, url);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, headers);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_TIMEOUT, (long)(watch ? k->watch_timeout_s + 60 : LIST_TIMEOUT_S));
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, errbuf);
+	rc = curl_lib.curl_easy_perform(k->curl);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, NULL);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_lib.curl_slist_free_all(headers);
+	curl_lib.curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &status);
 
 	if (stopping(k))
 		return -ECANCELED;
@@ -269,7 +270,7 @@ static int perform(struct k8s *k, const char *url, bool watch, char *why, size_t
 		return -E2BIG;
 	}
 	if (rc != CURLE_OK) {
-		snprintf(why, why_size, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		snprintf(why, why_size, "%s", errbuf[0] ? errbuf : curl_lib.curl_easy_strerror(rc));
 		return -EIO;
 	}
 	if (status != 200) {
@@ -282,11 +283,11 @@ static int perform(struct k8s *k, const char *url, bool watch, char *why, size_t
 
 static char *pods_url(struct k8s *k, const char *params)
 {
-	char *node = curl_easy_escape(k->curl, k->node_name, 0), *url = NULL;
+	char *node = curl_lib.curl_easy_escape(k->curl, k->node_name, 0), *url = NULL;
 
 	if (node && asprintf(&url, "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s%s", k->api_url, node, params) < 0)
 		url = NULL;
-	curl_free(node);
+	curl_lib.curl_free(node);
 	return url;
 }
 
@@ -315,14 +316,14 @@ static int list_pods(struct k8s *k, bool from_cache, char *why, size_t why_size)
 
 static int watch_pods(struct k8s *k, char *why, size_t why_size)
 {
-	char *rv = curl_easy_escape(k->curl, k->rv, 0), params[256], *url;
+	char *rv = curl_lib.curl_easy_escape(k->curl, k->rv, 0), params[256], *url;
 	int r;
 
 	if (!rv)
 		return -ENOMEM;
 	snprintf(params, sizeof(params), "&watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%u", rv,
 		 k->watch_timeout_s);
-	curl_free(rv);
+	curl_lib.curl_free(rv);
 	url = pods_url(k, params);
 	if (!url)
 		return -ENOMEM;
@@ -474,7 +475,7 @@ static void k8s_free(struct k8s *k)
 	if (!k)
 		return;
 	if (k->curl)
-		curl_easy_cleanup(k->curl);
+		curl_lib.curl_easy_cleanup(k->curl);
 	k8s_pods_free(k->pods);
 	buf_free(&k->body);
 	buf_free(&k->line);
@@ -485,7 +486,7 @@ static void k8s_free(struct k8s *k)
 	pthread_cond_destroy(&k->wake);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
-	curl_global_cleanup();
+	curl_lib.curl_global_cleanup();
 }
 
 struct k8s *k8s_start(const struct k8s_config *config, int *err, char *why, size_t why_size)
@@ -495,14 +496,22 @@ struct k8s *k8s_start(const struct k8s_config *config, int *err, char *why, size
 	struct k8s *k;
 	int r;
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	char lib_why[DL_LIB_ERROR_MAX];
+
+	/* Loaded here, where Kubernetes is asked: other runs never map it (docs/memory.md). */
+	if (curl_lib_load(lib_why, sizeof(lib_why))) {
+		snprintf(why, why_size, "it needs %s", lib_why);
+		*err = -ELIBACC;
+		return NULL;
+	}
+	if (curl_lib.curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		snprintf(why, why_size, "libcurl failed to initialise");
 		*err = -ENOMEM;
 		return NULL;
 	}
 	k = calloc(1, sizeof(*k));
 	if (!k) {
-		curl_global_cleanup();
+		curl_lib.curl_global_cleanup();
 		*err = -ENOMEM;
 		snprintf(why, why_size, "out of memory");
 		return NULL;
@@ -542,7 +551,7 @@ struct k8s *k8s_start(const struct k8s_config *config, int *err, char *why, size
 	k->ca_path = path_join(dir, "ca.crt");
 	k->node_name = strdup(config->node_name);
 	k->pods = k8s_pods_new(config->max_pods, config->deleted_grace_ns);
-	k->curl = curl_easy_init();
+	k->curl = curl_lib.curl_easy_init();
 	if (!k->token_path || !k->ca_path || !k->node_name || !k->pods || !k->curl) {
 		snprintf(why, why_size, "out of memory");
 		r = -ENOMEM;
@@ -560,20 +569,20 @@ struct k8s *k8s_start(const struct k8s_config *config, int *err, char *why, size
 	}
 
 	/* Options that hold for every request of the handle. */
-	curl_easy_setopt(k->curl, CURLOPT_NOSIGNAL, 1L); /* no SIGALRM in a threaded program */
-	curl_easy_setopt(k->curl, CURLOPT_PROTOCOLS_STR, "https,http");
-	curl_easy_setopt(k->curl, CURLOPT_CAINFO, k->ca_path);
-	curl_easy_setopt(k->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(k->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
-	curl_easy_setopt(k->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(k->curl, CURLOPT_ACCEPT_ENCODING, ""); /* gzip: pod lists compress well */
-	curl_easy_setopt(k->curl, CURLOPT_USERAGENT, "otelprofd/" OTELPROFD_VERSION);
-	curl_easy_setopt(k->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(k->curl, CURLOPT_WRITEDATA, k);
-	curl_easy_setopt(k->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(k->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(k->curl, CURLOPT_XFERINFODATA, k);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_NOSIGNAL, 1L); /* no SIGALRM in a threaded program */
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_PROTOCOLS_STR, "https,http");
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_CAINFO, k->ca_path);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_ACCEPT_ENCODING, ""); /* gzip: pod lists compress well */
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_USERAGENT, "otelprofd/" OTELPROFD_VERSION);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_WRITEDATA, k);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_lib.curl_easy_setopt(k->curl, CURLOPT_XFERINFODATA, k);
 
 	r = -pthread_create(&k->thread, NULL, watcher, k);
 	if (r) {

@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """The container build file: multi-stage on Debian 12, and its runtime stage installs a package for
-every shared library the built otelprofd links (found with ldd and dpkg -S)."""
+every shared library the built otelprofd links (found with ldd and dpkg -S) and for every library it
+loads at first use (the *_LIB_PACKAGE of its loaders, symbolizer/dl_lib.h); the Debian package
+depends on or recommends each of the latter (dpkg-shlibdeps cannot see them)."""
+import glob
 import json
 import os
 import re
@@ -45,6 +48,21 @@ print("runtime packages needed:", sorted(needed))
 missing = needed - installed
 if missing:
     fail(f"the runtime stage does not install {sorted(missing)}")
+loaded = set()
+for header in glob.glob(os.path.join(root, "daemon", "**", "*.h"), recursive=True) + \
+        glob.glob(os.path.join(root, "symbolizer", "*.h")):
+    loaded |= set(re.findall(r'^#define \w+_LIB_PACKAGE "(\S+)"', open(header).read(), re.M))
+print("packages loaded at first use:", sorted(loaded))
+if len(loaded) < 3:
+    fail(f"expected the loaders of gRPC, libcurl and libdebuginfod, found {sorted(loaded)}")
+if loaded - installed:
+    fail(f"the runtime stage does not install {sorted(loaded - installed)}, loaded at first use")
+control = open(os.path.join(root, "debian", "control")).read()
+binary = control[control.index("\nPackage: otelprofd"):]
+relations = " ".join(re.findall(r"^(?:Depends|Recommends):((?:.*\n)(?:[ \t].*\n)*)", binary, re.M))
+unlisted = [pkg for pkg in sorted(loaded) if not re.search(rf"(^|[\s,]){re.escape(pkg)}([\s,(]|$)", relations)]
+if unlisted:
+    fail(f"debian/control's otelprofd neither depends on nor recommends {unlisted}, loaded at first use")
 # The flags of ENTRYPOINT and CMD are flags the daemon has (a flag renamed in the code breaks this).
 help_text = subprocess.run([os.environ["OTELPROFD"], "--help"], capture_output=True, text=True).stdout
 known = set(re.findall(r"(--[a-z][a-z0-9-]*)", help_text))
