@@ -8,7 +8,7 @@ the runs printed as a Markdown table, with each build's verified instruction cou
 
   bench/startup_cpu.py [--runs 12] NAME=BINARY[:ENV=VALUE] ...
 
-A NAME=BINARY:OTELPROFD_RUNTIMES_LAZY=1 entry runs the binary with that variable set. The
+A NAME=BINARY:OTELPROFD_RUNTIMES_AT_START=1 entry runs the binary with that variable set. The
 output goes to a temporary directory, never -o /dev/null: builds before the fix of output_file.c
 renamed their output over it, turning the host's /dev/null into a regular file. Run as root.
 """
