@@ -230,8 +230,8 @@ bool symbolizer_python_attached(struct symbolizer *s, pid_t pid, uint64_t instan
 int symbolizer_python_frame(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t code, uint64_t instr,
 			    uint64_t *address);
 
-/* Read kallsyms now rather than at the first kernel lookup (a process that will see kernel frames
- * pays it at start, off its sampling path). Idempotent. */
+/* Read kallsyms now rather than at the first kernel lookup (a user that wants it paid ahead of a
+ * time-critical lookup). Idempotent. */
 void symbolizer_load_kallsyms(struct symbolizer *s);
 /* Symbolize a kernel address (the first call reads kallsyms unless it was loaded). 0, or -ENOENT
  * when no symbol covers it (frame still filled). */
