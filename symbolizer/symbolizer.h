@@ -283,7 +283,8 @@ const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s);
  * SYM_PENDING_OPENS queued with their files open, so a process that exits meanwhile still gets
  * them), and a lookup that finds it unfinished by then fills the mapping and build id only and
  * counts it in module_opens_deferred; a later lookup takes the module. However long an open takes,
- * a caller's batch of lookups (a loop's turn, a profile built at shutdown) ends by its deadline.
+ * a caller's batch of lookups (a loop's turn, a profile built at shutdown) ends by its deadline,
+ * but for the first kernel lookup's read of kallsyms, by whose time the deadline moves.
  * Deadline 1 defers every open (none is started) while the caller sheds work.
  */
 void symbolizer_set_open_deadline(struct symbolizer *s, uint64_t deadline_ns);
