@@ -8,7 +8,11 @@ the runs printed as a Markdown table, with each build's verified instruction cou
 
   bench/startup_cpu.py [--runs 12] NAME=BINARY[:ENV=VALUE] ...
 
-A NAME=BINARY:OTELPROFD_RUNTIMES_LAZY=1 entry runs the binary with that variable set. The
+--workload "COMMAND" profiles that command's process instead of the sleeper (for example
+`dd if=/dev/zero of=/dev/null bs=512`, whose samples have kernel frames: the run then includes the
+first profile with a kernel frame, and the /proc/kallsyms read it brings).
+
+A NAME=BINARY:OTELPROFD_RUNTIMES_AT_START=1 entry runs the binary with that variable set. The
 output goes to a temporary directory, never -o /dev/null: builds before the fix of output_file.c
 renamed their output over it, turning the host's /dev/null into a regular file. Run as root.
 """
@@ -25,6 +29,7 @@ import tempfile
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=12)
+    ap.add_argument("--workload", default="sleep 3600", help="the command whose process is profiled")
     ap.add_argument("builds", nargs="+", metavar="NAME=BINARY[:ENV=VALUE]")
     args = ap.parse_args()
     builds = []
@@ -33,7 +38,7 @@ def main():
         binary, _, env = rest.partition(":")
         builds.append((name, binary, dict([env.split("=", 1)]) if env else {}))
     tmp = tempfile.mkdtemp(prefix="otelprofd-startup-")
-    sleeper = subprocess.Popen(["sleep", "3600"])
+    sleeper = subprocess.Popen(args.workload.split(), stdout=subprocess.DEVNULL)
     cpu = {name: [] for name, _, _ in builds}
     verified = {}
     try:

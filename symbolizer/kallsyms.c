@@ -48,9 +48,9 @@ static int by_address(const void *a, const void *b)
 }
 
 /* Markers of the end of the kernel's text: an address at or past one is not the marker's. */
-static bool is_end_marker(const char *name)
+static bool is_end_marker(const char *name, size_t len)
 {
-	return !strcmp(name, "_etext") || !strcmp(name, "_einittext");
+	return (len == 6 && !memcmp(name, "_etext", 6)) || (len == 10 && !memcmp(name, "_einittext", 10));
 }
 
 static bool is_text(char type)
@@ -58,10 +58,10 @@ static bool is_text(char type)
 	return type == 't' || type == 'T' || type == 'w' || type == 'W';
 }
 
-/* Offset of a copy of text in the pool, or SIZE_MAX when out of memory. */
-static size_t pool_add(struct pool *p, const char *text)
+/* Offset of a copy of text (len bytes, then a NUL) in the pool, or SIZE_MAX when out of memory. */
+static size_t pool_add(struct pool *p, const char *text, size_t len)
 {
-	size_t n = strlen(text) + 1, at = p->len;
+	size_t n = len + 1, at = p->len;
 
 	if (p->cap - p->len < n) {
 		size_t ncap = p->cap ? p->cap * 2 : 1 << 20;
@@ -75,30 +75,48 @@ static size_t pool_add(struct pool *p, const char *text)
 		p->data = nd;
 		p->cap = ncap;
 	}
-	memcpy(p->data + at, text, n);
+	memcpy(p->data + at, text, len);
+	p->data[at + len] = 0;
 	p->len += n;
 	return at;
 }
 
 const char kallsyms_vmlinux[] = "vmlinux";
 
+/* A hex digit's value plus one; 0: not a hex digit. One load a digit: the addresses are half of
+ * what is parsed (16 digits a line), and branching on ranges cost a third of the parse. */
+static const unsigned char hex_value[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9,
+	['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* The 16 hex digits at p (a 64-bit kernel's %px, every line there): no test a digit but its table
+ * entry. False when one is not a digit. */
+static bool parse_hex16(const char *p, uint64_t *value)
+{
+	uint64_t v = 0;
+	unsigned bad = 0;
+
+	for (int i = 0; i < 16; i++) {
+		unsigned d = hex_value[(unsigned char)p[i]];
+
+		bad |= d == 0;
+		v = v << 4 | ((d - 1) & 15);
+	}
+	*value = v;
+	return !bad;
+}
+
 /* Hex digits at *p (advanced past them); false when there are none or too many. */
 static bool parse_hex(const char **p, const char *end, uint64_t *value)
 {
 	const char *q = *p;
 	uint64_t v = 0;
+	unsigned d;
 
-	for (; q < end && q - *p <= 16; q++) {
-		unsigned d;
-
-		if (*q >= '0' && *q <= '9')
-			d = (unsigned)(*q - '0');
-		else if ((*q | 0x20) >= 'a' && (*q | 0x20) <= 'f')
-			d = (unsigned)((*q | 0x20) - 'a' + 10);
-		else
-			break;
-		v = v << 4 | d;
-	}
+	for (; q < end && q - *p <= 16 && (d = hex_value[(unsigned char)*q]); q++)
+		v = v << 4 | (d - 1);
 	if (q == *p || q - *p > 16)
 		return false;
 	*p = q;
@@ -135,7 +153,7 @@ static uint32_t module_index(struct parse_state *st, const char *name)
 		k->modules = nm;
 		k->modules_cap = ncap;
 	}
-	if ((at = pool_add(&st->pool, name)) == SIZE_MAX || at > UINT32_MAX)
+	if ((at = pool_add(&st->pool, name, strlen(name))) == SIZE_MAX || at > UINT32_MAX)
 		return UINT32_MAX;
 	k->modules[k->nmodules] = (struct ksym_module){ .name = (uint32_t)at };
 	return st->last_module = (uint32_t)k->nmodules++;
@@ -146,11 +164,15 @@ static int parse_line(struct parse_state *st, char *line, char *end)
 {
 	const char *p = line;
 	char type, *name, *module;
-	size_t name_at;
+	size_t name_at, name_len;
 	uint32_t module_at = 0;
 	uint64_t address;
 
-	if (!parse_hex(&p, end, &address) || end - p < 3 || p[0] != ' ' || p[2] != ' ')
+	if (end - p > 16 && p[16] == ' ' && parse_hex16(p, &address))
+		p += 16;
+	else if (!parse_hex(&p, end, &address))
+		return 0;
+	if (end - p < 3 || p[0] != ' ' || p[2] != ' ')
 		return 0;
 	type = p[1];
 	st->seen++;
@@ -161,13 +183,14 @@ static int parse_line(struct parse_state *st, char *line, char *end)
 	name = line + (p + 3 - line);
 	*end = 0;
 	module = memchr(name, '\t', (size_t)(end - name));
+	name_len = (size_t)((module ? module : end) - name);
 	if (module) {
 		*module++ = 0;
 		if (*module == '[')
 			module++;
 		module[strcspn(module, "]")] = 0;
 	}
-	if (!*name)
+	if (!name_len)
 		return 0;
 	if (st->k->count == st->cap) {
 		size_t ncap = st->cap ? st->cap * 2 : 4096;
@@ -178,7 +201,7 @@ static int parse_line(struct parse_state *st, char *line, char *end)
 		st->k->syms = ns;
 		st->cap = ncap;
 	}
-	name_at = pool_add(&st->pool, name);
+	name_at = pool_add(&st->pool, name, name_len);
 	if (name_at == SIZE_MAX || name_at > UINT32_MAX)
 		return -ENOMEM;
 	if (module && (module_at = module_index(st, module)) == UINT32_MAX)
@@ -187,7 +210,7 @@ static int parse_line(struct parse_state *st, char *line, char *end)
 		st->sorted = false;
 	st->k->syms[st->k->count++] = (struct ksym_entry){
 		.address = address, .name = (uint32_t)name_at,
-		.module = module_at | (!module && is_end_marker(name) ? KSYM_END_MARKER : 0),
+		.module = module_at | (!module && is_end_marker(name, name_len) ? KSYM_END_MARKER : 0),
 	};
 	return 0;
 }

@@ -250,8 +250,8 @@ bool symbolizer_python_attached(struct symbolizer *s, pid_t pid, uint64_t instan
 int symbolizer_python_frame(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t code, uint64_t instr,
 			    uint64_t *address);
 
-/* Read kallsyms now rather than at the first kernel lookup (a process that will see kernel frames
- * pays it at start, off its sampling path). Idempotent. */
+/* Read kallsyms now rather than at the first kernel lookup (a user that wants it paid ahead of a
+ * time-critical lookup). Idempotent. */
 void symbolizer_load_kallsyms(struct symbolizer *s);
 /* Symbolize a kernel address (the first call reads kallsyms unless it was loaded). 0, or -ENOENT
  * when no symbol covers it (frame still filled). */
@@ -303,7 +303,8 @@ const struct symbolizer_stats *symbolizer_stats(const struct symbolizer *s);
  * SYM_PENDING_OPENS queued with their files open, so a process that exits meanwhile still gets
  * them), and a lookup that finds it unfinished by then fills the mapping and build id only and
  * counts it in module_opens_deferred; a later lookup takes the module. However long an open takes,
- * a caller's batch of lookups (a loop's turn, a profile built at shutdown) ends by its deadline.
+ * a caller's batch of lookups (a loop's turn, a profile built at shutdown) ends by its deadline,
+ * but for the first kernel lookup's read of kallsyms, by whose time the deadline moves.
  * Deadline 1 defers every open (none is started) while the caller sheds work.
  */
 void symbolizer_set_open_deadline(struct symbolizer *s, uint64_t deadline_ns);

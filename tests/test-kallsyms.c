@@ -85,6 +85,33 @@ static void test_bounds(void **state)
 	kallsyms_free(k);
 }
 
+/* Addresses: 16 digits (a 64-bit kernel's, the fast path), upper case, or fewer (a 32-bit kernel's);
+ * a line whose 16 characters are not all hex digits, or with 17 digits, is skipped. */
+static void test_addresses(void **state)
+{
+	struct kallsyms *k = parse(
+		"FFFFFFFF81000000 T upper\n"
+		"ffffffff8100000g T not_hex\n"
+		"ffffffff810000100 T seventeen_digits\n"
+		"ffffffff81000200 T\n"
+		"ffffffff81000300 T _etext\n"
+		"c1000000 T thirty_two\n"
+		"c1000100 T _etext_not\n");
+	const struct ksym *s;
+
+	(void)state;
+	assert_non_null(k);
+	assert_int_equal(kallsyms_count(k), 4);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000250ULL)->name, "upper");
+	assert_null(kallsyms_lookup(k, 0xffffffff81000300ULL)); /* _etext ends the text */
+	s = kallsyms_lookup(k, 0xc1000010ULL);
+	assert_string_equal(s->name, "thirty_two");
+	s = kallsyms_lookup(k, 0xc1000110ULL); /* a name that starts like _etext ends nothing */
+	assert_string_equal(s->name, "_etext_not");
+	assert_int_equal(s->end, 0);
+	kallsyms_free(k);
+}
+
 static void test_hidden(void **state)
 {
 	struct kallsyms *k = parse("0000000000000000 T _stext\n0000000000000000 t do_one\n");
@@ -142,6 +169,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_hidden),
 		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_real_file),

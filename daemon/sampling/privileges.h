@@ -14,7 +14,9 @@
  *   CAP_SYSLOG              real addresses in /proc/kallsyms, re-read when modules load
  * Everything else, CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_ADMIN among them, is only
  * needed to load the programs and open the perf events. The one thread that loads the runtimes'
- * BPF parts later (sampling/runtime_bpf.h) keeps CAP_BPF and CAP_PERFMON until none waits.
+ * BPF parts at their first process (sampling/runtime_bpf.h; none with OTELPROFD_RUNTIMES_AT_START=1)
+ * keeps CAP_BPF and CAP_PERFMON until none waits: for the daemon's life on a host without Python
+ * or Go (docs/hardening.md says what that trades).
  */
 uint64_t privileges_kept_mask(void);
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The runtimes' BPF parts (runtimes/README.md): loaded with the core programs by default
- * (runtime_bpf_adopt()), or with OTELPROFD_RUNTIMES_LAZY=1 once their process check first matches a
- * process rather than at start (the rest of this header): the Python frame walk and the Go label reader are about 40% of
- * what the verifier checks at start (docs/how-it-works.md), paid by every host, most of which run
- * neither. A part is a program of bpf/profile.bpf.c that on_cpu_sample tail-calls through a prog
+ * The runtimes' BPF parts (runtimes/README.md): loaded once their process check first matches a
+ * process rather than at start (the rest of this header), or with the core programs when
+ * OTELPROFD_RUNTIMES_AT_START=1 (runtime_bpf_adopt()): the Python frame walk and the Go label
+ * reader are about 40% of what the verifier checks at start (docs/how-it-works.md), paid by every
+ * host, most of which run neither. A part is a program of bpf/profile.bpf.c that on_cpu_sample tail-calls through a prog
  * array; it is loaded from its own instance of the same object, every map of which reuses the main
  * instance's (bpf_map__reuse_fd(): the same ring buffer, scratch, per-process maps and the frozen
  * .rodata the main programs were verified with), then put in its prog array. A part the kernel
@@ -13,7 +13,8 @@
  *
  * Loading needs CAP_BPF and CAP_PERFMON, which the daemon drops after setup (privileges.h): a
  * thread of its own, started before the drop (runtime_bpf_start_loader()), keeps them while a part
- * waits, and drops them once none does. Who owns what: struct runtime_bpf is the sampler's; each
+ * waits, and drops them once none does (on a host without Python or Go, never: docs/hardening.md
+ * says what that trades, and OTELPROFD_RUNTIMES_AT_START=1 starts no thread). Who owns what: struct runtime_bpf is the sampler's; each
  * loaded part owns its object (freed by runtime_bpf_close()).
  */
 #ifndef OTELPROFD_RUNTIME_BPF_H
@@ -86,7 +87,7 @@ int runtime_bpf_request(struct runtime_bpf *rb, enum runtime_bpf_id id);
 unsigned runtime_bpf_take_finished(struct runtime_bpf *rb);
 /* Part id's figures now. */
 struct runtime_bpf_stats runtime_bpf_stats(struct runtime_bpf *rb, enum runtime_bpf_id id);
-/* Part id's program was loaded with the main object (the default): put it in its
+/* Part id's program was loaded with the main object (OTELPROFD_RUNTIMES_AT_START=1): put it in its
  * prog array. 0, or -errno (logged; the part is then refused). */
 int runtime_bpf_adopt(struct runtime_bpf *rb, enum runtime_bpf_id id, const char *program);
 /* Any part still waits. */

@@ -396,15 +396,15 @@ static int load_programs(struct sampler *s, const struct sampler_config *config,
 	return r;
 }
 
-/* The runtimes' BPF parts are loaded with the main object, unless OTELPROFD_RUNTIMES_LAZY=1 puts them
- * off to their runtime's first process (runtime_bpf.h). Not the default: with two daemons profiling
- * the same processes, the second's part took 2-6 s of wall time to load (30 ms of CPU) and its ring
- * buffer overflowed meanwhile (suite collector, bench/RESULTS.md), and the start saves 3-5% only. */
+/* The runtimes' BPF parts are loaded at their runtime's first process (runtime_bpf.h), unless
+ * OTELPROFD_RUNTIMES_AT_START=1 loads them with the main object: then no thread keeps CAP_BPF and
+ * CAP_PERFMON after the drop, for about 4,800 more instructions verified at every start
+ * (bench/RESULTS.md). */
 static bool runtimes_at_start(void)
 {
-	const char *lazy = getenv("OTELPROFD_RUNTIMES_LAZY");
+	const char *at_start = getenv("OTELPROFD_RUNTIMES_AT_START");
 
-	return !lazy || strcmp(lazy, "1");
+	return at_start && !strcmp(at_start, "1");
 }
 
 /* The runtimes' BPF parts wanted: loaded at their first process, or adopted from the main object

@@ -9,7 +9,7 @@ a mount namespace with the unit's ProtectHome= (tmpfs on /home, /root) and Prote
 Added to the unit's command line: an endpoint (the test collector on 127.0.0.1), --metrics-address
 and a short --export-interval. Checks: /ready answers 200; every thread of the daemon (exporter,
 gRPC, metrics server...) holds exactly the capabilities privileges.h documents as kept, but the
-thread "bpf-loader" (OTELPROFD_RUNTIMES_LAZY=1 only), which keeps CAP_BPF and CAP_PERFMON besides
+thread "bpf-loader" (unless OTELPROFD_RUNTIMES_AT_START=1), which keeps CAP_BPF and CAP_PERFMON besides
 while a runtime's BPF part waits for its first process (daemon/sampling/runtime_bpf.h); a process
 of another user arrives at the collector, symbolized; the JVM attach broker, the daemon's one child,
 holds CAP_SETUID, CAP_SETGID and CAP_SYS_PTRACE only."""

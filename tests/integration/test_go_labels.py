@@ -14,14 +14,16 @@ them as sample attributes, with no trace link (the labels have no span); pprof a
 trace_id/span_id. workC runs under 10 labels, one value 100 bytes long: its samples carry 8 at most
 (Go 1.26: the first 8 by key, the long value cut to 64 bytes; Go 1.19: those in the label map's
 first bucket), and the self-metrics count the labels dropped and cut, as well as the
-Go processes and the labelled samples. Those runs load the label reader at start (the default);
-with OTELPROFD_RUNTIMES_LAZY=1 it loads at the first Go process (daemon/sampling/runtime_bpf.h): a
-Go 1.26 build exec'd by a shell 2 s after the daemon started
+Go processes and the labelled samples. Those runs load the label reader at start
+(OTELPROFD_RUNTIMES_AT_START=1); by default it loads at the first Go process
+(daemon/sampling/runtime_bpf.h): a Go 1.26 build exec'd by a shell 2 s after the daemon started
 profiling it gets the same labels (>= 80% of workA/workB samples: those taken while the reader
-loads have none), the reader loaded after the daemon's start.
+loads have none), the reader loaded after the daemon's start, within its bound of verified
+instructions.
 """
 import atexit
 import os
+import re
 import subprocess
 import sys
 import time
@@ -32,6 +34,7 @@ import otlptest
 import pprofdecode
 
 bpftest.require_bpf()
+os.environ["OTELPROFD_RUNTIMES_AT_START"] = "1"
 SOURCE = os.environ["GOLABELS_SOURCE"]
 TOOLCHAIN = os.environ["GO_TOOLCHAIN_SCRIPT"]
 CACHE = os.environ.get("OTELPROFD_GOLABELS_CACHE", "/var/tmp/otelprofd-golabels")
@@ -163,8 +166,8 @@ for name, p in procs.items():
             break
     check("OTLP", name, samples)
 
-# The label reader loaded at the first Go process (OTELPROFD_RUNTIMES_LAZY=1): one that starts after the daemon.
-os.environ["OTELPROFD_RUNTIMES_LAZY"] = "1"
+# The label reader loaded at the first Go process (the default): one that starts after the daemon.
+del os.environ["OTELPROFD_RUNTIMES_AT_START"]
 late_build = "gl-1.26-go" if "gl-1.26-go" in binaries else next(iter(binaries))
 late_path = os.path.join(out, "late.pb.gz")
 late = subprocess.Popen(["sh", "-c", f"sleep 2; exec {binaries[late_build]} 30"], stdout=subprocess.DEVNULL)
@@ -178,6 +181,10 @@ print("\n".join(said))
 loaded = next((i for i, line in enumerate(said) if "BPF part go (go_read_labels) loaded" in line), None)
 if loaded is None or loaded < next((i for i, line in enumerate(said) if "Profiling" in line), len(said)):
     failures.append("late: the Go label reader was not loaded after the daemon started profiling")
+else:  # about 3,500 instructions for the verifier
+    m = re.search(r" (\d+) instructions verified", said[loaded])
+    if not m or not 0 < int(m.group(1)) <= 5000:
+        failures.append(f"late: the Go label reader's instructions verified not within (0, 5000]: {said[loaded]}")
 late_samples = []
 for labels, frames, value in pprofdecode.samples(late_path, frames=True):
     comm = labels.get("process.executable.name") or labels.get("process.command")

@@ -77,11 +77,12 @@ try:
     # inlined in the sampler. In its own tail-called program with bpf_loop() (5.17+) the walk costs
     # about 1,300 (its bounded-loop form for kernels without bpf_loop() about 22,000), the Go label
     # reader, another tail-called program, 3,500: 11,700 in all at start, until both became runtimes'
-    # parts with figures of their own (runtime_bpf.h). The core: on_cpu_sample 6,400 and the process
-    # life programs 500, whatever the walk's form; the parts are loaded with it by default (with
-    # OTELPROFD_RUNTIMES_LAZY=1 at their runtime's first process: this workload is neither Python
-    # nor Go). The core then grew by packed samples (7,413) and by the off-CPU end at a thread's exit
-    # (7,558). The bounds catch a path that grows again.
+    # parts with figures of their own (runtime_bpf.h), loaded at their runtime's first process (with
+    # OTELPROFD_RUNTIMES_AT_START=1 with the core). The core: on_cpu_sample 6,400 and the process
+    # life programs 500, whatever the walk's form; then packed samples (7,413) and the off-CPU end at
+    # a thread's exit (7,558). This workload is neither Python nor Go: neither part is loaded (their
+    # bounds are checked by suites python and go-labels, at their late process). The bound catches a
+    # path (or a part back in the start) that grows again.
     verified = values.get("otelprofd_bpf_verified_instructions", 0)
     form = next((f for f in ("loop", "bounded", "off") if values.get(f'otelprofd_python_bpf_walk{{form="{f}"}}')), "?")
     bound = 8000
@@ -89,13 +90,11 @@ try:
           f"{values.get('otelprofd_bpf_load_seconds', 0) * 1000:.1f} ms, Python walk: {form}")
     if verified > bound:
         bpftest.fail(f"the verifier processed {verified:.0f} instructions to load the programs (over {bound})")
-    for runtime, most in (("python", 35000 if form == "bounded" else 2500), ("go", 5000)):
-        key = f'otelprofd_bpf_runtime_verified_instructions{{runtime="{runtime}"}}'
-        print(f"{key} {values.get(key)}")
-        loaded = values.get(f'otelprofd_bpf_runtime_loaded{{runtime="{runtime}"}}')
-        if loaded != 1 or not 0 < values.get(key, 0) <= most:
-            bpftest.fail(f"the {runtime} BPF part: loaded {loaded}, {values.get(key)} instructions verified "
-                         f"(at most {most})")
+    for runtime in ("python", "go"):
+        for name in ("loaded", "verified_instructions"):
+            key = f'otelprofd_bpf_runtime_{name}{{runtime="{runtime}"}}'
+            if values.get(key, -1) != 0:
+                bpftest.fail(f"{key} is {values.get(key)}: the {runtime} BPF part loaded without a {runtime} process")
     kernel = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
     if verified == 0 and kernel >= (5, 16):
         bpftest.fail("otelprofd_bpf_verified_instructions is 0 on a kernel that counts them (5.16+)")

@@ -13,12 +13,12 @@ spin_thread on "spinner". Asserted on the pprof output:
 - the walk's bounded-loop form (kernels before 5.17; OTELPROFD_PYTHON_WALK=bounded) passes the
   chain check too.
 The pyenv interpreters 3.12 and 3.13, when the machine has them, get the same chain check.
-These load the walk at start (the default). With OTELPROFD_RUNTIMES_LAZY=1 the walk is loaded at
-the first Python process (daemon/sampling/runtime_bpf.h): a Python process that starts after the
-daemon (a shell the daemon profiles execs python3 2 s later) still
+These load the walk at start (OTELPROFD_RUNTIMES_AT_START=1): they check the walk, not when it loads.
+By default the walk is loaded at the first Python process (daemon/sampling/runtime_bpf.h): a Python
+process that starts after the daemon (a shell the daemon profiles execs python3 2 s later) still
 gets its Python chains on >= 80% of its samples (the first ones, taken while the walk loads, have
-native frames only), the walk loads after the daemon started profiling, and no sample was
-tail-called while the walk was missing.
+native frames only), the walk loads after the daemon started profiling, within its bound of
+verified instructions, and no sample was tail-called while the walk was missing.
 """
 import glob
 import os
@@ -30,6 +30,7 @@ import bpftest
 import pprofdecode
 
 bpftest.require_bpf()
+os.environ["OTELPROFD_RUNTIMES_AT_START"] = "1"
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workload.py")
 out = bpftest.tmpdir()
@@ -152,8 +153,8 @@ for version in ("3.12", "3.13"):
     path, pid = profile(found[0], 2, "pb.gz")
     check_chains(found[0], path, pid)
 
-# The walk loaded at the first Python process (OTELPROFD_RUNTIMES_LAZY=1): one that starts after the daemon.
-os.environ["OTELPROFD_RUNTIMES_LAZY"] = "1"
+# The walk loaded at the first Python process (the default): one that starts after the daemon.
+del os.environ["OTELPROFD_RUNTIMES_AT_START"]
 warm("/usr/bin/python3")
 path = os.path.join(out, "late.pb.gz")
 late = subprocess.Popen(["sh", "-c", f"sleep 2; exec /usr/bin/python3 {WORKLOAD} 30"])
@@ -170,6 +171,11 @@ loaded = next((i for i, line in enumerate(said) if "BPF part python (py_walk_" i
 profiling = next((i for i, line in enumerate(said) if "Profiling" in line), None)
 if loaded is None or profiling is None or loaded < profiling:
     bpftest.fail("the Python walk was not loaded after the daemon started profiling, at the late process")
+# The walk's cost for the verifier: about 1,300 instructions with bpf_loop(), 22,000 in its bounded form.
+m = re.search(r"BPF part python \((py_walk_\w+)\) loaded .* (\d+) instructions verified", said[loaded])
+most = 35000 if m and m.group(1) == "py_walk_bounded" else 2500
+if not m or not 0 < int(m.group(2)) <= most:
+    bpftest.fail(f"the Python walk's instructions verified not within (0, {most}]: {said[loaded]}")
 if " 0 without the walk program" not in p.stderr:
     bpftest.fail("samples of the late Python process were tail-called while the walk was missing")
 check_chains("/usr/bin/python3 (started after the daemon)", path, late.pid, least=0.8)
