@@ -363,6 +363,17 @@ static int64_t add_truncated_location(struct builder *b)
 	return id + 1;
 }
 
+/* The source line of a user address of process (0: none known). */
+static unsigned user_line(struct builder *b, uint32_t process, uint64_t address)
+{
+	const struct pf_process *proc = &b->p->processes[process];
+	struct sym_frame frame;
+
+	if (symbolizer_user_instance(b->sym, (pid_t)proc->pid, proc->instance, address, &frame) || !frame.nlines)
+		return 0;
+	return frame.lines[0].line;
+}
+
 static int64_t add_stack(struct builder *b, uint32_t process, const struct agg_stack *st)
 {
 	struct profile *p = b->p;
@@ -380,7 +391,16 @@ static int64_t add_stack(struct builder *b, uint32_t process, const struct agg_s
 		bool exact = (depth == 0 && (kernel || !st->kernel_mode)) ||
 			     (!kernel && python_frame_address_is(st->ips[i])); /* not a return address */
 		uint64_t address = st->ips[i] - (exact ? 0 : 1);
-		int64_t loc = add_location(b, process, kernel ? PF_FRAME_KERNEL : PF_FRAME_NATIVE, address);
+		int64_t loc;
+
+		/* A user leaf under kernel frames is a system call's return address, or, for a thread
+		 * preempted by an interrupt, the interrupted instruction itself: when the byte before it
+		 * has no line (alignment padding before a loop's head, which no call instruction is), it
+		 * was the latter. */
+		if (!kernel && depth == 0 && !exact && user_line(b, process, address) == 0 &&
+		    user_line(b, process, st->ips[i]) != 0)
+			address = st->ips[i];
+		loc = add_location(b, process, kernel ? PF_FRAME_KERNEL : PF_FRAME_NATIVE, address);
 
 		if (loc < 0)
 			return loc;
