@@ -858,5 +858,11 @@ out:
 	aggregate_free(d.built_off_agg);
 	aggregate_free(d.built_alloc_agg);
 	options_free(&opts);
+	if (symbolizer_open_left_running()) {
+		/* An open still runs on its thread: exit handlers (libraries', the leak checker's) must
+		 * not run under it. */
+		fflush(NULL);
+		_exit(status);
+	}
 	return status;
 }

@@ -105,16 +105,26 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 
 /* The debuginfod client an open left running at symbolizer_free() may still use: kept for it. */
 static struct debuginfo_fetch *kept_for_opener;
+/* A symbolizer_free() left an open running on its thread. */
+static bool open_left_running;
+
+bool symbolizer_open_left_running(void)
+{
+	return open_left_running;
+}
 
 void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
 	proc_maps_share_free(); /* the maps texts this thread's symbolizers offered */
-	if (symbolizer__pending_free(s) && s->debuginfod)
-		kept_for_opener = s->debuginfod; /* a process's last symbolizer, in practice: not freed */
-	else
+	if (symbolizer__pending_free(s)) {
+		open_left_running = true;
+		if (s->debuginfod)
+			kept_for_opener = s->debuginfod; /* a process's last symbolizer, in practice: not freed */
+	} else {
 		debuginfo_fetch_free(s->debuginfod);
+	}
 	for (size_t b = 0; b < PROCESS_BUCKETS; b++) {
 		struct sym_process *p = s->buckets[b], *next;
 

@@ -208,6 +208,10 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config);
  * to end it and free what it opened, so freeing never waits for a file however slow to open (the
  * config's debug_dirs must then outlive the process's run, and its debuginfod client is kept). */
 void symbolizer_free(struct symbolizer *s);
+/* A symbolizer_free() left a module's open running on the opener's thread (it frees what it opens):
+ * the process should end with _exit(), running no exit handlers (libraries' and sanitizers') under
+ * that thread. */
+bool symbolizer_open_left_running(void);
 
 /*
  * Process instances: a caller that tracks processes names each one (each program a pid runs, so a
