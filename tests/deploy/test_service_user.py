@@ -201,6 +201,6 @@ print(f"{total} samples of the other user's process, {hot} in its hot functions;
       "while the daemon ran")
 # 50 at least, or, on a host so loaded that the workload had less than 5 s of CPU, half of what the
 # service's 19 Hz takes of it.
-if hot < min(50, 0.5 * 19 * workload_cpu):
+if hot < bpftest.least_samples(50, 19, workload_cpu):
     bpftest.fail("the other user's process was not profiled and symbolized")
 print("PASS")

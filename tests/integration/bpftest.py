@@ -125,6 +125,12 @@ def process_cpu_seconds(pid):
         return sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:13]) / os.sysconf("SC_CLK_TCK")
 
 
+def least_samples(fixed, hz, cpu_seconds):
+    """The samples a check wants: fixed, or on a host so loaded that the workload had less CPU than
+    that assumes, half of what hz takes of the CPU it had."""
+    return min(fixed, 0.5 * hz * cpu_seconds)
+
+
 def name_and_caps(status):
     """(Name, CapEff, CapPrm) from the text of a /proc/PID/status."""
     def field(name):

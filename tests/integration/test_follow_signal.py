@@ -62,7 +62,7 @@ for sig in (signal.SIGTERM, signal.SIGINT):
     samples = sum(bpftest.read_folded(folded).values())
     print(f"{sig.name}: exit 0, {samples} samples written; the workload had {cpu:.2f} s of CPU in the 3 s")
     # 200 at least, or on a host so loaded that the workload had under 2 s of CPU, half of 199 Hz of it.
-    if samples < min(200, 0.5 * 199 * cpu):
+    if samples < bpftest.least_samples(200, 199, cpu):
         bpftest.fail(f"only {samples} samples written after {sig.name} at 199 Hz for 3 s "
                      f"({cpu:.2f} s of the workload's CPU)")
 # Signals that must not end the run: -d 6s, SIGHUP at 1.5 s, SIGUSR1 at 2.5 s, SIGUSR2 at 3.5 s.
@@ -100,6 +100,6 @@ for line in ("Received SIGHUP: ignored", "SIGUSR1: stats: ", "Received SIGUSR2: 
 samples = sum(bpftest.read_folded(folded).values())
 print(f"SIGHUP, SIGUSR1, SIGUSR2: the run lasted {elapsed:.1f} s, exit 0, {samples} samples written; "
       f"the workload had {cpu:.2f} s of CPU meanwhile")
-if samples < min(400, 0.5 * 199 * cpu):
+if samples < bpftest.least_samples(400, 199, cpu):
     bpftest.fail(f"only {samples} samples written at 199 Hz for 6 s ({cpu:.2f} s of the workload's CPU)")
 print("PASS")

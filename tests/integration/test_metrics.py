@@ -102,7 +102,7 @@ try:
     # of it, half at least).
     cpu_s = bpftest.process_cpu_seconds(workload.pid) - cpu_at_start
     print(f"{values['otelprofd_samples_total']:.0f} samples counted; the workload had {cpu_s:.2f} s of CPU")
-    if values["otelprofd_samples_total"] < min(50, 0.5 * 99 * cpu_s):
+    if values["otelprofd_samples_total"] < bpftest.least_samples(50, 99, cpu_s):
         bpftest.fail(f"only {values['otelprofd_samples_total']} samples counted at 99 Hz for {cpu_s:.2f} s of "
                      "the workload's CPU")
     print(f"/metrics: {len(values)} series, {values['otelprofd_samples_total']:.0f} samples, "

@@ -39,7 +39,7 @@ total = sum(stacks.values())
 # 500 at least, or on a host so loaded that the workload had less than 2 s of CPU in the run, half
 # of what 499 Hz takes of that CPU.
 print(f"{total} samples; the workload had {cpu:.2f} s of CPU during the run")
-if total < min(500, 0.5 * 499 * cpu):
+if total < bpftest.least_samples(500, 499, cpu):
     bpftest.fail(f"only {total} samples in 4 s at 499 Hz, for {cpu:.2f} s of the workload's CPU")
 bpftest.check_split(stacks)
 

@@ -94,6 +94,15 @@ static unsigned open_fds(void)
 	return n;
 }
 
+/* A symbolizer with no debug directories nor debuginfod, at most max_modules modules (0: the default). */
+static struct symbolizer *quiet_symbolizer(size_t max_modules)
+{
+	return symbolizer_new(&(struct symbolizer_config){
+		.max_modules = max_modules, .no_debuginfod = true,
+		.debug_dirs = (const char *const[]){ "/nonexistent", NULL },
+	});
+}
+
 static void test_exited_process_named_after_eviction(void **state)
 {
 	struct symbolizer *s;
@@ -106,9 +115,7 @@ static void test_exited_process_named_after_eviction(void **state)
 	pid_t pid;
 
 	(void)state;
-	s = symbolizer_new(&(struct symbolizer_config){
-		.max_modules = 1, .no_debuginfod = true, .debug_dirs = (const char *const[]){ "/nonexistent", NULL },
-	});
+	s = quiet_symbolizer(1);
 	assert_non_null(s);
 	pid = start_child(text, &release);
 	assert_int_equal(symbolizer_prepare_instance(s, pid, 1, 0), 0);
@@ -158,9 +165,7 @@ static void test_deferred_open_holds_file(void **state)
 	pid_t pid;
 
 	(void)state;
-	s = symbolizer_new(&(struct symbolizer_config){
-		.no_debuginfod = true, .debug_dirs = (const char *const[]){ "/nonexistent", NULL },
-	});
+	s = quiet_symbolizer(0);
 	assert_non_null(s);
 	pid = start_child(text, &release);
 	assert_int_equal(symbolizer_prepare_instance(s, pid, 1, 0), 0);
@@ -192,9 +197,7 @@ static void test_unreferenced_not_kept(void **state)
 	pid_t pid;
 
 	(void)state;
-	s = symbolizer_new(&(struct symbolizer_config){
-		.max_modules = 1, .no_debuginfod = true, .debug_dirs = (const char *const[]){ "/nonexistent", NULL },
-	});
+	s = quiet_symbolizer(1);
 	assert_non_null(s);
 	pid = start_child(text, &release);
 	assert_int_equal(symbolizer_prepare_instance(s, pid, 1, 0), 0);
