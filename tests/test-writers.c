@@ -132,6 +132,30 @@ static void test_folded(void **state)
 	free(text);
 }
 
+/* A process renamed after its first samples (prctl(PR_SET_NAME) after a fork) bears the name of
+ * its latest sample, whichever entry the build meets first. */
+static void test_process_renamed(void **state)
+{
+	struct fixture *f = *state;
+	struct agg_limits limits = { 1000, 1 << 20, 1000 };
+	struct aggregate *agg = aggregate_new(&limits);
+	struct otelprof_sample before = sample_record((uint32_t)getpid(), 100, 0, "thread;x", "parent"),
+			       after = sample_record((uint32_t)getpid(), 101, 0, "thread;x", "child");
+	struct profile *p;
+
+	sample_set_stack(&before, leaf_fn, mid_fn, root_fn, false);
+	sample_set_stack(&after, leaf_fn, mid_fn, root_fn, false);
+	assert_int_equal(aggregate_add(agg, &before, 1000), 0);
+	assert_int_equal(aggregate_add(agg, &after, 5000), 0);
+	assert_int_equal(aggregate_add(agg, &before, 2000), 0);
+	p = profile_build(agg, f->sym, &(struct profile_build_options){ .frequency = 100 });
+	assert_non_null(p);
+	assert_int_equal(p->nprocesses, 2);
+	assert_string_equal(profile_string(p, p->processes[1].name), "child");
+	profile_free(p);
+	aggregate_free(agg);
+}
+
 /* The same profile built in slices (profile_builder_step() with a deadline already past: one entry a
  * step), from samples set aside while the next interval's go on (aggregate_swap_interval()). */
 static void test_built_in_slices(void **state)
@@ -421,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_profile_tables),
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_built_in_slices),
+		cmocka_unit_test(test_process_renamed),
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_html),

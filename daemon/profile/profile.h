@@ -87,7 +87,9 @@ struct pf_process {
 	uint32_t pid;
 	uint64_t start_ns;        /* process start (CLOCK_BOOTTIME ns): with pid, its identity */
 	uint64_t instance;        /* the process table's instance (the program, after an exec); 0 unknown */
-	uint32_t name;            /* string: process name (comm of the leader) */
+	uint32_t name;            /* string: process name (comm of the leader) at its latest sample */
+	uint64_t named_at_ns;     /* that sample's time: a later sample under another name renames it
+				     (prctl(PR_SET_NAME) after a fork) */
 	uint32_t first_attribute; /* process_attributes[first .. first + n): resource attributes */
 	uint32_t nattributes;
 };
