@@ -300,13 +300,11 @@ static void submit_interval(struct daemon *d, struct profile *p, bool last)
 	}
 	if (last)
 		self_report_log_counters(&src);
-	export_loop_submit(d->export, p);
-	profile_free(p);
+	export_loop_submit(d->export, p); /* p is the export loop's now */
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d->processes, forget_process, d);
 	symbolizer_maintain(d->sym);
 	warn_kallsyms_hidden(d);
-	memory_tune_release(); /* the interval's profile and requests are freed */
 }
 
 /* The samples set aside are let go (built, or their build failed). */
@@ -765,6 +763,8 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	if (d.export) /* each interval's profile and requests freed: the heap's free pages back */
+		export_loop_on_encoded(d.export, memory_tune_release);
 	/* Exporting, an interval's samples are set aside at its end to be built in slices. */
 	if (d.export && (!(d.built_agg = aggregate_new(&limits)) || (d.off_agg && !(d.built_off_agg = aggregate_new(&limits))) ||
 			 (d.alloc_agg && !(d.built_alloc_agg = aggregate_new(&limits))))) {

@@ -54,7 +54,7 @@ struct self_metrics {
 	struct process_table_counters processes;
 	bool export_enabled;
 	struct exporter_stats export;
-	uint64_t export_dropped_too_large; /* samples of a process over the message size alone */
+	uint64_t export_dropped_unsent; /* samples in no request: a process over the message size alone, a profile the encoder had no room for */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	struct stack_need_counters stack_need; /* stack windows sized by need */
 	bool k8s_enabled;

@@ -60,7 +60,7 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		m->python_processes = *record_path_python_counters(src->records);
 	if (src->export) {
 		m->export_enabled = true;
-		export_loop_stats(src->export, &m->export, &m->export_dropped_too_large);
+		export_loop_stats(src->export, &m->export, &m->export_dropped_unsent);
 	}
 	if (src->k8s) {
 		m->k8s_enabled = true;
