@@ -309,9 +309,63 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
 	return 0;
 }
 
-/* The entry of (pid, instance); a missing one is read from /proc when create is set. */
+/* p, gone before its maps were read, given the mappings its history had at time_ns: retired (never
+ * read from /proc), its files opened under the root of the process the history names. 0 or -errno. */
+static int maps_from_history(struct symbolizer *s, struct sym_process *p, uint64_t start_ns, uint64_t time_ns)
+{
+	struct symbolizer_mapping hist[SYMBOLIZER_HISTORY_MAX_MAPS];
+	struct sym_map *maps;
+	size_t n = 0, kept = 0;
+	pid_t root_pid = 0;
+	int r;
+
+	if (!s->history_fn || !start_ns || !time_ns)
+		return -ESRCH;
+	r = s->history_fn(s->history_ctx, p->pid, start_ns, time_ns, hist, SYMBOLIZER_HISTORY_MAX_MAPS, &n, &root_pid);
+	if (r || !n)
+		return -ESRCH;
+	maps = calloc(n, sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && i < SYMBOLIZER_HISTORY_MAX_MAPS; i++) {
+		if (hist[i].end <= hist[i].start || !hist[i].path || hist[i].path[0] != '/')
+			continue;
+		maps[kept] = (struct sym_map){
+			.start = hist[i].start, .end = hist[i].end, .offset = hist[i].offset,
+			.dev = hist[i].dev, .inode = hist[i].inode, .path = strdup(hist[i].path),
+		};
+		if (!maps[kept].path) {
+			maps_free(maps, kept);
+			return -ENOMEM;
+		}
+		kept++;
+	}
+	if (!kept) {
+		free(maps);
+		return -ESRCH;
+	}
+	qsort(maps, kept, sizeof(*maps), by_start);
+	p->maps = maps;
+	p->nmaps = kept;
+	p->retired = true;
+	p->refreshed_ns = symbolizer__now_ns();
+	symbolizer__hold_root_of(s, p, root_pid > 0 ? root_pid : 1);
+	if (!p->root_held && root_pid > 1)
+		symbolizer__hold_root_of(s, p, 1); /* its parent gone too: the host's root */
+	s->stats.processes_from_history++;
+	return 0;
+}
+
 int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns, bool create,
 			    struct sym_process **out)
+{
+	return symbolizer__get_process_at(s, pid, instance, start_ns, 0, create, out);
+}
+
+/* The entry of (pid, instance); a missing one is read from /proc when create is set (from the
+ * history at time_ns when the process is gone). */
+int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns,
+			       uint64_t time_ns, bool create, struct sym_process **out)
 {
 	struct sym_process **slot = process_slot(s, pid, instance), *p;
 	size_t text_len;
@@ -341,6 +395,9 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 	if (!r && start_ns && !proc_stat_same_start(start_ns, p->identity.start_ticks)) {
 		/* The caller's process exited and another took its pid before we got here. */
 		maps_free(p->maps, p->nmaps);
+		p->maps = NULL;
+		p->nmaps = 0;
+		p->identity_known = false;
 		s->stats.process_changed++;
 		r = -ESRCH;
 	} else if (r == -ESRCH) {
@@ -348,24 +405,39 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 	}
 	if (r) {
 		text_drop(&text, &text_len);
-		free(p);
-		return r;
+		if (r != -ESRCH || maps_from_history(s, p, start_ns, time_ns)) {
+			free(p);
+			return r;
+		}
+	} else {
+		text_offer(p, &text, &text_len);
+		symbolizer__hold_root(s, p);
 	}
-	text_offer(p, &text, &text_len);
 	/* slot may have moved: evict_retired() can unlink the entry before it in the chain. */
 	slot = process_slot(s, pid, instance);
 	*slot = p;
 	s->nprocesses++;
-	symbolizer__hold_root(s, p);
 	*out = p;
 	return 0;
 }
 
 int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns)
 {
+	return symbolizer_prepare_instance_at(s, pid, instance, start_ns, 0);
+}
+
+int symbolizer_prepare_instance_at(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns,
+				   uint64_t time_ns)
+{
 	struct sym_process *p;
 
-	return symbolizer__get_process(s, pid, instance, start_ns, true, &p);
+	return symbolizer__get_process_at(s, pid, instance, start_ns, time_ns, true, &p);
+}
+
+void symbolizer_set_history(struct symbolizer *s, symbolizer_history_fn fn, void *ctx)
+{
+	s->history_fn = fn;
+	s->history_ctx = ctx;
 }
 
 int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns)

@@ -302,7 +302,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 
 	*instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 	if (pi)
-		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
+		symbolizer_prepare_instance_at(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns, s->time_ns);
 	proc_maps_share_begin((pid_t)s->pid, pi ? *instance : 0, s->map_count);
 	check_rooms(rp, &(struct runtime_sample){ .s = s, .data = data, .size = size, .pi = pi, .instance = *instance });
 	s = unwind_record(rp, *instance, data, size, &rp->counters.unwind);
@@ -476,8 +476,8 @@ static void handle(struct record_path *rp, const void *data, size_t size)
 		 * is written. */
 		pi = s->pid ? sample_process(rp, s) : NULL;
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
-		if (pi)
-			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+		if (pi) /* gone already: its mappings at the sample's time, from the kernel's mmap events */
+			symbolizer_prepare_instance_at(rp->sym, (pid_t)s->pid, instance, s->process_start_ns, s->time_ns);
 		proc_maps_share_begin((pid_t)s->pid, pi ? instance : 0, s->map_count);
 		rs = (struct runtime_sample){
 			.s = s, .data = data, .size = size, .pi = pi, .instance = instance, .on_cpu = true,
