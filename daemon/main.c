@@ -889,8 +889,6 @@ out:
 	metrics_server_stop(d.metrics);
 	profile_free(p);
 	sampler_close(d.sampler);
-	symbolizer_set_history(d.sym, NULL, NULL);
-	mmap_events_free(d.mmap_events);
 	record_path_free(d.records);
 	jvm_attacher_free(d.jvm);
 	jvm_broker_stop(d.jvm_broker);
@@ -898,6 +896,7 @@ out:
 	off_cpu_free(d.off_cpu);
 	aggregate_free(d.off_agg);
 	symbolizer_free(d.sym);
+	mmap_events_free(d.mmap_events); /* the symbolizer's history: after it */
 	process_table_free(d.processes);
 	metadata_free(d.metadata);
 	aggregate_free(d.agg);

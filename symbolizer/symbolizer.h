@@ -240,7 +240,7 @@ int symbolizer_prepare_instance_at(struct symbolizer *s, pid_t pid, uint64_t ins
 				   uint64_t time_ns);
 
 /* A mapping as a process's history gives it: its file by path (under the root of *root_pid, see
- * symbolizer_history_fn), checked by device and inode as any other. */
+ * symbolizer_history_fn), checked by device and inode as any other; "[vdso]": the vDSO. */
 struct symbolizer_mapping {
 	uint64_t start, end, offset;
 	uint64_t dev, inode;

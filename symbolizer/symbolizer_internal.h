@@ -129,6 +129,7 @@ struct sym_process {
 	int jit_refused;            /* -errno of the last refusal, counted once until it changes */
 	uint64_t root_dev, root_ino; /* its root directory, held in the symbolizer's roots */
 	bool root_held;
+	bool history_tried;         /* no mapping read: the history was asked (symbolizer_set_history()) */
 	struct sym_process *next; /* hash chain */
 };
 

@@ -328,11 +328,13 @@ static int maps_from_history(struct symbolizer *s, struct sym_process *p, uint64
 	if (!maps)
 		return -ENOMEM;
 	for (size_t i = 0; i < n && i < SYMBOLIZER_HISTORY_MAX_MAPS; i++) {
-		if (hist[i].end <= hist[i].start || !hist[i].path || hist[i].path[0] != '/')
+		bool vdso = hist[i].path && !strcmp(hist[i].path, VDSO_MAP_NAME);
+
+		if (hist[i].end <= hist[i].start || !hist[i].path || (hist[i].path[0] != '/' && !vdso))
 			continue;
 		maps[kept] = (struct sym_map){
 			.start = hist[i].start, .end = hist[i].end, .offset = hist[i].offset,
-			.dev = hist[i].dev, .inode = hist[i].inode, .path = strdup(hist[i].path),
+			.dev = hist[i].dev, .inode = hist[i].inode, .path = strdup(hist[i].path), .vdso = vdso,
 		};
 		if (!maps[kept].path) {
 			maps_free(maps, kept);
@@ -373,8 +375,15 @@ int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instanc
 	int r;
 
 	if (*slot) {
-		(*slot)->last_used = ++s->tick;
-		*out = *slot;
+		p = *slot;
+		p->last_used = ++s->tick;
+		/* Read with no mapping (an exited process not yet reaped, read at its exec record): the
+		 * history at this record's time, once. */
+		if (!p->nmaps && time_ns && !p->history_tried) {
+			p->history_tried = true;
+			maps_from_history(s, p, start_ns, time_ns);
+		}
+		*out = p;
 		return 0;
 	}
 	if (!create) {
@@ -409,6 +418,9 @@ int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instanc
 			free(p);
 			return r;
 		}
+	} else if (!p->nmaps && maps_from_history(s, p, start_ns, time_ns) == 0) {
+		/* An exited process not yet reaped (a zombie) lists no mappings: those it had. */
+		text_drop(&text, &text_len);
 	} else {
 		text_offer(p, &text, &text_len);
 		symbolizer__hold_root(s, p);

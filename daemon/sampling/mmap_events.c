@@ -221,8 +221,10 @@ static void handle_mmap2(struct mmap_events *ev, const unsigned char *rec, size_
 		return;
 	}
 	m.path = (const char *)rec + fixed;
-	/* Executable file mappings only (mmap_data is off; the vDSO is the symbolizer's own). */
-	if (!(prot & PROT_EXEC) || m.path[0] != '/' || !m.ino || !followed(ev, pid))
+	/* Executable file mappings (mmap_data is off), and the vDSO (the symbolizer serves it from its
+	 * own image). */
+	if (!(prot & PROT_EXEC) || !followed(ev, pid) ||
+	    (strcmp(m.path, "[vdso]") && (m.path[0] != '/' || !m.ino)))
 		return;
 	mmap_store_map(ev->store, pid, &m, time);
 }
