@@ -10,7 +10,7 @@ purpose: CI's two tests on 2 CPUs). Each process has exited when its first sampl
    inside execve, whose user frames are the replaced program's) have every user frame named, most of them the known chain, and the -v log says processes were given their
    mappings from the events.
 2. Without them (OTELPROFD_TEST_NO_MMAP_EVENTS=1, the daemon before this change): the same run
-   leaves most of those samples [unknown], so check 1 means something.
+   leaves many of those samples [unknown] (8-43% named here), so check 1 means something.
 """
 import os
 import re
@@ -103,8 +103,9 @@ stacks, log = profile("without", {"OTELPROFD_TEST_NO_MMAP_EVENTS": "1"})
 total0, named0, _ = shares(stacks)
 print(f"without mmap events: {named0} of {total0} brief samples named ({100.0 * named0 / max(total0, 1):.2f}%)",
       flush=True)
-if total0 >= 100 and named0 >= 0.9 * total0:
-    failures.append(f"without the mmap events {named0} of {total0} brief samples were named: the loop did not lag")
+if total0 >= 100 and named0 >= 0.99 * total0:
+    failures.append(f"without the mmap events {named0} of {total0} brief samples were named too: the loop did "
+                    "not lag behind the processes' lives, and check 1 proves nothing")
 if failures:
     bpftest.fail("; ".join(failures))
 print("PASS")
