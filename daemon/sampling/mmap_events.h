@@ -23,8 +23,9 @@
 #include "sampling/mmap_store.h"
 #include "symbolizer.h"
 
-/* Data pages of each CPU's ring (a power of two), 64 KiB with 4 KiB pages. */
-#define MMAP_EVENTS_RING_PAGES 16
+/* Data pages of each CPU's ring (a power of two), 128 KiB with 4 KiB pages: about 1,200 records, the
+ * life of 150 short processes (a fork, an exec, an exit, four or five mappings each). */
+#define MMAP_EVENTS_RING_PAGES 32
 
 struct mmap_events_config {
 	const pid_t *pids;    /* --pid: only these and (follow_children) their descendants; NULL: all */
