@@ -109,6 +109,9 @@ struct symbolizer_stats {
 	uint64_t process_gone;     /* the process had exited before its maps were read */
 	uint64_t processes_from_history; /* ... and its mappings came from its history instead
 				      (symbolizer_set_history()) */
+	uint64_t maps_completed_from_history; /* processes gone after a read of their maps that
+				      missed an address (an exec's half-built maps): the mappings
+				      they lacked came from their history */
 	uint64_t roots_used_after_exit; /* files of an exited process opened through its root, held */
 	uint64_t roots_replaced;   /* roots held dropped for another (SYM_ROOTS distinct roots) */
 	uint64_t process_changed;  /* maps read again found another process or program at the pid: the

@@ -129,7 +129,9 @@ struct sym_process {
 	int jit_refused;            /* -errno of the last refusal, counted once until it changes */
 	uint64_t root_dev, root_ino; /* its root directory, held in the symbolizer's roots */
 	bool root_held;
-	bool history_tried;         /* no mapping read: the history was asked (symbolizer_set_history()) */
+	bool history_tried;         /* the history was asked (symbolizer_set_history()): once per entry */
+	uint64_t start_ns, record_ns; /* the start time and the record time it was prepared with (0:
+				       unknown), to ask its history */
 	struct sym_process *next; /* hash chain */
 };
 
@@ -219,8 +221,7 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns,
 			       uint64_t time_ns, bool create, struct sym_process **out);
 /* The mapping of address, reading the maps again (rate-limited) when it misses every one. */
-struct sym_map *symbolizer__find_map_refresh(struct sym_process *p, uint64_t address,
-					     struct symbolizer_stats *stats);
+struct sym_map *symbolizer__find_map_refresh(struct symbolizer *s, struct sym_process *p, uint64_t address);
 /* An O_PATH fd of /proc/PID/root (the caller closes it), or -errno. */
 int symbolizer__open_root(pid_t pid);
 

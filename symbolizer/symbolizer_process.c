@@ -309,52 +309,71 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
 	return 0;
 }
 
-/* p, gone before its maps were read, given the mappings its history had at time_ns: retired (never
- * read from /proc), its files opened under the root of the process the history names. 0 or -errno. */
+static bool overlaps_any(const struct sym_map *maps, size_t n, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].start < end && start < maps[i].end)
+			return true;
+	return false;
+}
+
+/* p, gone (or a zombie) before its maps were read, or read while still half-built (an exec's), given
+ * the mappings its history had at time_ns that it lacks: retired (never read from /proc again), its
+ * files opened under the root of the process the history names. Asked once per entry. 0 or -errno. */
 static int maps_from_history(struct symbolizer *s, struct sym_process *p, uint64_t start_ns, uint64_t time_ns)
 {
 	struct symbolizer_mapping hist[SYMBOLIZER_HISTORY_MAX_MAPS];
 	struct sym_map *maps;
-	size_t n = 0, kept = 0;
+	size_t n = 0, kept = p->nmaps, had = p->nmaps;
 	pid_t root_pid = 0;
 	int r;
 
-	if (!s->history_fn || !start_ns || !time_ns)
+	if (!s->history_fn || !start_ns || !time_ns || p->history_tried)
 		return -ESRCH;
+	p->history_tried = true;
 	r = s->history_fn(s->history_ctx, p->pid, start_ns, time_ns, hist, SYMBOLIZER_HISTORY_MAX_MAPS, &n, &root_pid);
 	if (r || !n)
 		return -ESRCH;
-	maps = calloc(n, sizeof(*maps));
+	maps = calloc(had + n, sizeof(*maps));
 	if (!maps)
 		return -ENOMEM;
+	if (had)
+		memcpy(maps, p->maps, had * sizeof(*maps));
 	for (size_t i = 0; i < n && i < SYMBOLIZER_HISTORY_MAX_MAPS; i++) {
 		bool vdso = hist[i].path && !strcmp(hist[i].path, VDSO_MAP_NAME);
 
-		if (hist[i].end <= hist[i].start || !hist[i].path || (hist[i].path[0] != '/' && !vdso))
+		if (hist[i].end <= hist[i].start || !hist[i].path || (hist[i].path[0] != '/' && !vdso) ||
+		    overlaps_any(maps, had, hist[i].start, hist[i].end))
 			continue;
 		maps[kept] = (struct sym_map){
 			.start = hist[i].start, .end = hist[i].end, .offset = hist[i].offset,
 			.dev = hist[i].dev, .inode = hist[i].inode, .path = strdup(hist[i].path), .vdso = vdso,
 		};
 		if (!maps[kept].path) {
-			maps_free(maps, kept);
+			maps_free(maps + had, kept - had);
+			free(maps);
 			return -ENOMEM;
 		}
 		kept++;
 	}
-	if (!kept) {
+	if (kept == had) {
 		free(maps);
 		return -ESRCH;
 	}
 	qsort(maps, kept, sizeof(*maps), by_start);
+	free(p->maps); /* its entries moved to maps */
 	p->maps = maps;
 	p->nmaps = kept;
 	p->retired = true;
 	p->refreshed_ns = symbolizer__now_ns();
-	symbolizer__hold_root_of(s, p, root_pid > 0 ? root_pid : 1);
+	if (!p->root_held)
+		symbolizer__hold_root_of(s, p, root_pid > 0 ? root_pid : 1);
 	if (!p->root_held && root_pid > 1)
 		symbolizer__hold_root_of(s, p, 1); /* its parent gone too: the host's root */
-	s->stats.processes_from_history++;
+	if (had)
+		s->stats.maps_completed_from_history++;
+	else
+		s->stats.processes_from_history++;
 	return 0;
 }
 
@@ -379,10 +398,8 @@ int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instanc
 		p->last_used = ++s->tick;
 		/* Read with no mapping (an exited process not yet reaped, read at its exec record): the
 		 * history at this record's time, once. */
-		if (!p->nmaps && time_ns && !p->history_tried) {
-			p->history_tried = true;
+		if (!p->nmaps && time_ns)
 			maps_from_history(s, p, start_ns, time_ns);
-		}
 		*out = p;
 		return 0;
 	}
@@ -400,6 +417,8 @@ int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instanc
 	p->pid = pid;
 	p->instance = instance;
 	p->last_used = ++s->tick;
+	p->start_ns = start_ns;
+	p->record_ns = time_ns;
 	r = read_maps(p, &s->stats, &text, &text_len);
 	if (!r && start_ns && !proc_stat_same_start(start_ns, p->identity.start_ticks)) {
 		/* The caller's process exited and another took its pid before we got here. */
@@ -493,21 +512,26 @@ static struct sym_map *find_map(struct sym_process *p, uint64_t address)
 	return NULL;
 }
 
-/* The mapping of address, reading the maps again (rate-limited) when it misses every one. */
-struct sym_map *symbolizer__find_map_refresh(struct sym_process *p, uint64_t address, struct symbolizer_stats *stats)
+/* The mapping of address, reading the maps again (rate-limited) when it misses every one; the
+ * process gone, from its history (once). */
+struct sym_map *symbolizer__find_map_refresh(struct symbolizer *s, struct sym_process *p, uint64_t address)
 {
 	struct sym_map *map = find_map(p, address);
 	size_t text_len;
 	char *text;
+	int r = 0;
 
 	if (!map && !p->retired &&
 	    (p->refreshes < MAPS_QUICK_REFRESHES || symbolizer__now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
 		p->refreshes++;
-		if (read_maps(p, stats, &text, &text_len) == 0) {
+		r = read_maps(p, &s->stats, &text, &text_len);
+		if (r == 0) {
 			text_offer(p, &text, &text_len);
 			map = find_map(p, address);
 		}
 	}
+	if (!map && (p->retired || r == -ESRCH) && maps_from_history(s, p, p->start_ns, p->record_ns) == 0)
+		map = find_map(p, address);
 	return map;
 }
 

@@ -527,6 +527,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("mmap_history_lookups_total", NULL, "result=\"events_lost\"", m->mmap_store.untrusted),
 		C("symbolizer_processes_from_history_total", "processes gone before their maps were read whose mappings "
 		  "came from the kernel's mmap events", NULL, y->processes_from_history),
+		C("symbolizer_maps_completed_from_history_total", "processes gone after a read of their maps that "
+		  "missed an address (an exec's half-built maps) whose missing mappings came from the mmap events", NULL,
+		  y->maps_completed_from_history),
 	};
 	static char end_labels[UNWIND_END_MAX][48];
 	static char reject_labels[TRACE_REJECT_MAX][48];

@@ -326,10 +326,11 @@ void self_report_log_counters(const struct self_sources *src)
 			cpu_shed_level_name(m.ceiling.level), m.ceiling.last_percent);
 	}
 	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
-		  " processes gone (%" PRIu64 " of them given their mappings from the kernel's mmap events), %" PRIu64
+		  " processes gone (%" PRIu64 " of them given their mappings from the kernel's mmap events, %" PRIu64
+		  " more completed from them), %" PRIu64
 		  " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
-		  ss->process_gone, ss->processes_from_history, ss->process_changed, ss->modules_loaded,
+		  ss->process_gone, ss->processes_from_history, ss->maps_completed_from_history, ss->process_changed, ss->modules_loaded,
 		  ss->module_open_failed);
 	if (m.mmap_events_enabled)
 		log_debug("mmap events: %" PRIu64 " records read on %u CPUs, %" PRIu64 " lost, %" PRIu64 " malformed; "

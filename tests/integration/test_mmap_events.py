@@ -83,7 +83,7 @@ def shares(stacks, verbose=False):
 stacks, log = profile("with", {})
 total, named, chain = shares(stacks, verbose=True)
 rescued = sum(int(m.group(1)) for m in
-              re.finditer(r"processes gone \((\d+) of them given their mappings from the kernel's mmap events\)", log))
+              re.finditer(r"processes gone \((\d+) of them given their mappings from the kernel's mmap events", log))
 print(f"with mmap events: {named} of {total} brief samples named ({100.0 * named / max(total, 1):.2f}%), "
       f"{chain} in the chain; {rescued} processes given their mappings from the events", flush=True)
 for line in log.splitlines():
