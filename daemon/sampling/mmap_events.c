@@ -47,18 +47,28 @@ struct sample_id {
 	uint64_t time;
 };
 
-static int open_cpu(int cpu)
+static int open_cpu(int cpu, size_t data_bytes)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr), .config = PERF_COUNT_SW_DUMMY,
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
 		.mmap = 1, .mmap2 = 1, .comm = 1, .comm_exec = 1, .task = 1, .sample_id_all = 1,
 		.use_clockid = 1, .clockid = CLOCK_MONOTONIC,
-		.watermark = 1, .wakeup_watermark = MMAP_EVENTS_RING_PAGES * 4096 / 2,
+		.watermark = 1, .wakeup_watermark = (uint32_t)(data_bytes / 2),
 	};
 	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
+}
+
+/* Each ring's data bytes: MMAP_EVENTS_RING_PAGES pages, halved until all rings fit the bound. */
+static size_t ring_bytes(size_t page, size_t ncpu)
+{
+	size_t pages = MMAP_EVENTS_RING_PAGES;
+
+	while (pages > MMAP_EVENTS_RING_MIN_PAGES && pages * page * ncpu > MMAP_EVENTS_RINGS_BYTES)
+		pages /= 2;
+	return pages * page;
 }
 
 void mmap_events_free(struct mmap_events *ev)
@@ -88,12 +98,12 @@ struct mmap_events *mmap_events_open(const struct mmap_events_config *cfg, int *
 	}
 	ev->epfd = -1;
 	ev->page = (size_t)sysconf(_SC_PAGESIZE);
-	ev->data_bytes = ev->page * MMAP_EVENTS_RING_PAGES;
 	ev->pids = cfg->pids;
 	ev->npids = cfg->npids;
 	ev->follow_children = cfg->follow_children;
 	if (ncpu < 1 || ncpu > MMAP_EVENTS_MAX_CPUS)
 		ncpu = ncpu < 1 ? 1 : MMAP_EVENTS_MAX_CPUS;
+	ev->data_bytes = ring_bytes(ev->page, (size_t)ncpu);
 	ev->rings = calloc((size_t)ncpu, sizeof(*ev->rings));
 	ev->store = mmap_store_new();
 	ev->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -103,7 +113,7 @@ struct mmap_events *mmap_events_open(const struct mmap_events_config *cfg, int *
 		return NULL;
 	}
 	for (int cpu = 0; cpu < ncpu; cpu++) {
-		int fd = open_cpu(cpu);
+		int fd = open_cpu(cpu, ev->data_bytes);
 		void *base;
 
 		if (fd < 0) {

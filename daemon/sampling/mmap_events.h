@@ -24,8 +24,12 @@
 #include "symbolizer.h"
 
 /* Data pages of each CPU's ring (a power of two), 128 KiB with 4 KiB pages: about 1,200 records, the
- * life of 150 short processes (a fork, an exec, an exit, four or five mappings each). */
+ * life of 150 short processes (a fork, an exec, an exit, four or five mappings each). A host with many
+ * CPUs gets smaller rings (each CPU sees fewer of the host's events): all of them together stay within
+ * MMAP_EVENTS_RINGS_BYTES, and no ring is smaller than MMAP_EVENTS_RING_MIN_PAGES. */
 #define MMAP_EVENTS_RING_PAGES 32
+#define MMAP_EVENTS_RING_MIN_PAGES 4
+#define MMAP_EVENTS_RINGS_BYTES (8u << 20)
 
 struct mmap_events_config {
 	const pid_t *pids;    /* --pid: only these and (follow_children) their descendants; NULL: all */
