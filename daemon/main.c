@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,6 +438,27 @@ static uint64_t test_open_delay_ms(void)
 	return v ? strtoull(v, NULL, 10) : 0;
 }
 
+/*
+ * Where the kernel's symbols are saved for the next run of this boot (symbolizer/kallsyms_cache.h):
+ * OTELPROFD_KALLSYMS_CACHE (a file; empty: none), else systemd's CacheDirectory ($CACHE_DIRECTORY,
+ * the service's), else /var/cache/otelprofd for root; otherwise none. path holds PATH_MAX bytes.
+ */
+static const char *kallsyms_cache_path(char *path)
+{
+	const char *v = getenv("OTELPROFD_KALLSYMS_CACHE"), *dir = getenv("CACHE_DIRECTORY");
+	int n;
+
+	if (v)
+		n = snprintf(path, PATH_MAX, "%s", v);
+	else if (dir && *dir) /* a list when the unit names several: the first */
+		n = snprintf(path, PATH_MAX, "%.*s/kallsyms", (int)strcspn(dir, ":"), dir);
+	else if (geteuid() == 0)
+		n = snprintf(path, PATH_MAX, "/var/cache/otelprofd/kallsyms");
+	else
+		return NULL;
+	return n > 0 && n < PATH_MAX ? path : NULL;
+}
+
 /* The allocation sampler that --alloc attaches at start and preloads into a program it starts. */
 static const char *alloc_library(void)
 {
@@ -635,6 +657,7 @@ int main(int argc, char **argv)
 	size_t ncgroup_ids;
 	/* Static: an open still running at exit is left to its thread (symbolizer_free()), which reads it. */
 	static const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
+	static char kallsyms_cache[PATH_MAX];
 	int r, loop_r, status = 1;
 	struct self_sources src;
 	bool keep_bpf;
@@ -677,7 +700,7 @@ int main(int argc, char **argv)
 		debug_dirs[1] = "/proc/1/root/usr/lib/debug";
 	d.sym = symbolizer_new(&(struct symbolizer_config){
 		.debug_dirs = debug_dirs, .max_module_bytes = opts.symbol_cache,
-		.open_delay_ms = test_open_delay_ms(),
+		.open_delay_ms = test_open_delay_ms(), .kallsyms_cache_path = kallsyms_cache_path(kallsyms_cache),
 	});
 	if (debuginfod_lib_error())
 		log_warn("Debug files from debuginfod (DEBUGINFOD_URLS) need %s; symbolizing goes on without them",
@@ -685,7 +708,9 @@ int main(int argc, char **argv)
 	/* Kernel symbols are read when the first profile with a kernel frame is built (profile_build(),
 	 * on the export path: the ring buffer is not read for those 25-35 ms, once), not at start: the
 	 * kernel formatting 120,000 lines was 40% of a start's CPU and 5 MiB of RSS that a run without
-	 * kernel frames never needs (bench/RESULTS.md). Hidden addresses are said after that export. */
+	 * kernel frames never needs (bench/RESULTS.md). A run of this boot that read them saved them in
+	 * the cache, and the next ones read that instead (1-3 ms). Hidden addresses are said after that
+	 * export. */
 	d.processes = process_table_new(&(struct process_table_config){
 		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = &d,
 	});

@@ -324,6 +324,12 @@ void self_report_log_counters(const struct self_sources *src)
 		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
 		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
+	if (ss->kallsyms_full_reads || ss->kallsyms_cache_hits)
+		log_debug("kernel symbols: %" PRIu64 " read from the cache, %" PRIu64 " full reads of kallsyms (%" PRIu64
+			  " reloads); cache: %" PRIu64 " stale or missing, %" PRIu64 " refused, %" PRIu64 " saved, %" PRIu64
+			  " saves failed", ss->kallsyms_cache_hits, ss->kallsyms_full_reads, ss->kallsyms_reloads,
+			  ss->kallsyms_cache_stale, ss->kallsyms_cache_refused, ss->kallsyms_cache_writes,
+			  ss->kallsyms_cache_write_failed);
 	if (ss->modules_too_big)
 		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,
