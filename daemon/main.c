@@ -440,8 +440,10 @@ static uint64_t test_open_delay_ms(void)
 
 /*
  * Where the kernel's symbols are saved for the next run of this boot (symbolizer/kallsyms_cache.h):
- * OTELPROFD_KALLSYMS_CACHE (a file; empty: none), else systemd's CacheDirectory ($CACHE_DIRECTORY,
- * the service's), else /var/cache/otelprofd for root; otherwise none. path holds PATH_MAX bytes.
+ * OTELPROFD_KALLSYMS_CACHE (a file; empty: none), else kernel/kallsyms in systemd's CacheDirectory
+ * ($CACHE_DIRECTORY, the service's) or, for root, in /var/cache/otelprofd (the DaemonSet's emptyDir,
+ * mode 0777: the cache's own 0700 directory inside is what makes it trusted); otherwise none. path
+ * holds PATH_MAX bytes.
  */
 static const char *kallsyms_cache_path(char *path)
 {
@@ -451,9 +453,9 @@ static const char *kallsyms_cache_path(char *path)
 	if (v)
 		n = snprintf(path, PATH_MAX, "%s", v);
 	else if (dir && *dir) /* a list when the unit names several: the first */
-		n = snprintf(path, PATH_MAX, "%.*s/kallsyms", (int)strcspn(dir, ":"), dir);
+		n = snprintf(path, PATH_MAX, "%.*s/kernel/kallsyms", (int)strcspn(dir, ":"), dir);
 	else if (geteuid() == 0)
-		n = snprintf(path, PATH_MAX, "/var/cache/otelprofd/kallsyms");
+		n = snprintf(path, PATH_MAX, "/var/cache/otelprofd/kernel/kallsyms");
 	else
 		return NULL;
 	return n > 0 && n < PATH_MAX ? path : NULL;

@@ -100,23 +100,48 @@ int kallsyms_cache_key_read(struct kallsyms_cache_key *key, const char *kallsyms
 	return 0;
 }
 
-/* The directory of path, written only by the reader or root. */
-static bool directory_trusted(const char *path)
+/* The directory of path into dir (PATH_MAX bytes), and where the file's name starts in path. */
+static const char *split_path(const char *path, char *dir)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		strcpy(dir, ".");
+		return path;
+	}
+	if ((size_t)(slash - path) >= PATH_MAX)
+		return NULL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	if (slash == path)
+		strcpy(dir, "/");
+	return slash + 1;
+}
+
+/* path's file opened for reading within its directory, which only the reader or root can write
+ * (checked on the directory opened, then the file opened in it: no swap between the two); -1 with
+ * errno (EPERM: not trusted). */
+static int open_trusted(const char *path)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
+	const char *name = split_path(path, dir);
 	struct stat st;
+	int dfd, fd;
 
-	if (!slash)
-		return stat(".", &st) == 0 && (st.st_uid == geteuid() || st.st_uid == 0) && !(st.st_mode & 022);
-	if ((size_t)(slash - path) >= sizeof(dir))
-		return false;
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash == path ? 1 : slash - path] = 0;
-	if (slash == path)
-		dir[0] = '/';
-	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0) &&
-	       !(st.st_mode & 022);
+	if (!name)
+		return errno = ENAMETOOLONG, -1;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	if (fstat(dfd, &st) || (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) {
+		close(dfd);
+		return errno = EPERM, -1;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && errno == ELOOP)
+		errno = EPERM;
+	close(dfd);
+	return fd;
 }
 
 /* Every offset and index within bounds, names NUL-terminated, addresses in order. */
@@ -151,14 +176,10 @@ struct kallsyms *kallsyms_cache_read(const char *path, const struct kallsyms_cac
 	char *map = MAP_FAILED;
 	int fd, err = EBADMSG;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ELOOP)
-			errno = EPERM;
+	fd = open_trusted(path);
+	if (fd < 0)
 		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
-	    !directory_trusted(path)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
 		err = EPERM;
 		goto fail;
 	}
@@ -236,16 +257,16 @@ static bool lasting(const struct kallsyms *k, const struct ksym_entry *e)
 	return m == 0 || k->modules[m].end != 0;
 }
 
-/* Make the directory of path (one level, 0700) when it is missing. */
+/* Make the directory of path and its parent (0700) when they are missing: a directory of the
+ * cache's own, trusted even inside a shared one (a Kubernetes emptyDir is mode 0777). */
 static void make_directory(const char *path)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], parent[PATH_MAX];
 
-	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+	if (!split_path(path, dir))
 		return;
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = 0;
+	if (split_path(dir, parent))
+		(void)mkdir(parent, 0700);
 	(void)mkdir(dir, 0700);
 }
 

@@ -349,6 +349,30 @@ static void test_cache_refused(void **state)
 	k = kallsyms_cache_read(cache_file, &key);
 	assert_non_null(k);
 	kallsyms_free(k);
+
+	/* In a directory anyone can write (a Kubernetes emptyDir is 0777), the cache gets a 0700
+	 * directory of its own, and is read from it. */
+	{
+		char shared[300], own[320], file[340];
+		struct stat st;
+
+		snprintf(shared, sizeof(shared), "%s/shared", cache_dir);
+		snprintf(own, sizeof(own), "%s/kernel", shared);
+		snprintf(file, sizeof(file), "%s/kallsyms", own);
+		assert_int_equal(mkdir(shared, 0777), 0);
+		assert_int_equal(chmod(shared, 0777), 0);
+		k = parse(cache_text);
+		assert_int_equal(kallsyms_cache_write(file, k, &key), 0);
+		kallsyms_free(k);
+		assert_int_equal(stat(own, &st), 0);
+		assert_int_equal(st.st_mode & 0777, 0700);
+		k = kallsyms_cache_read(file, &key);
+		assert_non_null(k);
+		kallsyms_free(k);
+		unlink(file);
+		rmdir(own);
+		rmdir(shared);
+	}
 }
 
 /* Flip one byte at a time through the file: every copy is refused or read back safely (bounds,
