@@ -711,7 +711,7 @@ int main(int argc, char **argv)
 	 * on the export path: the ring buffer is not read for those 25-35 ms, once), not at start: the
 	 * kernel formatting 120,000 lines was 40% of a start's CPU and 5 MiB of RSS that a run without
 	 * kernel frames never needs (bench/RESULTS.md). A run of this boot that read them saved them in
-	 * the cache, and the next ones read that instead (1-3 ms). Hidden addresses are said after that
+	 * the cache, and the next ones map that instead (under 1 ms). Hidden addresses are said after that
 	 * export. */
 	d.processes = process_table_new(&(struct process_table_config){
 		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = &d,

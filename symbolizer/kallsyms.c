@@ -345,6 +345,9 @@ const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
 			hi = mid;
 	}
 	e = &k->syms[lo];
+	/* Always true of a parsed table; checked here for one mapped from the cache (kallsyms_cache.c). */
+	if (e->name >= k->strings_len || (e->module & ~KSYM_END_MARKER) >= k->nmodules)
+		return NULL;
 	m = &k->modules[e->module & ~KSYM_END_MARKER];
 	end = e->module & KSYM_END_MARKER ? e->address : m->end;
 	if (end && address >= end)
