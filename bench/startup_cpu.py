@@ -10,7 +10,11 @@ the runs printed as a Markdown table, with each build's verified instruction cou
 
 --workload "COMMAND" profiles that command's process instead of the sleeper (for example
 `dd if=/dev/zero of=/dev/null bs=512`, whose samples have kernel frames: the run then includes the
-first profile with a kernel frame, and the /proc/kallsyms read it brings).
+first profile with a kernel frame, and the /proc/kallsyms read it brings), or build/bench/syscalls
+(system calls in a loop, static and without debug information: kernel frames with next to no user
+symbolizing, so the run is the start and the kernel symbols). The kernel symbols come from the
+per-boot cache file when an earlier run of the boot saved it; a NAME=BINARY:OTELPROFD_KALLSYMS_CACHE=
+entry runs without it (a boot's first run, but for the save).
 
 A NAME=BINARY:OTELPROFD_RUNTIMES_AT_START=1 entry runs the binary with that variable set. The
 output goes to a temporary directory, never -o /dev/null: builds before the fix of output_file.c

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,6 +476,29 @@ static void open_mmap_events(struct daemon *d)
 			 "handled keep unknown frames", strerror(-r));
 }
 
+/*
+ * Where the kernel's symbols are saved for the next run of this boot (symbolizer/kallsyms_cache.h):
+ * OTELPROFD_KALLSYMS_CACHE (a file; empty: none), else kernel/kallsyms in systemd's CacheDirectory
+ * ($CACHE_DIRECTORY, the service's) or, for root, in /var/cache/otelprofd (the DaemonSet's emptyDir,
+ * mode 0777: the cache's own 0700 directory inside is what makes it trusted); otherwise none. path
+ * holds PATH_MAX bytes.
+ */
+static const char *kallsyms_cache_path(char *path)
+{
+	const char *v = getenv("OTELPROFD_KALLSYMS_CACHE"), *dir = getenv("CACHE_DIRECTORY");
+	int n;
+
+	if (v)
+		n = snprintf(path, PATH_MAX, "%s", v);
+	else if (dir && *dir) /* a list when the unit names several: the first */
+		n = snprintf(path, PATH_MAX, "%.*s/kernel/kallsyms", (int)strcspn(dir, ":"), dir);
+	else if (geteuid() == 0)
+		n = snprintf(path, PATH_MAX, "/var/cache/otelprofd/kernel/kallsyms");
+	else
+		return NULL;
+	return n > 0 && n < PATH_MAX ? path : NULL;
+}
+
 /* The allocation sampler that --alloc attaches at start and preloads into a program it starts. */
 static const char *alloc_library(void)
 {
@@ -677,6 +701,7 @@ int main(int argc, char **argv)
 	size_t ncgroup_ids;
 	/* Static: an open still running at exit is left to its thread (symbolizer_free()), which reads it. */
 	static const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
+	static char kallsyms_cache[PATH_MAX];
 	int r, loop_r, status = 1;
 	struct self_sources src;
 	bool keep_bpf;
@@ -719,7 +744,7 @@ int main(int argc, char **argv)
 		debug_dirs[1] = "/proc/1/root/usr/lib/debug";
 	d.sym = symbolizer_new(&(struct symbolizer_config){
 		.debug_dirs = debug_dirs, .max_module_bytes = opts.symbol_cache,
-		.open_delay_ms = test_open_delay_ms(),
+		.open_delay_ms = test_open_delay_ms(), .kallsyms_cache_path = kallsyms_cache_path(kallsyms_cache),
 	});
 	if (debuginfod_lib_error())
 		log_warn("Debug files from debuginfod (DEBUGINFOD_URLS) need %s; symbolizing goes on without them",
@@ -727,7 +752,9 @@ int main(int argc, char **argv)
 	/* Kernel symbols are read when the first profile with a kernel frame is built (profile_build(),
 	 * on the export path: the ring buffer is not read for those 25-35 ms, once), not at start: the
 	 * kernel formatting 120,000 lines was 40% of a start's CPU and 5 MiB of RSS that a run without
-	 * kernel frames never needs (bench/RESULTS.md). Hidden addresses are said after that export. */
+	 * kernel frames never needs (bench/RESULTS.md). A run of this boot that read them saved them in
+	 * the cache, and the next ones map that instead (under 1 ms). Hidden addresses are said after that
+	 * export. */
 	d.processes = process_table_new(&(struct process_table_config){
 		.command_line = opts.command_line, .evicted = forget_process, .evicted_ctx = &d,
 	});

@@ -1,38 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kallsyms.h"
+#include "kallsyms_table.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/*
- * A symbol in 16 bytes (a struct ksym takes 32): a kernel has over 100,000 text symbols, which the
- * daemon keeps for its whole run. Module names and bounds are kept once per module.
- */
-struct ksym_entry {
-	uint64_t address;
-	uint32_t name;   /* offset in strings */
-	uint32_t module; /* index in modules[] (0: the kernel's own text), | KSYM_END_MARKER */
-};
-
-/* _etext, _einittext: no address at or past the symbol is its. */
-#define KSYM_END_MARKER 0x80000000u
-
-struct ksym_module {
-	uint32_t name; /* offset in strings (unused for modules[0], the kernel's own text) */
-	uint64_t end;  /* no address at or past this is the module's; 0: not known */
-};
-
-struct kallsyms {
-	struct ksym_entry *syms;
-	size_t count;
-	char *strings;   /* every name and module name, NUL-terminated, back to back */
-	struct ksym_module *modules;
-	size_t nmodules, modules_cap;
-	struct ksym *found; /* what kallsyms_lookup() returns: the last lookup's symbol */
-	bool hidden;
-};
+#include <sys/mman.h>
 
 /* Growing string pool; offsets stay valid across growth, pointers are made once it is final. */
 struct pool {
@@ -257,6 +231,7 @@ struct kallsyms *kallsyms_parse(FILE *f)
 	}
 	free(buf);
 	st.k->strings = st.pool.data;
+	st.k->strings_len = st.pool.len;
 	st.k->hidden = st.seen > 0 && st.zero == st.seen;
 	if (!st.sorted) /* the kernel's own symbols come sorted; modules and BPF may not */
 		qsort(st.k->syms, st.k->count, sizeof(*st.k->syms), by_address);
@@ -340,9 +315,13 @@ void kallsyms_free(struct kallsyms *k)
 {
 	if (!k)
 		return;
-	free(k->strings);
-	free(k->syms);
-	free(k->modules);
+	if (k->map) {
+		munmap(k->map, k->map_len);
+	} else {
+		free(k->strings);
+		free(k->syms);
+		free(k->modules);
+	}
 	free(k->found);
 	free(k);
 }
@@ -366,6 +345,9 @@ const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
 			hi = mid;
 	}
 	e = &k->syms[lo];
+	/* Always true of a parsed table; checked here for one mapped from the cache (kallsyms_cache.c). */
+	if (e->name >= k->strings_len || (e->module & ~KSYM_END_MARKER) >= k->nmodules)
+		return NULL;
 	m = &k->modules[e->module & ~KSYM_END_MARKER];
 	end = e->module & KSYM_END_MARKER ? e->address : m->end;
 	if (end && address >= end)
@@ -385,4 +367,9 @@ size_t kallsyms_count(const struct kallsyms *k)
 bool kallsyms_hidden(const struct kallsyms *k)
 {
 	return k && k->hidden;
+}
+
+bool kallsyms_partial(const struct kallsyms *k)
+{
+	return k && k->partial;
 }

@@ -39,5 +39,8 @@ const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address);
 size_t kallsyms_count(const struct kallsyms *k);
 /* Every address was zero: kptr_restrict hides them from us. */
 bool kallsyms_hidden(const struct kallsyms *k);
+/* Read back from the cache (kallsyms_cache.h): BPF programs and ftrace trampolines are not in it,
+ * so a lookup that finds nothing, or code without a known range, needs a full read to be sure. */
+bool kallsyms_partial(const struct kallsyms *k);
 
 #endif

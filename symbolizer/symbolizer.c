@@ -2,6 +2,7 @@
 /* The symbolizer's life cycle, kernel lookups through kallsyms, and the periodic maintenance. */
 #include "symbolizer_internal.h"
 #include "proc_maps_share.h"
+#include "kallsyms_cache.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,22 +38,77 @@ static uint64_t hash_file(const char *path)
 	return h;
 }
 
-static void load_kallsyms(struct symbolizer *s)
+/* The table saved by an earlier run of this boot (kallsyms_cache.h), or NULL; key is filled for a
+ * save after a full read (key->head_len 0: no cache). */
+static struct kallsyms *cached_kallsyms(struct symbolizer *s, struct kallsyms_cache_key *key)
 {
 	struct kallsyms *k;
 
-	s->modules_hash = hash_file("/proc/modules");
-	k = kallsyms_load(s->config.kallsyms_path);
-	if (k && !strcmp(s->config.kallsyms_path, "/proc/kallsyms")) {
-		FILE *modules = fopen("/proc/modules", "re"); /* bounds each module's last symbol */
+	key->head_len = 0;
+	if (!s->config.kallsyms_cache_path ||
+	    kallsyms_cache_key_read(key, s->config.kallsyms_path, s->modules_hash, NULL, NULL)) {
+		key->head_len = 0;
+		return NULL;
+	}
+	if (s->kallsyms_cache_known && s->kallsyms_cached_modules_hash != s->modules_hash)
+		return NULL; /* modules changed since this run read or wrote it */
+	k = kallsyms_cache_read(s->config.kallsyms_cache_path, key);
+	if (k) {
+		s->stats.kallsyms_cache_hits++;
+		s->kallsyms_cache_known = true;
+		s->kallsyms_cached_modules_hash = s->modules_hash;
+	} else if (errno == EPERM || errno == EBADMSG) {
+		s->stats.kallsyms_cache_refused++;
+	} else if (errno != ENOMEM) {
+		s->stats.kallsyms_cache_stale++;
+	}
+	return k;
+}
 
-		if (modules) {
-			kallsyms_set_module_ranges(k, modules);
-			fclose(modules);
+/* Save a full read for the next run of this boot, unless the file holds it already. */
+static void save_kallsyms(struct symbolizer *s, const struct kallsyms *k, const struct kallsyms_cache_key *key)
+{
+	if (!key->head_len || !k || kallsyms_hidden(k) || !kallsyms_count(k) ||
+	    (s->kallsyms_cache_known && s->kallsyms_cached_modules_hash == s->modules_hash) ||
+	    hash_file("/proc/modules") != s->modules_hash) /* changed during the read: not this key's */
+		return;
+	if (kallsyms_cache_write(s->config.kallsyms_cache_path, k, key)) {
+		s->stats.kallsyms_cache_write_failed++;
+		return;
+	}
+	s->stats.kallsyms_cache_writes++;
+	s->kallsyms_cache_known = true;
+	s->kallsyms_cached_modules_hash = s->modules_hash;
+}
+
+/* Kernel symbols from the cache when it holds this boot's (unless full), else read whole. */
+static void load_kallsyms(struct symbolizer *s, bool full)
+{
+	struct kallsyms_cache_key key = { 0 };
+	struct kallsyms *k = NULL;
+
+	s->modules_hash = hash_file("/proc/modules");
+	if (!full)
+		k = cached_kallsyms(s, &key);
+	else if (s->config.kallsyms_cache_path &&
+		 kallsyms_cache_key_read(&key, s->config.kallsyms_path, s->modules_hash, NULL, NULL))
+		key.head_len = 0;
+	if (!k) {
+		s->stats.kallsyms_full_reads++;
+		k = kallsyms_load(s->config.kallsyms_path);
+		if (k && !strcmp(s->config.kallsyms_path, "/proc/kallsyms")) {
+			FILE *modules = fopen("/proc/modules", "re"); /* bounds each module's last symbol */
+
+			if (modules) {
+				kallsyms_set_module_ranges(k, modules);
+				fclose(modules);
+			}
 		}
+		save_kallsyms(s, k, &key);
 	}
 	s->kallsyms_loaded_ns = symbolizer__now_ns();
 	s->changeable_lookups_at_load = s->changeable_lookups;
+	s->kallsyms_full_failed = !k;
 	if (!k && s->kallsyms)
 		return; /* keep the old table rather than none */
 	kallsyms_free(s->kallsyms);
@@ -63,7 +119,7 @@ static void load_kallsyms(struct symbolizer *s)
 void symbolizer_load_kallsyms(struct symbolizer *s)
 {
 	if (!s->kallsyms_loaded_ns)
-		load_kallsyms(s);
+		load_kallsyms(s, false);
 }
 
 struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
@@ -145,6 +201,18 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
+/* Read kallsyms for a lookup. Not out of the caller's time for module opens: its deadline moves by
+ * the read's time (else the build that meets the first kernel frame, the one at shutdown too, leaves
+ * its exited processes' modules unopened and their frames unnamed). */
+static void read_kallsyms_for_lookup(struct symbolizer *s, bool full)
+{
+	uint64_t began = symbolizer__now_ns();
+
+	load_kallsyms(s, full);
+	if (s->open_deadline_ns > 1)
+		s->open_deadline_ns += symbolizer__now_ns() - began;
+}
+
 int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *frame)
 {
 	const struct ksym *sym;
@@ -155,19 +223,19 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *
 	s->stats.lookups++;
 	/* Read at the first kernel frame unless loaded before: megabytes of text the kernel formats,
 	 * 25-35 ms of CPU (seconds of wall time on a saturated host), that a user with no kernel frames
-	 * never needs. Not out of the caller's time for module opens: its deadline moves by the read's
-	 * time (else the build that meets the first kernel frame, the one at shutdown too, leaves its
-	 * exited processes' modules unopened and their frames unnamed). */
-	if (!s->kallsyms_loaded_ns) {
-		uint64_t began = symbolizer__now_ns();
-
-		load_kallsyms(s);
-		if (s->open_deadline_ns > 1)
-			s->open_deadline_ns += symbolizer__now_ns() - began;
-	}
+	 * never needs; from the cache, a few large reads, when a run of this boot saved it. */
+	if (!s->kallsyms_loaded_ns)
+		read_kallsyms_for_lookup(s, false);
 	sym = kallsyms_lookup(s->kallsyms, address);
 	/* Code that comes and goes without /proc/modules changing: BPF programs, ftrace and kprobe
-	 * trampolines (module names in brackets, with no known end), and addresses no symbol covers. */
+	 * trampolines (module names in brackets, with no known end), and addresses no symbol covers. A
+	 * table from the cache has none of that code: such a lookup reads the whole file now, once,
+	 * so that no frame goes unnamed for the cache. */
+	if ((!sym || (sym->module != kallsyms_vmlinux && !sym->end)) && kallsyms_partial(s->kallsyms) &&
+	    !s->kallsyms_full_failed) {
+		read_kallsyms_for_lookup(s, true); /* failed: the table stays; maintain() tries again */
+		sym = kallsyms_lookup(s->kallsyms, address);
+	}
 	if (!sym || (sym->module != kallsyms_vmlinux && !sym->end))
 		s->changeable_lookups++;
 	if (!sym)
@@ -201,7 +269,7 @@ void symbolizer_maintain(struct symbolizer *s)
 	    (hash_file("/proc/modules") != s->modules_hash ||
 	     (s->changeable_lookups != s->changeable_lookups_at_load &&
 	      symbolizer__now_ns() - s->kallsyms_loaded_ns >= s->config.kallsyms_refresh_ns))) {
-		load_kallsyms(s);
+		load_kallsyms(s, true);
 		s->stats.kallsyms_reloads++;
 	}
 }

@@ -74,6 +74,9 @@ struct sym_frame {
 
 struct symbolizer_config {
 	const char *kallsyms_path; /* default "/proc/kallsyms"; read at the first kernel lookup */
+	const char *kallsyms_cache_path; /* the kernel's lasting symbols saved here for the next run
+				      of the same boot, and read back from it (kallsyms_cache.h);
+				      NULL: none */
 	uint64_t kallsyms_refresh_ns; /* kallsyms read again at most this often while frames land in
 				      code that may change (BPF, ftrace; or miss); default 60 s */
 	size_t max_modules;        /* cached ELF files; default SYMBOLIZER_DEFAULT_MAX_MODULES */
@@ -153,6 +156,14 @@ struct symbolizer_stats {
 	uint64_t perf_maps_evicted; /* perf maps dropped to keep the byte bound (read again when
 				      needed) */
 	uint64_t kallsyms_reloads; /* /proc/kallsyms read again (modules or BPF programs changed) */
+	uint64_t kallsyms_cache_hits;  /* kernel symbols read back from kallsyms_cache_path */
+	uint64_t kallsyms_cache_stale; /* the cache was missing or of another boot, kernel or module set */
+	uint64_t kallsyms_cache_refused; /* the cache file was not trusted (owner, mode, link) or
+				      malformed: read from kallsyms instead */
+	uint64_t kallsyms_cache_writes; /* tables saved to the cache */
+	uint64_t kallsyms_cache_write_failed; /* saves that failed (no directory, read-only, full) */
+	uint64_t kallsyms_full_reads; /* kallsyms read whole (the first read without a cache, reloads,
+				      and lookups a table from the cache could not answer) */
 	uint64_t unwinds;          /* symbolizer_unwind() calls */
 	uint64_t unwind_frames_cfi; /* frames stepped with DWARF CFI */
 	uint64_t unwind_frames_fp;  /* frames stepped with frame pointers (no CFI covered the pc) */

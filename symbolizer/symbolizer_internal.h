@@ -170,6 +170,9 @@ struct symbolizer {
 	uint64_t modules_hash;      /* of /proc/modules when kallsyms was read */
 	uint64_t kallsyms_loaded_ns; /* 0: not read yet (it is read at the first kernel lookup) */
 	uint64_t changeable_lookups_at_load;
+	uint64_t kallsyms_cached_modules_hash; /* the cache file's, once read or written this run */
+	bool kallsyms_full_failed; /* the last read of kallsyms failed (a partial table is kept) */
+	bool kallsyms_cache_known;  /* the cache file holds this boot's table (read or written by us) */
 	struct sym_process *buckets[PROCESS_BUCKETS];
 	size_t nprocesses;
 	struct cached_module **modules;

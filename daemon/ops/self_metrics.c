@@ -280,6 +280,13 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_notices_dropped_total", "symbols-tier notices not logged (too many at once)", NULL,
 		  y->notices_dropped),
 		G("kallsyms_hidden", "1 when kernel addresses are hidden (kptr_restrict)", NULL, y->kallsyms_hidden),
+		C("kallsyms_reads_total", "kernel symbol tables read, by source: the per-boot cache file, or "
+		  "/proc/kallsyms whole", "source=\"cache\"", y->kallsyms_cache_hits),
+		C("kallsyms_reads_total", NULL, "source=\"kallsyms\"", y->kallsyms_full_reads),
+		C("kallsyms_cache_failures_total", "the kernel symbols' cache file not read or not saved, by reason: "
+		  "refused (owner, mode, link, malformed) or a save that failed", "reason=\"refused\"",
+		  y->kallsyms_cache_refused),
+		C("kallsyms_cache_failures_total", NULL, "reason=\"save_failed\"", y->kallsyms_cache_write_failed),
 		C("process_events_total", "process records from BPF, by kind", "kind=\"exec\"", p->execs),
 		C("process_events_total", NULL, "kind=\"fork\"", p->forks),
 		C("process_events_total", NULL, "kind=\"exit\"", p->exits),

@@ -330,8 +330,8 @@ void self_report_log_counters(const struct self_sources *src)
 		  " more completed from them), %" PRIu64
 		  " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
-		  ss->process_gone, ss->processes_from_history, ss->maps_completed_from_history, ss->process_changed, ss->modules_loaded,
-		  ss->module_open_failed);
+		  ss->process_gone, ss->processes_from_history, ss->maps_completed_from_history, ss->process_changed,
+		  ss->modules_loaded, ss->module_open_failed);
 	if (m.mmap_events_enabled)
 		log_debug("mmap events: %" PRIu64 " records read on %u CPUs, %" PRIu64 " lost, %" PRIu64 " malformed; "
 			  "histories: %" PRIu64 " pids now, %" PRIu64 " events kept, %" PRIu64 " pids dropped (full), %"
@@ -341,6 +341,12 @@ void self_report_log_counters(const struct self_sources *src)
 			  m.mmap_store.pids, m.mmap_store.events, m.mmap_store.pids_dropped, m.mmap_store.events_dropped,
 			  m.mmap_store.paths_dropped, m.mmap_store.expired, m.mmap_store.found, m.mmap_store.not_found,
 			  m.mmap_store.untrusted);
+	if (ss->kallsyms_full_reads || ss->kallsyms_cache_hits)
+		log_debug("kernel symbols: %" PRIu64 " read from the cache, %" PRIu64 " full reads of kallsyms (%" PRIu64
+			  " reloads); cache: %" PRIu64 " stale or missing, %" PRIu64 " refused, %" PRIu64 " saved, %" PRIu64
+			  " saves failed", ss->kallsyms_cache_hits, ss->kallsyms_full_reads, ss->kallsyms_reloads,
+			  ss->kallsyms_cache_stale, ss->kallsyms_cache_refused, ss->kallsyms_cache_writes,
+			  ss->kallsyms_cache_write_failed);
 	if (ss->modules_too_big)
 		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,

@@ -24,6 +24,10 @@ static void write_kallsyms(const char *bpf_name)
 	FILE *f = fopen(path, "w");
 
 	assert_non_null(f);
+	/* More than the bytes the cache compares (KALLSYMS_CACHE_HEAD) before what changes, as in the
+	 * kernel's file: changing a BPF program leaves its head as it was. */
+	for (int i = 0; i < 16; i++)
+		fprintf(f, "ffffffff800%05x t early_text_%d\n", i * 0x100, i);
 	fprintf(f, "ffffffff81000000 T _stext\n"
 		   "ffffffff81000100 t schedule\n"
 		   "ffffffff81000300 T _etext\n"
@@ -129,12 +133,83 @@ static void test_never_read_without_kernel_frames(void **state)
 	symbolizer_free(s);
 }
 
+/*
+ * The cache (symbolizer/kallsyms_cache.h): a full read saves the lasting symbols, the next symbolizer
+ * of the boot reads them back instead, and a frame the saved table cannot name (a BPF program's)
+ * reads the whole file at once, so that it is named as without the cache. Hidden addresses are
+ * never saved, and a cache whose head no longer matches what kallsyms shows is not used.
+ */
+static void test_cache(void **state)
+{
+	char dir[] = "/tmp/test-sym-kernel-cache-XXXXXX", cache[64];
+	const struct symbolizer_stats *st;
+	struct symbolizer_config config = { .kallsyms_path = path, .kallsyms_cache_path = cache,
+					    .no_debuginfod = true };
+	struct symbolizer *s;
+	struct sym_frame f;
+	FILE *hidden;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cache, sizeof(cache), "%s/kallsyms", dir);
+	strcpy(path, "/tmp/test-sym-kernel-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_kallsyms("bpf_prog_7777_saved");
+
+	s = symbolizer_new(&config);
+	assert_string_equal(kernel_name(s, 0xffffffff81000150ULL, &f), "schedule");
+	st = symbolizer_stats(s);
+	assert_int_equal(st->kallsyms_full_reads, 1);
+	assert_int_equal(st->kallsyms_cache_stale, 1);
+	assert_int_equal(st->kallsyms_cache_writes, 1);
+	symbolizer_free(s);
+
+	/* The next run of the boot: the kernel's text from the cache, no read of kallsyms. */
+	write_kallsyms("bpf_prog_8888_now");
+	s = symbolizer_new(&config);
+	assert_string_equal(kernel_name(s, 0xffffffff81000150ULL, &f), "schedule");
+	assert_string_equal(f.module, "vmlinux");
+	st = symbolizer_stats(s);
+	assert_int_equal(st->kallsyms_cache_hits, 1);
+	assert_int_equal(st->kallsyms_full_reads, 0);
+	/* A BPF frame: not in the cache; kallsyms is read now and names it with today's program. */
+	assert_string_equal(kernel_name(s, 0xffffffffa0001010ULL, &f), "bpf_prog_8888_now");
+	assert_string_equal(f.module, "bpf");
+	assert_int_equal(st->kallsyms_full_reads, 1);
+	assert_int_equal(st->kallsyms_cache_writes, 0); /* the file holds this table's lasting part */
+	assert_int_equal(symbolizer_kernel(s, 0xffffffff81000400ULL, &f), -ENOENT);
+	assert_int_equal(st->kallsyms_full_reads, 1); /* a full table's misses wait for maintain() */
+	symbolizer_free(s);
+
+	/* Addresses hidden now (kptr_restrict): the cache does not match, nothing is saved. */
+	hidden = fopen(path, "w");
+	assert_non_null(hidden);
+	fputs("0000000000000000 T _stext\n0000000000000000 t schedule\n", hidden);
+	fclose(hidden);
+	s = symbolizer_new(&config);
+	assert_int_equal(symbolizer_kernel(s, 0xffffffff81000150ULL, &f), -ENOENT);
+	st = symbolizer_stats(s);
+	assert_true(st->kallsyms_hidden);
+	assert_int_equal(st->kallsyms_cache_hits, 0);
+	assert_int_equal(st->kallsyms_cache_stale, 1);
+	assert_int_equal(st->kallsyms_cache_writes, 0);
+	symbolizer_free(s);
+
+	unlink(cache);
+	rmdir(dir);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lazy_and_refresh),
 		cmocka_unit_test(test_load_ahead),
 		cmocka_unit_test(test_never_read_without_kernel_frames),
+		cmocka_unit_test(test_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
