@@ -88,13 +88,17 @@ class Workload:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     @staticmethod
-    def result(p, timeout=3600):
-        out, err = p.communicate(timeout=timeout)
+    def result(p):
+        """Its own figures (wall and CPU of its work), and its user CPU from wait4()'s rusage (the
+        whole process: the library's cost is user time; the uprobes' traps and BPF are system time)."""
+        out, err = p.stdout.read(), p.stderr.read()  # tree writes to stderr only when it fails
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
         if p.returncode != 0:
             raise RuntimeError(f"tree exited {p.returncode}: {err[-500:]}")
         line = next(x for x in out.splitlines() if x[:1].isdigit())
         wall, allocs, _, cpu = line.split()
-        return {"wall": float(wall), "cpu": float(cpu), "allocs": int(allocs)}
+        return {"wall": float(wall), "cpu": float(cpu), "allocs": int(allocs), "user": usage.ru_utime}
 
     def run(self, trees=None, env=None, pin=None):
         """pin: (cpu, partner's cpu): run beside the program alone, both pinned, the partner's result
@@ -256,6 +260,8 @@ def main():
     scale = args.trees / args.slow_trees
 
     configs = {} if args.together else {"tree alone": lambda pin: wl.run()}
+    if args.together:  # the program alone beside the program alone: the pairs' noise floor
+        configs["tree alone again (A/A: the noise floor)"] = lambda pin: wl.run(pin=pin)
     if args.before_lib:
         configs["library before (no daemon)"] = \
             lambda pin: wl.run(env=dict(os.environ, LD_PRELOAD=args.before_lib), pin=pin)
@@ -367,19 +373,30 @@ def report(results, memleak, why):
     allocs = base[0]["allocs"]
 
     def ratios(n, key):
-        return [100 * (x[key] / x.get("pair", b)[key] - 1) for x, b in zip(results[n], base)]
+        return [100 * (x[key] / x.get("pair", b)[key] - 1) for x, b in zip(results[n], base) if key in x]
 
-    print("| configuration | wall s: median (range) | wall against alone: median (range) | workload CPU s: median "
-          "(range) | CPU against alone: median (range) | lowest CPU against alone's lowest | ns per call |")
+    print("| configuration | wall against alone: median (range) | workload CPU s: median (range) | CPU (user + "
+          "system) against alone: median (range) | user CPU against alone: median (range) | lowest CPU against "
+          "alone's lowest | user ns per call |")
     print("|---|---|---|---|---|---|---|")
     low = min(x["cpu"] for x in base)
+    bu = statistics.median(x["user"] for x in base)
+    pct = lambda v: f"{v:+.1f}%"
     for n in names:
-        w = [x["wall"] for x in results[n]]
         c = [x["cpu"] for x in results[n]]
-        rc = ratios(n, "cpu")
-        print(f"| {n} | {spread(w, lambda v: f'{v:.2f}')} | {spread(ratios(n, 'wall'), lambda v: f'{v:+.1f}%')} | "
-              f"{spread(c, lambda v: f'{v:.2f}')} | {spread(rc, lambda v: f'{v:+.1f}%')} | "
-              f"{100 * (min(c) / low - 1):+.1f}% | {statistics.median(rc) / 100 * bc * 1e9 / (2 * allocs):.2f} |")
+        ru = ratios(n, "user")
+        per_call = f"{statistics.median(ru) / 100 * bu * 1e9 / (2 * allocs):.2f}" if ru else ""
+        print(f"| {n} | {spread(ratios(n, 'wall'), pct)} | {spread(c, lambda v: f'{v:.2f}')} | "
+              f"{spread(ratios(n, 'cpu'), pct)} | {spread(ru, pct) if ru else ''} | "
+              f"{100 * (min(c) / low - 1):+.1f}% | {per_call} |")
+    aa = next((n for n in names if "A/A" in n), None)
+    if aa:
+        for key, what in (("cpu", "CPU"), ("user", "user CPU")):
+            r = sorted(abs(v) for v in ratios(aa, key))
+            print(f"\nnoise floor ({what}): the program alone against itself, |ratio - 1| over {len(r)} rounds: "
+                  f"median {statistics.median(r):.1f}%, largest {r[-1]:.1f}%; the median of {len(r)} rounds moves "
+                  f"by about {1.2533 * statistics.pstdev(ratios(aa, key)) / len(r) ** 0.5:.1f} points (its "
+                  f"standard error)")
     for n in names:
         d = [x for x in results[n] if "daemon" in x]
         if d:
