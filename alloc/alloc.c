@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +107,10 @@ struct thread_state {
 	pid_t pid; /* the process the generator was seeded in: a forked child reseeds */
 	bool seeded;
 };
-static __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
+/* Named (not static) for due()'s assembly; hidden: nothing outside the library sees it. */
+extern __thread struct thread_state otelprofd_alloc_ts __attribute__((tls_model("initial-exec"), visibility("hidden")));
+__thread struct thread_state otelprofd_alloc_ts __attribute__((tls_model("initial-exec"), visibility("hidden")));
+#define ts otelprofd_alloc_ts
 
 static uint64_t mean_from_env(void)
 {
@@ -304,16 +308,35 @@ static __attribute__((noinline)) uint64_t sample_slow(void *p, size_t size)
 /*
  * The fast path of every allocation: its bytes counted down in the thread's counter; true when it
  * holds the thread's next sampled byte (the subtraction borrows; or the thread is new, or the library
- * not ready yet). An entry point is then this and a jump to the real function: six instructions, no
- * frame. A due allocation's sampled path always sets the counter again (sample_slow()).
+ * not ready yet). An entry point is then this and a jump to the real function: four instructions
+ * (the TLS offset's load, the subtraction in memory, the branch, the jump), no frame. A due allocation's sampled path always sets the counter again (sample_slow()).
  */
 static inline __attribute__((always_inline)) bool due(size_t size)
 {
+#if defined(__x86_64__)
+	/* The counter (the first member) is subtracted from in memory and the borrow is the branch: gcc
+	 * compiles __builtin_sub_overflow on thread-local memory to a load, a subtraction and a store. */
+	_Static_assert(offsetof(struct thread_state, left) == 0, "due() subtracts from the state's start");
+	__asm__ goto("movq otelprofd_alloc_ts@gottpoff(%%rip), %%rax\n\t"
+		     "subq %0, %%fs:(%%rax)\n\t"
+		     "jb %l[borrow]"
+		     :
+		     : "r"(size)
+		     : "rax", "cc", "memory"
+		     : borrow);
+	return false;
+borrow:
+	return true;
+#else
 	return UNLIKELY(__builtin_sub_overflow(ts.left, size, &ts.left));
+#endif
 }
 
 /* The fast path of free() and realloc(): a block that needs a look, one the counting filter says
- * may be sampled, or is the arena's (pinned in the filter): a hash and a load. */
+ * may be sampled, or is the arena's (pinned in the filter): a shift, a mask and a load. free() is
+ * eight instructions with its jump. The jump is through real.free: a call into the C library from
+ * here goes through a pointer anyway (its GOT entry), so calling glibc's __libc_free by name would
+ * cost the same and tie the library to glibc's allocator. */
 static inline __attribute__((always_inline)) bool special(const void *p)
 {
 	return UNLIKELY(sampled_set_maybe(&set, p));

@@ -8,7 +8,7 @@ static size_t slot_of(const struct sampled_set *set, uintptr_t p)
 
 static _Atomic uint16_t *filter_of(struct sampled_set *set, uintptr_t p)
 {
-	return &set->filter[(sampled_set_hash(p) >> 51) & (SAMPLED_SET_FILTER - 1)];
+	return &set->filter[sampled_set_filter_index((const void *)p)];
 }
 
 static void filter_add(_Atomic uint16_t *c, int delta)

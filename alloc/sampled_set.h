@@ -6,7 +6,7 @@
  * SAMPLED_SET_PROBES slots from its hash, so a full neighbourhood drops the insertion (counted by
  * the caller). In front of the slots, a counting filter small enough to stay in the CPU's first
  * cache (SAMPLED_SET_FILTER counters, 16 KiB): a pointer whose counter is 0 is not in the set, so an
- * unsampled free() costs one hash and one load of that cache, not a miss in the slots' 512 KiB.
+ * unsampled free() costs a shift, a mask and one load of that cache, not a miss in the slots' 512 KiB.
  *
  * A pointer is inserted before its allocation returns and removed by its free(): one pointer is
  * never inserted twice at the same time, which is what makes reusing removed slots safe.
@@ -24,27 +24,40 @@
 #define SAMPLED_SET_REMOVED ((uintptr_t)1)
 
 struct sampled_set {
+	/* Pointers in the set by their filter index (sampled_set_filter_index()); one that reached
+	 * UINT16_MAX stays there (its index then always says "maybe"). First: free() addresses it from
+	 * the set's own address. */
+	_Atomic uint16_t filter[SAMPLED_SET_FILTER];
 	_Atomic uintptr_t *slots; /* 0: empty; SAMPLED_SET_REMOVED: was used; else a pointer */
 	size_t mask;              /* slots - 1 (a power of two) */
 	_Atomic size_t live;      /* pointers in the set */
-	/* Pointers in the set by their filter index (another part of the hash than the slot's); one
-	 * that reached UINT16_MAX stays there (its index then always says "maybe"). */
-	_Atomic uint16_t filter[SAMPLED_SET_FILTER];
 };
 
 
-/* Allocations are 16-byte aligned: the low bits say nothing. Fibonacci hashing of the rest. */
+/* Allocations are 16-byte aligned: the low bits say nothing. Fibonacci hashing of the rest (the
+ * slots). */
 static inline uint64_t sampled_set_hash(uintptr_t p)
 {
 	return (uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ULL;
 }
 
+/* A pointer's counter in the filter: its address in 64-byte units, modulo the filter (512 KiB of
+ * address space). No hash: free() pays a shift and a mask. Heap blocks spread evenly over that;
+ * blocks within the same 64 bytes share a counter, so a free of a sampled block's neighbour costs a
+ * look in the slots. Units of 16 bytes (the alignment) left three counters in four unused for
+ * 64-byte blocks, so four times the neighbours' looks: callgrind's D1 read misses +2.7% on the tree
+ * benchmark, against -0.4% with 64-byte units (the multiplicative hash: two instructions more, the
+ * same misses). */
+static inline size_t sampled_set_filter_index(const void *ptr)
+{
+	return ((uintptr_t)ptr >> 6) & (SAMPLED_SET_FILTER - 1);
+}
+
 /* The pointer may be in the set (its filter counter is not 0); false: it is not (0 and 1 never
- * are, whatever this says). Inlined into free(): a hash and a load. */
+ * are, whatever this says). Inlined into free(): a shift, a mask and a load. */
 static inline bool sampled_set_maybe(struct sampled_set *set, const void *ptr)
 {
-	return atomic_load_explicit(&set->filter[(sampled_set_hash((uintptr_t)ptr) >> 51) & (SAMPLED_SET_FILTER - 1)],
-				    memory_order_relaxed);
+	return atomic_load_explicit(&set->filter[sampled_set_filter_index(ptr)], memory_order_relaxed);
 }
 
 /* nslots: a power of two; slots zeroed. */

@@ -16,6 +16,7 @@ run_packages=(
 )
 # The test suite only: sanitizers, test programs in other languages, the HTML page's browser,
 # the Debian package's tools, the Collector suite's Go (scripts/build-collector.sh needs 1.26).
+# jemalloc: libotelprofd-alloc.so over another allocator (tests/alloc/over-jemalloc.sh).
 test_packages=(
   llvm libclang-rt-14-dev protobuf-compiler libcmocka-dev
   python3-yaml systemd man-db chromium
@@ -23,6 +24,7 @@ test_packages=(
   openssl socat util-linux xz-utils binutils elfutils
   debhelper dpkg-dev fakeroot lintian git
   debootstrap systemd-container
+  libjemalloc2
 )
 
 case "${1:-}" in

@@ -26,7 +26,8 @@ with their spread (lowest and highest). The workloads run in a cgroup v2 of thei
   memleak is bcc's memleak-bpfcc (attached with -p to the program waiting on its standard input),
   compiled against Debian 12's 6.1 kernel headers when this kernel has none (BCC_HEADERS below);
   without any headers, memleak's probes written for bpftrace stand in, said as such.
-Usage: bench/alloc/run.py BUILD_DIR [--rounds N] [--depth D] [--trees N] [--before-lib SO] [--together].
+Usage: bench/alloc/run.py BUILD_DIR [--rounds N] [--depth D] [--trees N] [--before-lib SO] [--together]
+       bench/alloc/run.py BUILD_DIR --trees N --alternate ROUNDS   (short runs one after the other: see alternate())
 As root.
 """
 import argparse
@@ -88,13 +89,17 @@ class Workload:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     @staticmethod
-    def result(p, timeout=3600):
-        out, err = p.communicate(timeout=timeout)
+    def result(p):
+        """Its own figures (wall and CPU of its work), and its user CPU from wait4()'s rusage (the
+        whole process: the library's cost is user time; the uprobes' traps and BPF are system time)."""
+        out, err = p.stdout.read(), p.stderr.read()  # tree writes to stderr only when it fails
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
         if p.returncode != 0:
             raise RuntimeError(f"tree exited {p.returncode}: {err[-500:]}")
         line = next(x for x in out.splitlines() if x[:1].isdigit())
         wall, allocs, _, cpu = line.split()
-        return {"wall": float(wall), "cpu": float(cpu), "allocs": int(allocs)}
+        return {"wall": float(wall), "cpu": float(cpu), "allocs": int(allocs), "user": usage.ru_utime}
 
     def run(self, trees=None, env=None, pin=None):
         """pin: (cpu, partner's cpu): run beside the program alone, both pinned, the partner's result
@@ -107,10 +112,10 @@ class Workload:
         return x
 
 
-def run_daemon(build, lib, wl, out, pin=None):
-    """The daemon started first, the workload in its cgroup, the daemon stopped after."""
+def start_daemon(build, lib, cgroup, out):
+    """`otelprofd --alloc --cgroup CGROUP -v`, the library attached at start; returns once it profiles."""
     env = dict(os.environ, OTELPROFD_ALLOC_LIB=lib)
-    d = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--alloc", "-d", "0", "--cgroup", wl.cgroup, "-v",
+    d = subprocess.Popen([os.path.join(build, "daemon", "otelprofd"), "--alloc", "-d", "0", "--cgroup", cgroup, "-v",
                           "-o", os.path.join(out, "alloc.pb.gz")],
                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     line = ""
@@ -118,6 +123,12 @@ def run_daemon(build, lib, wl, out, pin=None):
         line = d.stderr.readline()
         if not line:
             raise RuntimeError("otelprofd did not start")
+    return d
+
+
+def run_daemon(build, lib, wl, out, pin=None):
+    """The daemon started first, the workload in its cgroup, the daemon stopped after."""
+    d = start_daemon(build, lib, wl.cgroup, out)
     start = cpu_of(d.pid)
     ours = prog_ids_of(d.pid)  # not another daemon's programs of the same names
     bpf0 = bpf_run_times(ours)
@@ -228,6 +239,70 @@ def run_memleak(memleak, wl, trees):
     return r
 
 
+def alternate(args, build, lib, wl, out):
+    """--alternate N: short runs of the three configurations one after the other on the same CPU
+    (the CPU swapped every round, the order rotated), so that each round's runs see the same load
+    within a second or two; a round's ratio is each configuration's user CPU (wait4) against the
+    program alone's in that round, and the program alone runs twice a round (A/A: the noise floor).
+    One daemon profiles the cgroup over all rounds; the library without it is a copy of the file (a
+    uprobe is on the file, whatever the process)."""
+    plain_lib = os.path.join(out, "libotelprofd-alloc-plain.so")
+    shutil.copy(lib, plain_lib)
+    d = start_daemon(build, lib, wl.cgroup, out)
+    d0 = cpu_of(d.pid)
+    ours = prog_ids_of(d.pid)
+    bpf0 = bpf_run_times(ours)
+    runs = {
+        "alone": lambda cpu: wl.result(wl.start(cpu=cpu, cgroup=wl.plain)),
+        "alone again (A/A)": lambda cpu: wl.result(wl.start(cpu=cpu, cgroup=wl.plain)),
+        "library, no daemon": lambda cpu: wl.result(wl.start(env=dict(os.environ, LD_PRELOAD=plain_lib), cpu=cpu,
+                                                             cgroup=wl.plain)),
+        "library + otelprofd --alloc (512 KiB)": lambda cpu: wl.result(wl.start(env=dict(os.environ, LD_PRELOAD=lib),
+                                                                                cpu=cpu)),
+    }
+    names = list(runs)
+    got = {n: [] for n in names}
+    try:
+        for r in range(args.alternate):
+            for n in names[r % len(names):] + names[:r % len(names)]:
+                got[n].append(runs[n](r % 2))
+    finally:
+        time.sleep(2)  # the last run's records read
+        d_cpu = cpu_of(d.pid) - d0
+        bpf1 = bpf_run_times(ours)
+        d.send_signal(signal.SIGINT)
+        log = d.communicate()[1]
+    sampled = next((int(x.split("Allocations: ")[1].split()[0]) for x in log.splitlines() if "Allocations: " in x), 0)
+    alone = got["alone"]
+    total = sum(x["user"] for x in alone)
+    print(f"\n--alternate {args.alternate}: tree {wl.depth} {wl.trees}, {alone[0]['allocs']} allocations a run; "
+          f"the program alone {statistics.median(x['user'] for x in alone):.3f} s user CPU a run (median; "
+          f"{min(x['user'] for x in alone):.3f}-{max(x['user'] for x in alone):.3f})")
+    print("| configuration | user CPU against alone: median (range) | standard error of the median | user + system "
+          "CPU against alone: median | wall against alone: median |")
+    print("|---|---|---|---|---|")
+    for n in names[1:]:
+        rows = {}
+        for key in ("user", "cpu", "wall"):
+            rows[key] = [100 * (x[key] / a[key] - 1) for x, a in zip(got[n], alone)]
+        u = rows["user"]
+        print(f"| {n} | {statistics.median(u):+.1f}% ({min(u):+.1f}% to {max(u):+.1f}%) | "
+              f"{1.2533 * statistics.pstdev(u) / len(u) ** 0.5:.1f} points | {statistics.median(rows['cpu']):+.1f}% | "
+              f"{statistics.median(rows['wall']):+.1f}% |")
+    runs_alloc = bpf1.get("on_alloc", (0, 0))[1] - bpf0.get("on_alloc", (0, 0))[1]
+    for prog in ("on_alloc", "on_free"):
+        if prog in bpf1:
+            t, c = (bpf1[prog][0] - bpf0.get(prog, (0, 0))[0]), (bpf1[prog][1] - bpf0.get(prog, (0, 0))[1])
+            if c:
+                print(f"BPF {prog}: {t / c:.0f} ns per run, {c} runs")
+    print(f"daemon: {d_cpu:.2f} s CPU over the {args.alternate} rounds ({100 * d_cpu / total:.1f}% of the program's "
+          f"user CPU alone over as many runs; {1e6 * d_cpu / max(runs_alloc, 1):.0f} us per sampled allocation, "
+          f"{runs_alloc} sampled, {sampled} in its profile)")
+    for line in log.splitlines():
+        if "time per sample" in line or "opens took" in line:
+            print("daemon -v: " + line.split("debug: ", 1)[-1])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -240,6 +315,8 @@ def main():
     ap.add_argument("--together", action="store_true",
                     help="run each configuration beside the program alone, each pinned to one of the two CPUs "
                          "(swapped every round): both see the same load from the rest of the machine")
+    ap.add_argument("--alternate", type=int, metavar="N",
+                    help="instead: N rounds of short runs, one after the other on one CPU (see alternate())")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     lib = os.path.join(build, "alloc", "libotelprofd-alloc.so")
@@ -252,10 +329,22 @@ def main():
         stats_were = f.read().strip()
     with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
         f.write("1")
+    if args.alternate:
+        try:
+            alternate(args, build, lib, wl, out)
+        finally:
+            with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+                f.write(stats_were)
+            for d in (cgroup, cgroup + "-plain"):
+                os.rmdir(d)
+            shutil.rmtree(out, ignore_errors=True)
+        return
     memleak, why = memleak_setup()
     scale = args.trees / args.slow_trees
 
     configs = {} if args.together else {"tree alone": lambda pin: wl.run()}
+    if args.together:  # the program alone beside the program alone: the pairs' noise floor
+        configs["tree alone again (A/A: the noise floor)"] = lambda pin: wl.run(pin=pin)
     if args.before_lib:
         configs["library before (no daemon)"] = \
             lambda pin: wl.run(env=dict(os.environ, LD_PRELOAD=args.before_lib), pin=pin)
@@ -290,6 +379,8 @@ def main():
                     results["tree alone"].append(x["pair"])
                 x["wall"] *= k
                 x["cpu"] *= k
+                if "user" in x:
+                    x["user"] *= k
                 if "all" in x:
                     x["all"] *= k
                 results[n].append(x)
@@ -367,19 +458,30 @@ def report(results, memleak, why):
     allocs = base[0]["allocs"]
 
     def ratios(n, key):
-        return [100 * (x[key] / x.get("pair", b)[key] - 1) for x, b in zip(results[n], base)]
+        return [100 * (x[key] / x.get("pair", b)[key] - 1) for x, b in zip(results[n], base) if key in x]
 
-    print("| configuration | wall s: median (range) | wall against alone: median (range) | workload CPU s: median "
-          "(range) | CPU against alone: median (range) | lowest CPU against alone's lowest | ns per call |")
+    print("| configuration | wall against alone: median (range) | workload CPU s: median (range) | CPU (user + "
+          "system) against alone: median (range) | user CPU against alone: median (range) | lowest CPU against "
+          "alone's lowest | user ns per call |")
     print("|---|---|---|---|---|---|---|")
     low = min(x["cpu"] for x in base)
+    bu = statistics.median(x["user"] for x in base)
+    pct = lambda v: f"{v:+.1f}%"
     for n in names:
-        w = [x["wall"] for x in results[n]]
         c = [x["cpu"] for x in results[n]]
-        rc = ratios(n, "cpu")
-        print(f"| {n} | {spread(w, lambda v: f'{v:.2f}')} | {spread(ratios(n, 'wall'), lambda v: f'{v:+.1f}%')} | "
-              f"{spread(c, lambda v: f'{v:.2f}')} | {spread(rc, lambda v: f'{v:+.1f}%')} | "
-              f"{100 * (min(c) / low - 1):+.1f}% | {statistics.median(rc) / 100 * bc * 1e9 / (2 * allocs):.2f} |")
+        ru = ratios(n, "user")
+        per_call = f"{statistics.median(ru) / 100 * bu * 1e9 / (2 * allocs):.2f}" if ru else ""
+        print(f"| {n} | {spread(ratios(n, 'wall'), pct)} | {spread(c, lambda v: f'{v:.2f}')} | "
+              f"{spread(ratios(n, 'cpu'), pct)} | {spread(ru, pct) if ru else ''} | "
+              f"{100 * (min(c) / low - 1):+.1f}% | {per_call} |")
+    aa = next((n for n in names if "A/A" in n), None)
+    if aa:
+        for key, what in (("cpu", "CPU"), ("user", "user CPU")):
+            r = sorted(abs(v) for v in ratios(aa, key))
+            print(f"\nnoise floor ({what}): the program alone against itself, |ratio - 1| over {len(r)} rounds: "
+                  f"median {statistics.median(r):.1f}%, largest {r[-1]:.1f}%; the median of {len(r)} rounds moves "
+                  f"by about {1.2533 * statistics.pstdev(ratios(aa, key)) / len(r) ** 0.5:.1f} points (its "
+                  f"standard error)")
     for n in names:
         d = [x for x in results[n] if "daemon" in x]
         if d:

@@ -40,6 +40,9 @@ struct unwind_sample_counters {
 	uint64_t window_bytes;    /* stack bytes received */
 	uint64_t ns;              /* time spent unwinding (CLOCK_MONOTONIC), estimated from one unwind
 				     in UNWIND_SAMPLE_TIMED_EVERY */
+	uint64_t first_ns;        /* of which the first unwind's own (timed, counted once): it reads the
+				     unwind tables of the program's files, milliseconds where the
+				     others take microseconds */
 	uint64_t us_histogram[UNWIND_SAMPLE_HISTOGRAM]; /* timed unwinds by whole microseconds spent; the
 							   last bucket takes everything slower */
 };
