@@ -43,6 +43,8 @@ static uint64_t mix64(uint64_t h, uint64_t v)
 	return h;
 }
 
+_Static_assert(sizeof(struct agg_entry) == 120, "an aggregate entry packs without padding");
+
 /* Tables start at 16 elements; an entry's timestamps at 2: host-wide, most entries (a thread, a CPU,
  * a stack) hold one or two samples, and 16 timestamps were 144 bytes of heap for each of them. */
 #define AGG_TABLE_FIRST 16
@@ -63,6 +65,20 @@ static int grow_array(void **array, size_t *capacity, size_t needed, size_t elem
 	*array = p;
 	*capacity = cap;
 	return 0;
+}
+
+/* Room for needed timestamps in e (its capacity is 32-bit: an interval's samples are far fewer). */
+static int grow_timestamps(struct agg_entry *e, size_t needed)
+{
+	size_t cap = e->capacity;
+	int r;
+
+	if (needed > UINT32_MAX)
+		return -ENOMEM;
+	r = grow_array((void **)&e->timestamps, &cap, needed, sizeof(uint64_t), AGG_TIMESTAMPS_FIRST);
+	if (!r)
+		e->capacity = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+	return r;
 }
 
 /* Make room for one more element when the index is over 70% full. */
@@ -359,7 +375,7 @@ int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *s,
 		return err == -ENOMEM ? -ENOMEM : -ENOSPC;
 	}
 	capacity = e->capacity;
-	if (grow_array((void **)&e->timestamps, &e->capacity, e->ntimestamps + 1, sizeof(uint64_t), AGG_TIMESTAMPS_FIRST)) {
+	if (grow_timestamps(e, (size_t)e->ntimestamps + 1)) {
 		agg->counters.dropped_nomem++;
 		return -ENOMEM;
 	}
@@ -391,8 +407,7 @@ void aggregate_repeat_last(struct aggregate *agg, uint64_t times)
 		agg->counters.dropped_samples += times - room;
 		times = room;
 	}
-	if (grow_array((void **)&e->timestamps, &e->capacity, e->ntimestamps + times, sizeof(uint64_t),
-		       AGG_TIMESTAMPS_FIRST)) {
+	if (grow_timestamps(e, (size_t)e->ntimestamps + times)) {
 		agg->counters.dropped_nomem += times;
 		return;
 	}
