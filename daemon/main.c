@@ -50,6 +50,7 @@
 #include "sampling/alloc_probes.h"
 #include "sampling/command.h"
 #include "sampling/heap.h"
+#include "sampling/mmap_events.h"
 #include "sampling/privileges.h"
 #include "sampling/off_cpu.h"
 #include "sampling/record_path.h"
@@ -123,6 +124,8 @@ struct daemon {
 	uint64_t build_open_deadline_ns;   /* the profile in the making waits for opens until then: its
 					      first turn's TURN_OPEN_BUDGET_MS, not each slice's */
 	struct loop_turns turns;           /* the loop's turns, timed (the longest, those too long) */
+	struct mmap_events *mmap_events;   /* the kernel's fork, exec, exit and mmap events, or NULL */
+	uint64_t test_turn_delay_ms;       /* tests: OTELPROFD_TEST_TURN_DELAY_MS */
 };
 
 /* What the self-report reads (ops/self_report.h): the daemon's parts, borrowed. */
@@ -133,7 +136,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces, .jvm = d->jvm,
 		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .heap = d->heap, .alloc_probes = d->alloc_probes,
-		.turns = &d->turns,
+		.turns = &d->turns, .mmap_events = d->mmap_events,
 	};
 }
 
@@ -154,9 +157,17 @@ static void log_symbol_notices(struct daemon *d)
  * no record holds the loop for long. */
 static int consume_samples(struct daemon *d)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC), turn = d->turn_start_ns ? d->turn_start_ns : now;
+	uint64_t now, turn;
 	int r;
 
+	if (d->test_turn_delay_ms) /* a loop held back (a loaded host), on purpose */
+		nanosleep(&(struct timespec){ .tv_sec = d->test_turn_delay_ms / 1000,
+					      .tv_nsec = (long)(d->test_turn_delay_ms % 1000) * 1000000L }, NULL);
+	now = clock_ns(CLOCK_MONOTONIC);
+	turn = d->turn_start_ns && !d->test_turn_delay_ms ? d->turn_start_ns : now;
+	/* The mappings processes made since the last turn, before the samples that need them. */
+	if (d->mmap_events)
+		mmap_events_read(d->mmap_events, now);
 	d->shed = cpu_ceiling_update(&d->ceiling, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
 	/* On-CPU samples and off-CPU waits are shed in the kernel (1 in N kept, weighing N; none while
 	 * the second's share is spent); what is already in the ring buffer then is dropped as read. */
@@ -300,13 +311,11 @@ static void submit_interval(struct daemon *d, struct profile *p, bool last)
 	}
 	if (last)
 		self_report_log_counters(&src);
-	export_loop_submit(d->export, p);
-	profile_free(p);
+	export_loop_submit(d->export, p); /* p is the export loop's now */
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d->processes, forget_process, d);
 	symbolizer_maintain(d->sym);
 	warn_kallsyms_hidden(d);
-	memory_tune_release(); /* the interval's profile and requests are freed */
 }
 
 /* The samples set aside are let go (built, or their build failed). */
@@ -437,6 +446,35 @@ static uint64_t test_open_delay_ms(void)
 	return v ? strtoull(v, NULL, 10) : 0;
 }
 
+/* Tests only: OTELPROFD_TEST_TURN_DELAY_MS holds each read of the ring buffer back that long (a loop
+ * lagging behind its records on a loaded host, on purpose: short-lived processes are gone when their
+ * samples are handled). */
+static uint64_t test_turn_delay_ms(void)
+{
+	const char *v = getenv("OTELPROFD_TEST_TURN_DELAY_MS");
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* The kernel's record of processes' mappings (sampling/mmap_events.h), for processes gone before
+ * their maps were read; without it (no perf events here), such processes' frames stay unknown. */
+static void open_mmap_events(struct daemon *d)
+{
+	const char *off = getenv("OTELPROFD_TEST_NO_MMAP_EVENTS"); /* tests: the daemon without them */
+	int r = 0;
+
+	if (off && *off == '1')
+		return;
+	d->mmap_events = mmap_events_open(&(struct mmap_events_config){
+		.pids = d->opts->pids, .npids = d->opts->npids, .follow_children = d->opts->follow_children,
+	}, &r);
+	if (d->mmap_events)
+		symbolizer_set_history(d->sym, mmap_events_history, d->mmap_events);
+	else
+		log_warn("Failed to open the mmap events: %s; processes that exit before their first sample is "
+			 "handled keep unknown frames", strerror(-r));
+}
+
 /* The allocation sampler that --alloc attaches at start and preloads into a program it starts. */
 static const char *alloc_library(void)
 {
@@ -520,10 +558,12 @@ static int run_loop(struct daemon *d)
 	r = loop_fds_open(&fds, ringfd, d->opts->duration_ns, d->export ? export_loop_next_interval_ns(d->export) : 0);
 	if (r)
 		goto out;
+	if (d->mmap_events)
+		loop_fds_add(&fds, mmap_events_fd(d->mmap_events)); /* without it, read at each turn only */
 
 	service_notify_ready("Sampling");
 	for (;;) {
-		struct epoll_event events[4];
+		struct epoll_event events[5];
 		/* Records left by a consume that hit its budget: look at the other fds, then go on. */
 		int wait_ms = sampler_pending(d->sampler) ? 0 :
 			      record_path_settling(d->records) ? EXEC_SETTLE_MS : SAMPLER_DRAIN_MS;
@@ -531,7 +571,7 @@ static int run_loop(struct daemon *d)
 		uint64_t now;
 
 		loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID));
-		n = epoll_wait(fds.epfd, events, 4, d->export_due || d->builder ? 0 : wait_ms);
+		n = epoll_wait(fds.epfd, events, 5, d->export_due || d->builder ? 0 : wait_ms);
 		now = d->turn_start_ns = clock_ns(CLOCK_MONOTONIC);
 		d->build_turn = (d->export_due || d->builder) && !d->build_turn;
 		loop_turns_begin(&d->turns, now, clock_ns(CLOCK_THREAD_CPUTIME_ID));
@@ -571,6 +611,8 @@ static int run_loop(struct daemon *d)
 					log_error("Failed to read samples: %s", strerror(-r));
 					goto out;
 				}
+			} else if (d->mmap_events && fd == mmap_events_fd(d->mmap_events)) {
+				mmap_events_read(d->mmap_events, now); /* a ring half full */
 			} else if (fd == fds.sigfd) {
 				struct self_sources src = self_sources_of(d);
 				struct signalfd_siginfo si;
@@ -740,6 +782,8 @@ int main(int argc, char **argv)
 		status = (r == -EPERM || r == -ENOEXEC) ? 2 : 1;
 		goto out;
 	}
+	open_mmap_events(&d); /* as the sampler's perf events, before capabilities are dropped */
+	d.test_turn_delay_ms = test_turn_delay_ms();
 	if (opts.alloc && start_alloc_probes(&d)) {
 		status = 2;
 		goto out;
@@ -765,6 +809,8 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	if (d.export) /* each interval's profile and requests freed: the heap's free pages back */
+		export_loop_on_encoded(d.export, memory_tune_release);
 	/* Exporting, an interval's samples are set aside at its end to be built in slices. */
 	if (d.export && (!(d.built_agg = aggregate_new(&limits)) || (d.off_agg && !(d.built_off_agg = aggregate_new(&limits))) ||
 			 (d.alloc_agg && !(d.built_alloc_agg = aggregate_new(&limits))))) {
@@ -850,6 +896,7 @@ out:
 	off_cpu_free(d.off_cpu);
 	aggregate_free(d.off_agg);
 	symbolizer_free(d.sym);
+	mmap_events_free(d.mmap_events); /* the symbolizer's history: after it */
 	process_table_free(d.processes);
 	metadata_free(d.metadata);
 	aggregate_free(d.agg);

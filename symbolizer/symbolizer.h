@@ -107,6 +107,11 @@ struct symbolizer_stats {
 	uint64_t symbolized;       /* lookups that found at least a function name */
 	uint64_t no_mapping;       /* user address outside every file mapping */
 	uint64_t process_gone;     /* the process had exited before its maps were read */
+	uint64_t processes_from_history; /* ... and its mappings came from its history instead
+				      (symbolizer_set_history()) */
+	uint64_t maps_completed_from_history; /* processes gone after a read of their maps that
+				      missed an address (an exec's half-built maps): the mappings
+				      they lacked came from their history */
 	uint64_t roots_used_after_exit; /* files of an exited process opened through its root, held */
 	uint64_t roots_replaced;   /* roots held dropped for another (SYM_ROOTS distinct roots) */
 	uint64_t process_changed;  /* maps read again found another process or program at the pid: the
@@ -231,6 +236,31 @@ bool symbolizer_open_left_running(void);
  */
 int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns);
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid);
+/* As symbolizer_prepare_instance(), for a record taken at time_ns (CLOCK_MONOTONIC): when the
+ * process is gone (or its pid taken by another), its mappings come from the history set with
+ * symbolizer_set_history(), in the program it ran at time_ns (0: no history asked). */
+int symbolizer_prepare_instance_at(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns,
+				   uint64_t time_ns);
+
+/* A mapping as a process's history gives it: its file by path (under the root of *root_pid, see
+ * symbolizer_history_fn), checked by device and inode as any other; "[vdso]": the vDSO. */
+struct symbolizer_mapping {
+	uint64_t start, end, offset;
+	uint64_t dev, inode;
+	const char *path; /* the history's, copied by the symbolizer before it calls anything else */
+};
+/* Most mappings a history gives one process. */
+#define SYMBOLIZER_HISTORY_MAX_MAPS 128
+/*
+ * The mappings of the instance of pid that started at start_ns (CLOCK_BOOTTIME, as
+ * symbolizer_prepare_instance()'s) in the program it ran at time_ns (CLOCK_MONOTONIC), at most max
+ * into out; *root_pid: a live process whose root directory the paths are opened under (0: the
+ * host's). 0 with *n > 0, or -errno (none known: the instance stays unknown, never another's).
+ */
+typedef int (*symbolizer_history_fn)(void *ctx, pid_t pid, uint64_t start_ns, uint64_t time_ns,
+				     struct symbolizer_mapping *out, size_t max, size_t *n, pid_t *root_pid);
+/* Set (fn NULL: clear) where the mappings of processes gone before their maps were read come from. */
+void symbolizer_set_history(struct symbolizer *s, symbolizer_history_fn fn, void *ctx);
 /* Read the mappings of a live instance again (a program just exec'd has mapped its libraries since).
  * What was read before stays when the process is gone (-ESRCH) or the instance retired. An instance
  * never read is prepared, checked against start_ns as symbolizer_prepare_instance() does (its

@@ -129,6 +129,9 @@ struct sym_process {
 	int jit_refused;            /* -errno of the last refusal, counted once until it changes */
 	uint64_t root_dev, root_ino; /* its root directory, held in the symbolizer's roots */
 	bool root_held;
+	bool history_tried;         /* the history was asked (symbolizer_set_history()): once per entry */
+	uint64_t start_ns, record_ns; /* the start time and the record time it was prepared with (0:
+				       unknown), to ask its history */
 	struct sym_process *next; /* hash chain */
 };
 
@@ -196,6 +199,8 @@ struct symbolizer {
 	size_t notice_head, nnotices;
 	struct sym_root roots[SYM_ROOTS];
 	unsigned nroots;
+	symbolizer_history_fn history_fn; /* mappings of processes gone, or NULL */
+	void *history_ctx;
 };
 
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -212,9 +217,11 @@ void symbolizer__process_free(struct sym_process *p);
 /* The entry of (pid, instance); a missing one is read from /proc when create is set. */
 int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns, bool create,
 			    struct sym_process **out);
+/* The same, a process gone by then given its mappings from the history at time_ns (0: none). */
+int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns,
+			       uint64_t time_ns, bool create, struct sym_process **out);
 /* The mapping of address, reading the maps again (rate-limited) when it misses every one. */
-struct sym_map *symbolizer__find_map_refresh(struct sym_process *p, uint64_t address,
-					     struct symbolizer_stats *stats);
+struct sym_map *symbolizer__find_map_refresh(struct symbolizer *s, struct sym_process *p, uint64_t address);
 /* An O_PATH fd of /proc/PID/root (the caller closes it), or -errno. */
 int symbolizer__open_root(pid_t pid);
 
@@ -222,6 +229,8 @@ int symbolizer__open_root(pid_t pid);
 
 /* Hold p's root directory (once per distinct root), for its files after it exits. */
 void symbolizer__hold_root(struct symbolizer *s, struct sym_process *p);
+/* The same, with the root of another (live) process: a process gone, its files under its parent's. */
+void symbolizer__hold_root_of(struct symbolizer *s, struct sym_process *p, pid_t root_pid);
 /* /proc/PID/root, or once pid has exited, a copy of the root a process of pid had (the caller
  * closes it). -errno when neither. */
 int symbolizer__open_root_of(struct symbolizer *s, pid_t pid);

@@ -26,7 +26,7 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 	r = symbolizer__get_process(s, pid, instance, 0, instance == 0, &p);
 	if (r)
 		return r;
-	map = symbolizer__find_map_refresh(p, address, &s->stats);
+	map = symbolizer__find_map_refresh(s, p, address);
 	if (!map) {
 		if (symbolizer__symbolize_jit(s, p, address, frame))
 			return 0;
@@ -128,7 +128,7 @@ static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 	struct symbolizer *s = u->s;
 	struct cached_module *module;
 	struct rule_slot *slot;
-	struct sym_map *map = symbolizer__find_map_refresh(u->p, pc, &s->stats);
+	struct sym_map *map = symbolizer__find_map_refresh(s, u->p, pc);
 	uint64_t vaddr;
 
 	if (!map)

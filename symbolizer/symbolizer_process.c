@@ -309,9 +309,84 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
 	return 0;
 }
 
-/* The entry of (pid, instance); a missing one is read from /proc when create is set. */
+static bool overlaps_any(const struct sym_map *maps, size_t n, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].start < end && start < maps[i].end)
+			return true;
+	return false;
+}
+
+/* p, gone (or a zombie) before its maps were read, or read while still half-built (an exec's), given
+ * the mappings its history had at time_ns that it lacks: retired (never read from /proc again), its
+ * files opened under the root of the process the history names. Asked once per entry. 0 or -errno. */
+static int maps_from_history(struct symbolizer *s, struct sym_process *p, uint64_t start_ns, uint64_t time_ns)
+{
+	struct symbolizer_mapping hist[SYMBOLIZER_HISTORY_MAX_MAPS];
+	struct sym_map *maps;
+	size_t n = 0, kept = p->nmaps, had = p->nmaps;
+	pid_t root_pid = 0;
+	int r;
+
+	if (!s->history_fn || !start_ns || !time_ns || p->history_tried)
+		return -ESRCH;
+	p->history_tried = true;
+	r = s->history_fn(s->history_ctx, p->pid, start_ns, time_ns, hist, SYMBOLIZER_HISTORY_MAX_MAPS, &n, &root_pid);
+	if (r || !n)
+		return -ESRCH;
+	maps = calloc(had + n, sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	if (had)
+		memcpy(maps, p->maps, had * sizeof(*maps));
+	for (size_t i = 0; i < n && i < SYMBOLIZER_HISTORY_MAX_MAPS; i++) {
+		bool vdso = hist[i].path && !strcmp(hist[i].path, VDSO_MAP_NAME);
+
+		if (hist[i].end <= hist[i].start || !hist[i].path || (hist[i].path[0] != '/' && !vdso) ||
+		    overlaps_any(maps, had, hist[i].start, hist[i].end))
+			continue;
+		maps[kept] = (struct sym_map){
+			.start = hist[i].start, .end = hist[i].end, .offset = hist[i].offset,
+			.dev = hist[i].dev, .inode = hist[i].inode, .path = strdup(hist[i].path), .vdso = vdso,
+		};
+		if (!maps[kept].path) {
+			maps_free(maps + had, kept - had);
+			free(maps);
+			return -ENOMEM;
+		}
+		kept++;
+	}
+	if (kept == had) {
+		free(maps);
+		return -ESRCH;
+	}
+	qsort(maps, kept, sizeof(*maps), by_start);
+	free(p->maps); /* its entries moved to maps */
+	p->maps = maps;
+	p->nmaps = kept;
+	p->retired = true;
+	p->refreshed_ns = symbolizer__now_ns();
+	if (!p->root_held)
+		symbolizer__hold_root_of(s, p, root_pid > 0 ? root_pid : 1);
+	if (!p->root_held && root_pid > 1)
+		symbolizer__hold_root_of(s, p, 1); /* its parent gone too: the host's root */
+	if (had)
+		s->stats.maps_completed_from_history++;
+	else
+		s->stats.processes_from_history++;
+	return 0;
+}
+
 int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns, bool create,
 			    struct sym_process **out)
+{
+	return symbolizer__get_process_at(s, pid, instance, start_ns, 0, create, out);
+}
+
+/* The entry of (pid, instance); a missing one is read from /proc when create is set (from the
+ * history at time_ns when the process is gone). */
+int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns,
+			       uint64_t time_ns, bool create, struct sym_process **out)
 {
 	struct sym_process **slot = process_slot(s, pid, instance), *p;
 	size_t text_len;
@@ -319,8 +394,13 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 	int r;
 
 	if (*slot) {
-		(*slot)->last_used = ++s->tick;
-		*out = *slot;
+		p = *slot;
+		p->last_used = ++s->tick;
+		/* Read with no mapping (an exited process not yet reaped, read at its exec record): the
+		 * history at this record's time, once. */
+		if (!p->nmaps && time_ns)
+			maps_from_history(s, p, start_ns, time_ns);
+		*out = p;
 		return 0;
 	}
 	if (!create) {
@@ -337,10 +417,15 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 	p->pid = pid;
 	p->instance = instance;
 	p->last_used = ++s->tick;
+	p->start_ns = start_ns;
+	p->record_ns = time_ns;
 	r = read_maps(p, &s->stats, &text, &text_len);
 	if (!r && start_ns && !proc_stat_same_start(start_ns, p->identity.start_ticks)) {
 		/* The caller's process exited and another took its pid before we got here. */
 		maps_free(p->maps, p->nmaps);
+		p->maps = NULL;
+		p->nmaps = 0;
+		p->identity_known = false;
 		s->stats.process_changed++;
 		r = -ESRCH;
 	} else if (r == -ESRCH) {
@@ -348,24 +433,42 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 	}
 	if (r) {
 		text_drop(&text, &text_len);
-		free(p);
-		return r;
+		if (r != -ESRCH || maps_from_history(s, p, start_ns, time_ns)) {
+			free(p);
+			return r;
+		}
+	} else if (!p->nmaps && maps_from_history(s, p, start_ns, time_ns) == 0) {
+		/* An exited process not yet reaped (a zombie) lists no mappings: those it had. */
+		text_drop(&text, &text_len);
+	} else {
+		text_offer(p, &text, &text_len);
+		symbolizer__hold_root(s, p);
 	}
-	text_offer(p, &text, &text_len);
 	/* slot may have moved: evict_retired() can unlink the entry before it in the chain. */
 	slot = process_slot(s, pid, instance);
 	*slot = p;
 	s->nprocesses++;
-	symbolizer__hold_root(s, p);
 	*out = p;
 	return 0;
 }
 
 int symbolizer_prepare_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns)
 {
+	return symbolizer_prepare_instance_at(s, pid, instance, start_ns, 0);
+}
+
+int symbolizer_prepare_instance_at(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns,
+				   uint64_t time_ns)
+{
 	struct sym_process *p;
 
-	return symbolizer__get_process(s, pid, instance, start_ns, true, &p);
+	return symbolizer__get_process_at(s, pid, instance, start_ns, time_ns, true, &p);
+}
+
+void symbolizer_set_history(struct symbolizer *s, symbolizer_history_fn fn, void *ctx)
+{
+	s->history_fn = fn;
+	s->history_ctx = ctx;
 }
 
 int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns)
@@ -409,21 +512,26 @@ static struct sym_map *find_map(struct sym_process *p, uint64_t address)
 	return NULL;
 }
 
-/* The mapping of address, reading the maps again (rate-limited) when it misses every one. */
-struct sym_map *symbolizer__find_map_refresh(struct sym_process *p, uint64_t address, struct symbolizer_stats *stats)
+/* The mapping of address, reading the maps again (rate-limited) when it misses every one; the
+ * process gone, from its history (once). */
+struct sym_map *symbolizer__find_map_refresh(struct symbolizer *s, struct sym_process *p, uint64_t address)
 {
 	struct sym_map *map = find_map(p, address);
 	size_t text_len;
 	char *text;
+	int r = 0;
 
 	if (!map && !p->retired &&
 	    (p->refreshes < MAPS_QUICK_REFRESHES || symbolizer__now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
 		p->refreshes++;
-		if (read_maps(p, stats, &text, &text_len) == 0) {
+		r = read_maps(p, &s->stats, &text, &text_len);
+		if (r == 0) {
 			text_offer(p, &text, &text_len);
 			map = find_map(p, address);
 		}
 	}
+	if (!map && (p->retired || r == -ESRCH) && maps_from_history(s, p, p->start_ns, p->record_ns) == 0)
+		map = find_map(p, address);
 	return map;
 }
 

@@ -38,15 +38,20 @@ static struct sym_root *find_root(struct symbolizer *s, uint64_t dev, uint64_t i
 
 void symbolizer__hold_root(struct symbolizer *s, struct sym_process *p)
 {
+	symbolizer__hold_root_of(s, p, p->pid);
+}
+
+void symbolizer__hold_root_of(struct symbolizer *s, struct sym_process *p, pid_t root_pid)
+{
 	struct sym_root *r;
 	uint64_t dev = 0, ino = 0;
 	int fd;
 
-	if (root_identity(p->pid, &dev, &ino))
+	if (root_identity(root_pid, &dev, &ino))
 		return;
 	r = find_root(s, dev, ino);
 	if (!r) {
-		fd = symbolizer__open_root(p->pid);
+		fd = symbolizer__open_root(root_pid);
 		if (fd < 0)
 			return;
 		if (s->nroots < SYM_ROOTS) {

@@ -7,7 +7,8 @@
 /*
  * The daemon's export side: owns the transport and exporter made from the configuration, says
  * when the next interval ends (jittered), and turns each interval's profile into queued requests.
- * Used only from the main thread; the network is the exporter's thread's business.
+ * Used only from the main thread; encoding is the encoder thread's business, the network the
+ * exporter's thread's.
  */
 #ifndef OTELPROFD_EXPORT_LOOP_H
 #define OTELPROFD_EXPORT_LOOP_H
@@ -24,10 +25,16 @@ struct export_loop;
 struct export_loop *export_loop_new(const struct export_config *cfg);
 /* Length of the next interval: the configured one +-10%, so a fleet does not send in lockstep. */
 uint64_t export_loop_next_interval_ns(struct export_loop *l);
-/* Encode p and queue its requests; logs the exporter's failures since the last interval. 0 or -errno. */
-int export_loop_submit(struct export_loop *l, const struct profile *p);
-/* The exporter's counters now, and samples dropped because one process was over the size cap. */
-void export_loop_stats(struct export_loop *l, struct exporter_stats *stats, uint64_t *dropped_too_large);
+/* Hand p over (the loop frees it, whatever the outcome) to be encoded into requests on the encoder
+ * thread; logs the exporter's failures since the last interval. 0, or -EBUSY when the encoder is
+ * still on two profiles (p dropped, counted), or -errno. */
+int export_loop_submit(struct export_loop *l, struct profile *p);
+/* encoded() runs on the encoder thread after each profile is encoded and freed (memory handed back).
+ * Set before the first export_loop_submit(). */
+void export_loop_on_encoded(struct export_loop *l, void (*encoded)(void));
+/* The exporter's counters now, and the samples dropped before any request held them: a process over
+ * the size cap alone, a profile the encoder had no room for. */
+void export_loop_stats(struct export_loop *l, struct exporter_stats *stats, uint64_t *dropped_unsent);
 /* Send what is queued within timeout_ns, log the totals, and free the loop. 0, -ETIMEDOUT (some
  * requests undelivered) or -ENOTCONN (requests were made and none was delivered: logged). */
 int export_loop_finish(struct export_loop *l, uint64_t timeout_ns);

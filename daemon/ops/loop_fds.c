@@ -59,6 +59,11 @@ int loop_fds_open(struct loop_fds *fds, int ringfd, uint64_t duration_ns, uint64
 	return 0;
 }
 
+int loop_fds_add(struct loop_fds *fds, int fd)
+{
+	return add_epoll(fds->epfd, fd);
+}
+
 void loop_fds_close(struct loop_fds *fds)
 {
 	int *all[] = { &fds->timerfd, &fds->intervalfd, &fds->sigfd, &fds->epfd };

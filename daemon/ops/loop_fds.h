@@ -19,6 +19,8 @@ struct loop_fds {
 /* Watch ringfd and the signals; a run's end timer when duration_ns, an export timer when
  * interval_ns (0: none). 0 or -errno; loop_fds_close() is due either way. */
 int loop_fds_open(struct loop_fds *fds, int ringfd, uint64_t duration_ns, uint64_t interval_ns);
+/* Watch one more fd (its events are the caller's to read). 0 or -errno. */
+int loop_fds_add(struct loop_fds *fds, int fd);
 /* Arm a timer to expire once, ns from now. 0 or -errno. */
 int loop_fds_arm(int timerfd, uint64_t ns);
 void loop_fds_close(struct loop_fds *fds);

@@ -349,8 +349,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("export_retries_total", "sends retried after a retryable error", NULL, e->retries),
 		C("export_bytes_total", "uncompressed bytes the collector accepted", NULL, e->bytes_sent),
 		C("export_samples_total", "samples the collector accepted", NULL, e->samples_sent),
-		C("export_samples_dropped_total", "samples in dropped requests or too large to send", NULL,
-		  e->dropped_samples + m->export_dropped_too_large),
+		C("export_samples_dropped_total",
+		  "samples in dropped requests, too large to send, or in a profile the encoder had no room for", NULL,
+		  e->dropped_samples + m->export_dropped_unsent),
 		C("export_rejected_profiles_total", "profiles the collector rejected in a partial success", NULL,
 		  e->rejected_profiles),
 		G("export_queue_requests", "requests waiting to be sent", NULL, e->queued),
@@ -524,13 +525,35 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  m->jvm.queue_full),
 		C("jvm_dropped_total", NULL, "reason=\"table_full\"", m->jvm.table_full),
 	};
+	struct series mmap[] = {
+		C("mmap_events_records_total", "records read from the kernel's fork, exec, exit and mmap events", NULL,
+		  m->mmap_events.records),
+		C("mmap_events_lost_total", "such records the kernel lost (a CPU's ring full): processes alive then "
+		  "get no mappings from them", NULL, m->mmap_events.lost),
+		G("mmap_histories", "processes whose forks, execs and executable mappings are kept", NULL,
+		  m->mmap_store.pids),
+		G("mmap_history_path_bytes", "bytes of the mappings' paths kept", NULL, m->mmap_store.path_bytes),
+		C("mmap_history_dropped_total", "what the processes' histories did not keep, by reason",
+		  "reason=\"pids_full\"", m->mmap_store.pids_dropped),
+		C("mmap_history_dropped_total", NULL, "reason=\"events_full\"", m->mmap_store.events_dropped),
+		C("mmap_history_dropped_total", NULL, "reason=\"path_bytes\"", m->mmap_store.paths_dropped),
+		C("mmap_history_lookups_total", "processes gone before their maps were read, looked up in the histories, "
+		  "by result", "result=\"found\"", m->mmap_store.found),
+		C("mmap_history_lookups_total", NULL, "result=\"not_found\"", m->mmap_store.not_found),
+		C("mmap_history_lookups_total", NULL, "result=\"events_lost\"", m->mmap_store.untrusted),
+		C("symbolizer_processes_from_history_total", "processes gone before their maps were read whose mappings "
+		  "came from the kernel's mmap events", NULL, y->processes_from_history),
+		C("symbolizer_maps_completed_from_history_total", "processes gone after a read of their maps that "
+		  "missed an address (an exec's half-built maps) whose missing mappings came from the mmap events", NULL,
+		  y->maps_completed_from_history),
+	};
 	static char end_labels[UNWIND_END_MAX][48];
 	static char reject_labels[TRACE_REJECT_MAX][48];
 
 	/* Every series below, each optional part on, fits with a slot to spare (test-self-metrics takes a
 	 * full s[] for a cut one): a series added past the bound fails the build, not /metrics. */
 	_Static_assert(N(all) + N(unwinding) + UNWIND_END_MAX + N(traces) + TRACE_REJECT_MAX + N(exported) + N(kube) +
-		       N(off_cpu) + N(alloc) + N(python) + N(go) + N(jvm) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
+		       N(off_cpu) + N(alloc) + N(python) + N(go) + N(jvm) + N(mmap) < SELF_METRICS_MAX_SERIES, "raise SELF_METRICS_MAX_SERIES");
 	for (size_t i = 0; i < N(all) && n < max; i++)
 		s[n++] = all[i];
 	for (size_t i = 0; i < N(unwinding) && n < max; i++)
@@ -564,6 +587,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		s[n++] = go[i];
 	for (size_t i = 0; m->jvm_enabled && i < N(jvm) && n < max; i++)
 		s[n++] = jvm[i];
+	for (size_t i = 0; m->mmap_events_enabled && i < N(mmap) && n < max; i++)
+		s[n++] = mmap[i];
 	return n;
 }
 

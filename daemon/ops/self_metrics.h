@@ -21,6 +21,7 @@
 #include "symbolizer.h"
 #include "sampling/alloc_probes.h"
 #include "sampling/heap.h"
+#include "sampling/mmap_events.h"
 #include "sampling/off_cpu.h"
 #include "jvm_attacher.h"
 #include "go_labels.h"
@@ -54,7 +55,7 @@ struct self_metrics {
 	struct process_table_counters processes;
 	bool export_enabled;
 	struct exporter_stats export;
-	uint64_t export_dropped_too_large; /* samples of a process over the message size alone */
+	uint64_t export_dropped_unsent; /* samples in no request: a process over the message size alone, a profile the encoder had no room for */
 	struct unwind_sample_counters unwind; /* DWARF unwinding of the samples' stack windows */
 	struct stack_need_counters stack_need; /* stack windows sized by need */
 	bool k8s_enabled;
@@ -89,6 +90,9 @@ struct self_metrics {
 	struct go_process_counters go_processes; /* Go processes found (docs/go.md) */
 	struct go_labels_counters go_labels;     /* goroutine labels put on samples */
 	bool jvm_enabled;                 /* JVMs are asked for perf maps (no --no-jvm-attach) */
+	bool mmap_events_enabled;         /* the kernel's mmap events are read: the two below are filled */
+	struct mmap_events_counters mmap_events; /* records read, lost (sampling/mmap_events.h) */
+	struct mmap_store_counters mmap_store;   /* the processes' histories kept, dropped, looked up */
 	struct jvm_attacher_counters jvm; /* what the JVM room did (docs/java.md) */
 };
 

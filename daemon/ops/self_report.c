@@ -60,7 +60,7 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		m->python_processes = *record_path_python_counters(src->records);
 	if (src->export) {
 		m->export_enabled = true;
-		export_loop_stats(src->export, &m->export, &m->export_dropped_too_large);
+		export_loop_stats(src->export, &m->export, &m->export_dropped_unsent);
 	}
 	if (src->k8s) {
 		m->k8s_enabled = true;
@@ -70,6 +70,11 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		m->trace_enabled = true;
 		m->trace = *trace_table_counters(src->traces);
 		m->trace_processes = trace_table_count(src->traces);
+	}
+	if (src->mmap_events) {
+		m->mmap_events_enabled = true;
+		mmap_events_counters(src->mmap_events, &m->mmap_events);
+		mmap_store_counters(mmap_events_store(src->mmap_events), &m->mmap_store);
 	}
 	if (src->off_cpu) {
 		m->off_cpu_enabled = true;
@@ -321,9 +326,21 @@ void self_report_log_counters(const struct self_sources *src)
 			cpu_shed_level_name(m.ceiling.level), m.ceiling.last_percent);
 	}
 	log_debug("symbolizer: %" PRIu64 " lookups, %" PRIu64 " symbolized, %" PRIu64 " outside mappings, %" PRIu64
-		  " processes gone, %" PRIu64 " pids running another process or program when read again, %" PRIu64
+		  " processes gone (%" PRIu64 " of them given their mappings from the kernel's mmap events, %" PRIu64
+		  " more completed from them), %" PRIu64
+		  " pids running another process or program when read again, %" PRIu64
 		  " modules loaded, %" PRIu64 " failed to open", ss->lookups, ss->symbolized, ss->no_mapping,
-		  ss->process_gone, ss->process_changed, ss->modules_loaded, ss->module_open_failed);
+		  ss->process_gone, ss->processes_from_history, ss->maps_completed_from_history, ss->process_changed, ss->modules_loaded,
+		  ss->module_open_failed);
+	if (m.mmap_events_enabled)
+		log_debug("mmap events: %" PRIu64 " records read on %u CPUs, %" PRIu64 " lost, %" PRIu64 " malformed; "
+			  "histories: %" PRIu64 " pids now, %" PRIu64 " events kept, %" PRIu64 " pids dropped (full), %"
+			  PRIu64 " events dropped, %" PRIu64 " mappings dropped (paths' bytes), %" PRIu64
+			  " expired; lookups: %" PRIu64 " found, %" PRIu64 " not found, %" PRIu64 " refused (events lost)",
+			  m.mmap_events.records, m.mmap_events.cpus, m.mmap_events.lost, m.mmap_events.malformed,
+			  m.mmap_store.pids, m.mmap_store.events, m.mmap_store.pids_dropped, m.mmap_store.events_dropped,
+			  m.mmap_store.paths_dropped, m.mmap_store.expired, m.mmap_store.found, m.mmap_store.not_found,
+			  m.mmap_store.untrusted);
 	if (ss->modules_too_big)
 		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,

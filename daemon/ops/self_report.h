@@ -48,6 +48,7 @@ struct self_sources {
 	struct heap *heap;               /* NULL without --alloc */
 	struct alloc_probes *alloc_probes; /* NULL without --alloc */
 	const struct loop_turns *turns;  /* the event loop's turns timed, or NULL (none yet) */
+	struct mmap_events *mmap_events; /* NULL when the kernel's mmap events could not be opened */
 };
 
 /* Every counter the daemon keeps, now, into *m. */

@@ -144,10 +144,11 @@ void record_path_set_time_offset(struct record_path *rp, uint64_t monotonic_to_u
  * samples in the ring buffer, so a process that lives for a moment keeps at least those; a sample
  * outside them reads the mappings again. filename NULL: no exec record, a sample showed the exec;
  * its record may still follow (the sample was taken during the execve), and then completes that
- * instance: its mappings are read anew.
+ * instance: its mappings are read anew. time_ns: the record's (a process gone, or not yet reaped,
+ * gets the mappings its program had then from the kernel's mmap events).
  */
-static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, const char *comm, const char *filename,
-		    uint64_t cgroup_id, uint32_t exec_id, bool maybe_in_execve)
+static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, uint64_t time_ns, const char *comm,
+		    const char *filename, uint64_t cgroup_id, uint32_t exec_id, bool maybe_in_execve)
 {
 	const struct process_info *pi = process_table_find(rp->processes, pid, start_ns);
 	uint64_t before = pi ? pi->instance : 0;
@@ -173,7 +174,7 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, con
 	}
 	if (!pi)
 		return;
-	symbolizer_prepare_instance(rp->sym, (pid_t)pid, pi->instance, start_ns);
+	symbolizer_prepare_instance_at(rp->sym, (pid_t)pid, pi->instance, start_ns, time_ns);
 	if (rp->nsettling < MAX_SETTLING)
 		rp->settling[rp->nsettling++] = (struct settling){
 			.pid = pid, .start_ns = start_ns, .instance = pi->instance, .exec_ns = clock_ns(CLOCK_MONOTONIC),
@@ -190,7 +191,7 @@ static void on_process_event(struct record_path *rp, const struct otelprof_proc_
 	snprintf(filename, sizeof(filename), "%.*s", OTELPROF_PATH_LEN, e->filename);
 	switch (e->hdr.kind) {
 	case OTELPROF_RECORD_EXEC:
-		on_exec(rp, e->pid, e->start_ns, comm, filename, e->cgroup_id, e->exec_id, false);
+		on_exec(rp, e->pid, e->start_ns, e->time_ns, comm, filename, e->cgroup_id, e->exec_id, false);
 		break;
 	case OTELPROF_RECORD_FORK:
 		/* What the symbolizer holds for this pid belongs to an older process (its exit record
@@ -224,7 +225,7 @@ static const struct process_info *sample_process(struct record_path *rp, const s
 
 	snprintf(comm, sizeof(comm), "%.*s", OTELPROF_COMM_LEN, s->process_comm);
 	if (pi && pi->exec_id != s->exec_id)
-		on_exec(rp, s->pid, s->process_start_ns, comm, NULL, s->cgroup_id, s->exec_id,
+		on_exec(rp, s->pid, s->process_start_ns, s->time_ns, comm, NULL, s->cgroup_id, s->exec_id,
 			s->flags & OTELPROF_SAMPLE_KERNEL_MODE);
 	return process_table_sample(rp->processes, s->pid, s->process_start_ns, comm, s->cgroup_id, s->exec_id);
 }
@@ -302,7 +303,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 
 	*instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
 	if (pi)
-		symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns);
+		symbolizer_prepare_instance_at(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns, s->time_ns);
 	proc_maps_share_begin((pid_t)s->pid, pi ? *instance : 0, s->map_count);
 	check_rooms(rp, &(struct runtime_sample){ .s = s, .data = data, .size = size, .pi = pi, .instance = *instance });
 	s = unwind_record(rp, *instance, data, size, &rp->counters.unwind);
@@ -476,8 +477,8 @@ static void handle(struct record_path *rp, const void *data, size_t size)
 		 * is written. */
 		pi = s->pid ? sample_process(rp, s) : NULL;
 		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
-		if (pi)
-			symbolizer_prepare_instance(rp->sym, (pid_t)s->pid, instance, s->process_start_ns);
+		if (pi) /* gone already: its mappings at the sample's time, from the kernel's mmap events */
+			symbolizer_prepare_instance_at(rp->sym, (pid_t)s->pid, instance, s->process_start_ns, s->time_ns);
 		proc_maps_share_begin((pid_t)s->pid, pi ? instance : 0, s->map_count);
 		rs = (struct runtime_sample){
 			.s = s, .data = data, .size = size, .pi = pi, .instance = instance, .on_cpu = true,

@@ -116,7 +116,7 @@ def samples_kept(log):
 def daemon_counts(log):
     """What otelprofd's end-of-run lines say: on-CPU samples kept, off-CPU waits kept (--off-cpu), and
     the samples (both) in the requests it sent and dropped."""
-    sent = re.search(r"Export: (\d+) requests sent \((\d+) samples.*?; dropped: .*?\((\d+) samples\)", log)
+    sent = re.search(r"Export: (\d+) requests? sent \((\d+) samples.*?; dropped: .*?\((\d+) samples\)", log)
     if not sent:
         bpftest.fail("otelprofd did not say what it sent:\n" + log[-3000:])
     waits = re.search(r"Off-CPU: (\d+) waits? kept", log)
