@@ -39,6 +39,13 @@ struct dl_lib {
  * when not NULL) set to "PACKAGE (SONAME): why", e.g. "libgrpc29 (libgrpc.so.29): libgrpc.so.29:
  * cannot open shared object file: No such file or directory". */
 int dl_lib_load(struct dl_lib *lib, char *why, size_t why_size);
+/*
+ * Whether lib's soname is, without loading it, a shared object of this machine's kind in a
+ * directory the dynamic loader searches ($LD_LIBRARY_PATH, the C library's directory and its /usr
+ * twin): a caller can then put dl_lib_load() off until the library's first use, its errors included
+ * (a missing dependency). false says only "not found that way": load it now for the real answer.
+ */
+bool dl_lib_present(const struct dl_lib *lib);
 /* Whether lib was loaded by an earlier dl_lib_load() (loads nothing). */
 bool dl_lib_loaded(struct dl_lib *lib);
 /* lib->error after a failed dl_lib_load(), else NULL (loads nothing). */

@@ -5,7 +5,8 @@
  * a deadline per call. The channel reconnects on its own; calls are wait_for_ready, so a call made
  * while the collector is away waits (within its deadline) for the connection instead of failing at
  * once, and is sent the moment the collector is back; if the deadline passes first, the exporter
- * retries it.
+ * retries it. gRPC is loaded, initialised and the channel made at the first request, on the sender's
+ * thread: a service with nothing to send yet holds none of gRPC's memory (docs/memory.md).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +33,8 @@
 
 struct grpc_transport {
 	struct export_transport base;
+	const struct export_config *cfg; /* the exporter's, which outlives the transport */
+	bool opened;                     /* grpc_init() called: the objects below are gRPC's */
 	grpc_channel *channel;
 	grpc_completion_queue *cq;
 	grpc_metadata *metadata;
@@ -43,6 +46,45 @@ static void set_error(char *buf, size_t len, const char *what, const char *path,
 {
 	if (buf && len)
 		snprintf(buf, len, "Failed to read the %s %s: %s", what, path, strerror(err));
+}
+
+/* The TLS files' contents (ca, cert, key: NULL when not configured). 0, or *err = -errno with errbuf set
+ * and nothing to free. */
+static int read_pems(const struct export_config *cfg, char **ca, char **cert, char **key, int *err,
+				 char *errbuf, size_t errlen)
+{
+	*ca = *cert = *key = NULL;
+	if (cfg->ca_file && !(*ca = export_read_file(cfg->ca_file, MAX_PEM_BYTES))) {
+		*err = errno ? -errno : -EIO;
+		set_error(errbuf, errlen, "CA file", cfg->ca_file, errno);
+		return *err;
+	}
+	if (!cfg->client_cert)
+		return 0;
+	*cert = export_read_file(cfg->client_cert, MAX_PEM_BYTES);
+	if (!*cert)
+		set_error(errbuf, errlen, "client certificate", cfg->client_cert, errno);
+	*key = *cert ? export_read_file(cfg->client_key, MAX_PEM_BYTES) : NULL;
+	if (*cert && !*key)
+		set_error(errbuf, errlen, "client key", cfg->client_key, errno);
+	if (*cert && *key)
+		return 0;
+	*err = errno ? -errno : -EIO;
+	free(*ca);
+	free(*cert);
+	*ca = *cert = NULL;
+	return *err;
+}
+
+/* Free what read_pems() read, the private key wiped first. */
+static void free_pems(char *ca, char *cert, char *key)
+{
+	free(ca);
+	free(cert);
+	if (key) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+	}
 }
 
 /* Retryable status codes of the OTLP sheet; RESOURCE_EXHAUSTED only with RetryInfo. */
@@ -183,44 +225,10 @@ out:
 	grpc_lib.grpc_call_unref(call);
 }
 
-/*
- * Waits for the channel as GRPC_INITIAL_METADATA_WAIT_FOR_READY would, keeping the reason: while
- * the call fails because the channel cannot connect (UNAVAILABLE in TRANSIENT_FAILURE), wait for
- * the channel's next state until the deadline and call again. The last call's outcome and words
- * are the result ("connection refused", not "Deadline Exceeded").
- */
-static int grpc_send(struct export_transport *base, const uint8_t *data, size_t len, uint64_t timeout_ns,
-		     struct export_result *res)
+/* gRPC's objects of an open transport, and gRPC's own reference (grpc_init) let go. */
+static void grpc_transport_close(struct grpc_transport *t)
 {
-	struct grpc_transport *t = (struct grpc_transport *)base;
-	gpr_timespec deadline = grpc_lib.gpr_time_add(grpc_lib.gpr_now(GPR_CLOCK_MONOTONIC),
-					     grpc_lib.gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
-
-	struct export_result connect_failure;
-	bool failed_to_connect = false;
-
-	send_once(t, data, len, deadline, timeout_ns, res);
-	while (res->code == GRPC_STATUS_UNAVAILABLE &&
-	       grpc_lib.grpc_channel_check_connectivity_state(t->channel, 0) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
-		connect_failure = *res;
-		failed_to_connect = true;
-		grpc_lib.grpc_channel_watch_connectivity_state(t->channel, GRPC_CHANNEL_TRANSIENT_FAILURE, deadline, t->cq, t);
-		grpc_lib.grpc_completion_queue_pluck(t->cq, t, grpc_lib.gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-		if (grpc_lib.gpr_time_cmp(grpc_lib.gpr_now(GPR_CLOCK_MONOTONIC), deadline) >= 0)
-			break;
-		send_once(t, data, len, deadline, timeout_ns, res);
-	}
-	/* A call the deadline cut while connecting says less than the connection failure before it. */
-	if (failed_to_connect && res->outcome != EXPORT_OK && !strncmp(res->message, "timed out", 9))
-		*res = connect_failure;
-	return 0;
-}
-
-static void grpc_transport_free(struct export_transport *base)
-{
-	struct grpc_transport *t = (struct grpc_transport *)base;
-
-	if (!t)
+	if (!t->opened)
 		return;
 	if (t->channel)
 		grpc_lib.grpc_channel_destroy(t->channel);
@@ -236,10 +244,25 @@ static void grpc_transport_free(struct export_transport *base)
 		grpc_lib.grpc_slice_unref(t->metadata[i].value);
 	}
 	free(t->metadata);
-	free(t);
+	t->channel = NULL;
+	t->cq = NULL;
+	t->metadata = NULL;
+	t->nmetadata = 0;
+	t->opened = false;
 	grpc_lib.grpc_shutdown();
 }
 
+static void grpc_transport_free(struct export_transport *base)
+{
+	struct grpc_transport *t = (struct grpc_transport *)base;
+
+	if (!t)
+		return;
+	grpc_transport_close(t);
+	free(t);
+}
+
+/* Read the TLS files and make the channel's credentials. NULL with *err and errbuf set. */
 static grpc_channel_credentials *make_credentials(const struct export_config *cfg, int *err, char *errbuf,
 						  size_t errlen)
 {
@@ -249,34 +272,14 @@ static grpc_channel_credentials *make_credentials(const struct export_config *cf
 
 	if (!cfg->tls)
 		return grpc_lib.grpc_insecure_credentials_create();
-	if (cfg->ca_file && !(ca = export_read_file(cfg->ca_file, MAX_PEM_BYTES))) {
-		*err = -errno;
-		set_error(errbuf, errlen, "CA file", cfg->ca_file, errno);
+	if (read_pems(cfg, &ca, &cert, &key, err, errbuf, errlen))
 		return NULL;
-	}
-	if (cfg->client_cert) {
-		cert = export_read_file(cfg->client_cert, MAX_PEM_BYTES);
-		if (!cert)
-			set_error(errbuf, errlen, "client certificate", cfg->client_cert, errno);
-		key = cert ? export_read_file(cfg->client_key, MAX_PEM_BYTES) : NULL;
-		if (cert && !key)
-			set_error(errbuf, errlen, "client key", cfg->client_key, errno);
-		if (!cert || !key) {
-			*err = -errno;
-			free(ca);
-			free(cert);
-			return NULL;
-		}
+	if (cert) {
 		pair.private_key = key;
 		pair.cert_chain = cert;
 	}
 	creds = grpc_lib.grpc_ssl_credentials_create(ca, cert ? &pair : NULL, NULL, NULL);
-	free(ca);
-	free(cert);
-	if (key) {
-		explicit_bzero(key, strlen(key));
-		free(key);
-	}
+	free_pems(ca, cert, key);
 	if (!creds) {
 		*err = -EINVAL;
 		snprintf(errbuf, errlen, "Failed to set up TLS for the collector");
@@ -284,49 +287,43 @@ static grpc_channel_credentials *make_credentials(const struct export_config *cf
 	return creds;
 }
 
-struct export_transport *export_grpc_new(const struct export_config *cfg, int *err, char *errbuf, size_t errlen)
+/*
+ * gRPC loaded and initialised, the channel to the collector made: at the first request, so that a
+ * run with nothing to send never maps gRPC (docs/memory.md). 0, or -errno with errbuf set; on
+ * failure nothing is left open and the next request tries again.
+ */
+static int grpc_transport_open(struct grpc_transport *t, char *errbuf, size_t errlen)
 {
-	struct grpc_transport *t;
+	const struct export_config *cfg = t->cfg;
 	grpc_channel_credentials *creds;
 	char user_agent[64];
 	grpc_arg args[7];
 	grpc_channel_args channel_args = { .num_args = 0, .args = args };
-	char why[DL_LIB_ERROR_MAX];
+	char why[sizeof(((struct export_result *)0)->message) - 32]; /* errbuf is a result's message */
+	int err = 0;
 
-	/* Loaded here, at the run's first use: other runs never map it (docs/memory.md). */
 	if (grpc_lib_load(why, sizeof(why))) {
-		*err = -ELIBACC;
 		snprintf(errbuf, errlen, "OTLP over gRPC needs %s", why);
-		return NULL;
+		return -ELIBACC;
 	}
 	grpc_lib.grpc_init();
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		*err = -ENOMEM;
-		snprintf(errbuf, errlen, "Out of memory");
-		grpc_lib.grpc_shutdown();
-		return NULL;
-	}
-	t->base.send = grpc_send;
-	t->base.free = grpc_transport_free;
-	t->base.name = "grpc";
+	t->opened = true;
 	t->metadata = calloc(cfg->nheaders ? cfg->nheaders : 1, sizeof(*t->metadata));
 	t->cq = grpc_lib.grpc_completion_queue_create_for_pluck(NULL);
 	if (!t->metadata || !t->cq) {
-		*err = -ENOMEM;
 		snprintf(errbuf, errlen, "Out of memory");
-		grpc_transport_free(&t->base);
-		return NULL;
+		grpc_transport_close(t);
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < cfg->nheaders; i++) {
 		t->metadata[i].key = grpc_lib.grpc_slice_from_copied_string(cfg->headers[i].key);
 		t->metadata[i].value = grpc_lib.grpc_slice_from_copied_string(cfg->headers[i].value);
 		t->nmetadata++;
 	}
-	creds = make_credentials(cfg, err, errbuf, errlen);
+	creds = make_credentials(cfg, &err, errbuf, errlen);
 	if (!creds) {
-		grpc_transport_free(&t->base);
-		return NULL;
+		grpc_transport_close(t);
+		return err;
 	}
 
 	snprintf(user_agent, sizeof(user_agent), "otelprofd/%s", OTELPROFD_VERSION);
@@ -352,10 +349,84 @@ struct export_transport *export_grpc_new(const struct export_config *cfg, int *e
 	t->channel = grpc_lib.grpc_channel_create(cfg->target, creds, &channel_args);
 	grpc_lib.grpc_channel_credentials_release(creds);
 	if (!t->channel) {
-		*err = -EINVAL;
 		snprintf(errbuf, errlen, "Failed to create a gRPC channel to %s", cfg->target);
-		grpc_transport_free(&t->base);
+		grpc_transport_close(t);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Waits for the channel as GRPC_INITIAL_METADATA_WAIT_FOR_READY would, keeping the reason: while
+ * the call fails because the channel cannot connect (UNAVAILABLE in TRANSIENT_FAILURE), wait for
+ * the channel's next state until the deadline and call again. The last call's outcome and words
+ * are the result ("connection refused", not "Deadline Exceeded").
+ */
+static int grpc_send(struct export_transport *base, const uint8_t *data, size_t len, uint64_t timeout_ns,
+		     struct export_result *res)
+{
+	struct grpc_transport *t = (struct grpc_transport *)base;
+	struct export_result connect_failure;
+	bool failed_to_connect = false;
+	gpr_timespec deadline;
+	int r;
+
+	if (!t->opened && (r = grpc_transport_open(t, res->message, sizeof(res->message)))) {
+		/* No gRPC: no request will ever go (the library is loaded once); the rest may pass. */
+		res->code = 0;
+		res->retry_after_ns = 0;
+		res->rejected = 0;
+		res->outcome = r == -ELIBACC ? EXPORT_PERMANENT : EXPORT_RETRYABLE;
+		return 0;
+	}
+	deadline = grpc_lib.gpr_time_add(grpc_lib.gpr_now(GPR_CLOCK_MONOTONIC),
+					 grpc_lib.gpr_time_from_nanos((int64_t)timeout_ns, GPR_TIMESPAN));
+	send_once(t, data, len, deadline, timeout_ns, res);
+	while (res->code == GRPC_STATUS_UNAVAILABLE &&
+	       grpc_lib.grpc_channel_check_connectivity_state(t->channel, 0) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
+		connect_failure = *res;
+		failed_to_connect = true;
+		grpc_lib.grpc_channel_watch_connectivity_state(t->channel, GRPC_CHANNEL_TRANSIENT_FAILURE, deadline, t->cq, t);
+		grpc_lib.grpc_completion_queue_pluck(t->cq, t, grpc_lib.gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		if (grpc_lib.gpr_time_cmp(grpc_lib.gpr_now(GPR_CLOCK_MONOTONIC), deadline) >= 0)
+			break;
+		send_once(t, data, len, deadline, timeout_ns, res);
+	}
+	/* A call the deadline cut while connecting says less than the connection failure before it. */
+	if (failed_to_connect && res->outcome != EXPORT_OK && !strncmp(res->message, "timed out", 9))
+		*res = connect_failure;
+	return 0;
+}
+
+struct export_transport *export_grpc_new(const struct export_config *cfg, int *err, char *errbuf, size_t errlen)
+{
+	struct grpc_transport *t;
+	char why[DL_LIB_ERROR_MAX];
+
+	/* What can be checked without gRPC is checked now: the TLS files can be read. */
+	if (cfg->tls) {
+		char *ca = NULL, *cert = NULL, *key = NULL;
+
+		if (read_pems(cfg, &ca, &cert, &key, err, errbuf, errlen))
+			return NULL;
+		free_pems(ca, cert, key);
+	}
+	/* gRPC itself waits for the first request when its file is where the loader will find it;
+	 * otherwise it is loaded now, to stop the run at once if it cannot be. */
+	if (!grpc_lib_present() && grpc_lib_load(why, sizeof(why))) {
+		*err = -ELIBACC;
+		snprintf(errbuf, errlen, "OTLP over gRPC needs %s", why);
 		return NULL;
 	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		*err = -ENOMEM;
+		snprintf(errbuf, errlen, "Out of memory");
+		return NULL;
+	}
+	t->base.send = grpc_send;
+	t->base.free = grpc_transport_free;
+	t->base.name = "grpc";
+	t->cfg = cfg;
 	return &t->base;
 }

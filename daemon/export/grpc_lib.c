@@ -7,3 +7,8 @@ int grpc_lib_load(char *why, size_t why_size)
 {
 	return dl_lib_load(&grpc_lib_dl, why, why_size);
 }
+
+bool grpc_lib_present(void)
+{
+	return dl_lib_present(&grpc_lib_dl);
+}

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gRPC core (Debian 12: libgrpc.so.29, package libgrpc29), loaded when the run first exports over
- * OTLP/gRPC (export_grpc_new()) rather than linked: a run that writes a file or exports over HTTP
- * pays none of its 7 MiB of resident pages and 60 libraries (symbolizer/dl_lib.h, docs/memory.md).
+ * gRPC core (Debian 12: libgrpc.so.29, package libgrpc29), loaded when the run first sends a request
+ * over OTLP/gRPC (export_grpc.c) rather than linked: a run that writes a file, exports over HTTP or
+ * has had nothing to send yet pays none of its 10 MiB of resident pages and 60 libraries
+ * (symbolizer/dl_lib.h, docs/memory.md).
  * The gpr_* entry points live in libgpr.so.29, a dependency of libgrpc, and are found through it.
  * May include: nothing of the daemon.
  */
 #ifndef OTELPROFD_EXPORT_GRPC_LIB_H
 #define OTELPROFD_EXPORT_GRPC_LIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <grpc/byte_buffer.h>
@@ -72,5 +74,7 @@ extern struct grpc_lib grpc_lib;
 
 /* Load gRPC (once). 0, or -ELIBACC with "libgrpc29 (libgrpc.so.29): why" in why. */
 int grpc_lib_load(char *why, size_t why_size);
+/* Whether libgrpc.so.29 is found, without loading it (dl_lib_present()). */
+bool grpc_lib_present(void);
 
 #endif

@@ -66,6 +66,8 @@ struct self_metrics {
 	double cpu_seconds;               /* the daemon's own user + system CPU */
 	uint64_t rss_bytes;               /* the daemon's resident memory now */
 	uint64_t peak_rss_bytes;
+	uint64_t heap_in_use_bytes;       /* the C library's allocator: in blocks given out (mapped ones too) */
+	uint64_t heap_free_bytes;         /* free blocks it holds in its arenas (resident or not) */
 	uint64_t virtual_bytes;           /* the daemon's virtual memory size */
 	uint64_t open_fds, max_fds;       /* file descriptors open now, and RLIMIT_NOFILE (soft) */
 	double start_time_seconds;        /* when the daemon started, unix seconds */

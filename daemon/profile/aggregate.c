@@ -43,9 +43,16 @@ static uint64_t mix64(uint64_t h, uint64_t v)
 	return h;
 }
 
-static int grow_array(void **array, size_t *capacity, size_t needed, size_t elem)
+_Static_assert(sizeof(struct agg_entry) == 120, "an aggregate entry packs without padding");
+
+/* Tables start at 16 elements; an entry's timestamps at 2: host-wide, most entries (a thread, a CPU,
+ * a stack) hold one or two samples, and 16 timestamps were 144 bytes of heap for each of them. */
+#define AGG_TABLE_FIRST 16
+#define AGG_TIMESTAMPS_FIRST 2
+
+static int grow_array(void **array, size_t *capacity, size_t needed, size_t elem, size_t first)
 {
-	size_t cap = *capacity ? *capacity : 16;
+	size_t cap = *capacity ? *capacity : first;
 	void *p;
 
 	if (needed <= *capacity)
@@ -58,6 +65,20 @@ static int grow_array(void **array, size_t *capacity, size_t needed, size_t elem
 	*array = p;
 	*capacity = cap;
 	return 0;
+}
+
+/* Room for needed timestamps in e (its capacity is 32-bit: an interval's samples are far fewer). */
+static int grow_timestamps(struct agg_entry *e, size_t needed)
+{
+	size_t cap = e->capacity;
+	int r;
+
+	if (needed > UINT32_MAX)
+		return -ENOMEM;
+	r = grow_array((void **)&e->timestamps, &cap, needed, sizeof(uint64_t), AGG_TIMESTAMPS_FIRST);
+	if (!r)
+		e->capacity = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+	return r;
 }
 
 /* Make room for one more element when the index is over 70% full. */
@@ -215,7 +236,8 @@ static int64_t intern_stack(struct aggregate *agg, const struct otelprof_sample 
 	if (agg->nstacks >= agg->limits.max_entries)
 		return -EXFULL;
 	if (index_reserve(&agg->stack_index, agg->nstacks, stack_hash_of, agg) ||
-	    grow_array((void **)&agg->stacks, &agg->stacks_capacity, agg->nstacks + 1, sizeof(*agg->stacks)))
+	    grow_array((void **)&agg->stacks, &agg->stacks_capacity, agg->nstacks + 1, sizeof(*agg->stacks),
+		       AGG_TABLE_FIRST))
 		return -ENOMEM;
 	st = malloc(bytes);
 	if (!st)
@@ -261,7 +283,7 @@ static struct agg_entry *find_or_add_entry(struct aggregate *agg, const struct o
 	}
 	if (index_reserve(&agg->entry_index, agg->nentries, entry_hash_of, agg) ||
 	    grow_array((void **)&agg->entries, &agg->entries_capacity, agg->nentries + 1,
-		       sizeof(*agg->entries))) {
+		       sizeof(*agg->entries), AGG_TABLE_FIRST)) {
 		*err = -ENOMEM;
 		return NULL;
 	}
@@ -353,7 +375,7 @@ int aggregate_add_linked(struct aggregate *agg, const struct otelprof_sample *s,
 		return err == -ENOMEM ? -ENOMEM : -ENOSPC;
 	}
 	capacity = e->capacity;
-	if (grow_array((void **)&e->timestamps, &e->capacity, e->ntimestamps + 1, sizeof(uint64_t))) {
+	if (grow_timestamps(e, (size_t)e->ntimestamps + 1)) {
 		agg->counters.dropped_nomem++;
 		return -ENOMEM;
 	}
@@ -385,7 +407,7 @@ void aggregate_repeat_last(struct aggregate *agg, uint64_t times)
 		agg->counters.dropped_samples += times - room;
 		times = room;
 	}
-	if (grow_array((void **)&e->timestamps, &e->capacity, e->ntimestamps + times, sizeof(uint64_t))) {
+	if (grow_timestamps(e, (size_t)e->ntimestamps + times)) {
 		agg->counters.dropped_nomem += times;
 		return;
 	}

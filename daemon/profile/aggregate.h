@@ -26,23 +26,26 @@ struct agg_stack {
 	uint64_t ips[];
 };
 
+/* 120 bytes, in an array of the interval's entries (host-wide at 20,000 samples a second, 32,768 of
+ * them): the 32-bit fields first, then the 64-bit ones, no padding. */
 struct agg_entry {
 	uint32_t pid, tid, cpu;
-	uint64_t process_start_ns;  /* with pid, the process's identity (pid reuse) */
-	uint64_t process_instance;  /* the process table's instance (which program, after an exec); 0 unknown */
 	uint32_t stack_id;          /* index for aggregate_stack() */
-	uint64_t count;             /* samples; equals ntimestamps */
-	uint64_t *timestamps;       /* unix time of each sample in ns */
-	size_t ntimestamps, capacity;
-	char comm[16];              /* thread name at the last sample */
-	char process_comm[16];      /* process name at the last sample */
 	uint32_t link;              /* the thread context the samples ran under: aggregate_link(link - 1),
 				       0 for none */
+	uint32_t ntimestamps;       /* samples: the length of timestamps (and of values) */
+	uint32_t capacity;          /* of timestamps */
+	uint32_t values_capacity;   /* of values: grown to capacity when timestamps grew */
+	uint64_t process_start_ns;  /* with pid, the process's identity (pid reuse) */
+	uint64_t process_instance;  /* the process table's instance (which program, after an exec); 0 unknown */
+	uint64_t count;             /* samples; equals ntimestamps */
+	uint64_t *timestamps;       /* unix time of each sample in ns */
 	uint64_t *values;           /* aggregate_add_value(): a value per timestamp (off-CPU ns, already
 				       scaled by the sampling); NULL for counted samples */
-	size_t values_capacity;     /* of values: grown to capacity when timestamps grew */
 	uint64_t value_sum;         /* sum of values */
 	uint64_t objects_sum;       /* aggregate_add_heap(): the objects the allocations stand for */
+	char comm[16];              /* thread name at the last sample */
+	char process_comm[16];      /* process name at the last sample */
 };
 
 /*

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The libraries a run does not use are never mapped (symbolizer/dl_lib.h, docs/memory.md): an ad hoc
 `-o FILE` run maps none of gRPC, libcurl, libdebuginfod and libsystemd, a gRPC exporter maps gRPC
-and not libcurl, an HTTP exporter libcurl and not gRPC (read from /proc/PID/maps of the running
+(at its first request: not while it has had nothing to send) and not libcurl, an HTTP exporter libcurl and not gRPC (read from /proc/PID/maps of the running
 daemon). With a library made unloadable (a private mount namespace where /dev/null is bound over
 it): a run that needs it stops with one line naming the Debian package, never a crash, and a run
 that does not need it works."""
@@ -30,9 +30,9 @@ def mapped(pid):
     return names
 
 
-def check_run(what, args, want, env=None, wait_for=None):
-    """Start otelprofd with args, wait until it profiles (and until wait_for is mapped), and check
-    that what it maps of LIBS is exactly want; stop it with SIGINT: it must exit 0."""
+def check_run(what, args, want, env=None, wait_for=None, settle=0):
+    """Start otelprofd with args, wait until it profiles (and until wait_for is mapped, or settle
+    seconds), and check that what it maps of LIBS is exactly want; stop it with SIGINT: it must exit 0."""
     cmd = [bpftest.otelprofd(), *args]
     print(f"== {what}\n$", " ".join(cmd), flush=True)
     daemon = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -42,6 +42,7 @@ def check_run(what, args, want, env=None, wait_for=None):
     deadline = time.time() + 30
     while wait_for and wait_for not in mapped(daemon.pid) and time.time() < deadline:
         time.sleep(0.1)
+    time.sleep(settle)
     got = mapped(daemon.pid)
     time.sleep(1.5)  # an export interval or so: the exporter sends before it stops
     daemon.send_signal(signal.SIGINT)
@@ -84,6 +85,14 @@ try:
     check_run("-o FILE", [*target, "-o", os.path.join(out, "adhoc.pb.gz")], [], env=no_env)
     check_run("OTLP/gRPC", [*target, "--endpoint", f"127.0.0.1:{collector.grpc_port}", "--insecure",
                             "--export-interval", "1s"], ["grpc"], env=no_env, wait_for="grpc")
+    idle = subprocess.Popen(["sleep", "600"])
+    try:
+        check_run("OTLP/gRPC, nothing to send (a sleeping process)", [
+            "--pid", str(idle.pid), "-d", "60s", "--endpoint", f"127.0.0.1:{collector.grpc_port}", "--insecure",
+            "--export-interval", "1s"], [], env=no_env, settle=3)
+    finally:
+        idle.kill()
+        idle.wait()
     check_run("OTLP/HTTP", [*target, "--export-interval", "1s"], ["curl"], wait_for="curl",
               env=dict(no_env, OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf",
                        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{collector.http_port}"))
