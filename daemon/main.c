@@ -33,6 +33,7 @@
 #include "ops/loop_turns.h"
 #include "ops/memory_tune.h"
 #include "ops/metrics_server.h"
+#include "ops/run_env.h"
 #include "ops/self_report.h"
 #include "ops/service_notify.h"
 #include "ops/signals.h"
@@ -438,25 +439,6 @@ static int drain_at_exit(struct daemon *d)
 	return r < 0 ? r : 0;
 }
 
-/* Tests only: OTELPROFD_TEST_OPEN_DELAY_MS makes every module open in the symbolizer's thread that
- * much slower (a file slow to open, on purpose: what the loop and the exit do meanwhile). */
-static uint64_t test_open_delay_ms(void)
-{
-	const char *v = getenv("OTELPROFD_TEST_OPEN_DELAY_MS");
-
-	return v ? strtoull(v, NULL, 10) : 0;
-}
-
-/* Tests only: OTELPROFD_TEST_TURN_DELAY_MS holds each read of the ring buffer back that long (a loop
- * lagging behind its records on a loaded host, on purpose: short-lived processes are gone when their
- * samples are handled). */
-static uint64_t test_turn_delay_ms(void)
-{
-	const char *v = getenv("OTELPROFD_TEST_TURN_DELAY_MS");
-
-	return v ? strtoull(v, NULL, 10) : 0;
-}
-
 /* The kernel's record of processes' mappings (sampling/mmap_events.h), for processes gone before
  * their maps were read; without it (no perf events here), such processes' frames stay unknown. */
 static void open_mmap_events(struct daemon *d)
@@ -476,37 +458,6 @@ static void open_mmap_events(struct daemon *d)
 			 "handled keep unknown frames", strerror(-r));
 }
 
-/*
- * Where the kernel's symbols are saved for the next run of this boot (symbolizer/kallsyms_cache.h):
- * OTELPROFD_KALLSYMS_CACHE (a file; empty: none), else kernel/kallsyms in systemd's CacheDirectory
- * ($CACHE_DIRECTORY, the service's) or, for root, in /var/cache/otelprofd (the DaemonSet's emptyDir,
- * mode 0777: the cache's own 0700 directory inside is what makes it trusted); otherwise none. path
- * holds PATH_MAX bytes.
- */
-static const char *kallsyms_cache_path(char *path)
-{
-	const char *v = getenv("OTELPROFD_KALLSYMS_CACHE"), *dir = getenv("CACHE_DIRECTORY");
-	int n;
-
-	if (v)
-		n = snprintf(path, PATH_MAX, "%s", v);
-	else if (dir && *dir) /* a list when the unit names several: the first */
-		n = snprintf(path, PATH_MAX, "%.*s/kernel/kallsyms", (int)strcspn(dir, ":"), dir);
-	else if (geteuid() == 0)
-		n = snprintf(path, PATH_MAX, "/var/cache/otelprofd/kernel/kallsyms");
-	else
-		return NULL;
-	return n > 0 && n < PATH_MAX ? path : NULL;
-}
-
-/* The allocation sampler that --alloc attaches at start and preloads into a program it starts. */
-static const char *alloc_library(void)
-{
-	const char *path = getenv("OTELPROFD_ALLOC_LIB");
-
-	return path && *path ? path : OTELPROFD_ALLOC_LIB;
-}
-
 static int attach_alloc_file(void *ctx, const char *path)
 {
 	struct daemon *d = ctx;
@@ -523,7 +474,7 @@ static int attach_alloc_file(void *ctx, const char *path)
  * allocation), then the files the running processes map that fire them. */
 static int start_alloc_probes(struct daemon *d)
 {
-	const char *lib = alloc_library(), *root = cgroup_v2_root();
+	const char *lib = run_env_alloc_library(), *root = cgroup_v2_root();
 	char cgroup_dir[4096];
 	int r;
 
@@ -558,7 +509,7 @@ static int start_command(struct daemon *d, struct options *opts)
 	if (!pids)
 		return -ENOMEM;
 	r = command_start(&d->command, &(struct command_config){
-		.argv = opts->command, .alloc_lib = opts->alloc ? alloc_library() : NULL,
+		.argv = opts->command, .alloc_lib = opts->alloc ? run_env_alloc_library() : NULL,
 		.alloc_sample = opts->alloc_sample,
 	});
 	if (r) {
@@ -744,7 +695,8 @@ int main(int argc, char **argv)
 		debug_dirs[1] = "/proc/1/root/usr/lib/debug";
 	d.sym = symbolizer_new(&(struct symbolizer_config){
 		.debug_dirs = debug_dirs, .max_module_bytes = opts.symbol_cache,
-		.open_delay_ms = test_open_delay_ms(), .kallsyms_cache_path = kallsyms_cache_path(kallsyms_cache),
+		.open_delay_ms = run_env_test_ms("OTELPROFD_TEST_OPEN_DELAY_MS"),
+		.kallsyms_cache_path = run_env_kallsyms_cache(kallsyms_cache),
 	});
 	if (debuginfod_lib_error())
 		log_warn("Debug files from debuginfod (DEBUGINFOD_URLS) need %s; symbolizing goes on without them",
@@ -810,7 +762,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	open_mmap_events(&d); /* as the sampler's perf events, before capabilities are dropped */
-	d.test_turn_delay_ms = test_turn_delay_ms();
+	d.test_turn_delay_ms = run_env_test_ms("OTELPROFD_TEST_TURN_DELAY_MS");
 	if (opts.alloc && start_alloc_probes(&d)) {
 		status = 2;
 		goto out;
