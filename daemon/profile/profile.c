@@ -437,17 +437,6 @@ static int64_t add_stack(struct builder *b, uint32_t process, const struct agg_s
 	return id + 1;
 }
 
-/* The time of an entry's latest sample (0: none kept). */
-static uint64_t latest_timestamp(const struct agg_entry *e)
-{
-	uint64_t latest = 0;
-
-	for (size_t i = 0; i < e->ntimestamps; i++)
-		if (e->timestamps[i] > latest)
-			latest = e->timestamps[i];
-	return latest;
-}
-
 static int64_t add_process(struct builder *b, const struct agg_entry *e)
 {
 	struct profile *p = b->p;
@@ -456,29 +445,31 @@ static int64_t add_process(struct builder *b, const struct agg_entry *e)
 	};
 	int added;
 	int64_t id = intern_put(b->processes, &key, sizeof(key), &added);
-	uint64_t latest = latest_timestamp(e);
 	uint32_t index;
 
-	if (id < 0)
-		return id;
-	if (!added) {
-		struct pf_process *proc = &p->processes[id + 1]; /* 0 is the null process */
-
-		if (latest > proc->named_at_ns) {
-			proc->name = profile_intern_string(p, e->process_comm);
-			proc->named_at_ns = latest;
-		}
-		return id + 1;
-	}
+	if (id < 0 || !added)
+		return id < 0 ? id : id + 1;
 	if (RESERVE(p, processes, nprocesses))
 		return -ENOMEM;
 	index = (uint32_t)p->nprocesses++;
 	p->processes[index] = (struct pf_process){
 		.pid = e->pid, .start_ns = e->process_start_ns, .instance = e->process_instance,
-		.name = profile_intern_string(p, e->process_comm), .named_at_ns = latest,
+		.name = profile_intern_string(p, e->process_comm),
 	};
 	profile_add_process_attribute_int(p, index, "process.pid", e->pid);
 	return index;
+}
+
+/* A process renamed after its first samples (prctl(PR_SET_NAME) after a fork) bears the name of its
+ * latest sample, whichever entry the build met first: latest_ns is e's latest sample. */
+static void name_process(struct profile *p, uint32_t process, const struct agg_entry *e, uint64_t latest_ns)
+{
+	struct pf_process *proc = &p->processes[process];
+
+	if (latest_ns <= proc->named_at_ns)
+		return;
+	proc->name = profile_intern_string(p, e->process_comm);
+	proc->named_at_ns = latest_ns;
 }
 
 static uint32_t intern_hex(struct profile *p, const uint8_t *bytes, size_t n)
@@ -573,6 +564,8 @@ static int add_sample(struct builder *b, const struct aggregate *agg, const stru
 	memcpy(s->timestamps, e->timestamps, e->ntimestamps * sizeof(uint64_t));
 	if (e->ntimestamps > 1)
 		qsort(s->timestamps, e->ntimestamps, sizeof(uint64_t), compare_u64);
+	if (e->ntimestamps)
+		name_process(p, (uint32_t)process, e, s->timestamps[e->ntimestamps - 1]);
 	p->nsamples++;
 	p->total_count += s->count;
 	if (aggregate_stack(agg, e->stack_id)->user_truncated)
