@@ -243,6 +243,21 @@ static void open_modules(struct record_path *rp, const struct otelprof_sample *s
 		symbolizer_user_instance(rp->sym, (pid_t)s->pid, instance, s->user_ips[i], &frame);
 }
 
+/*
+ * The instance of a record's process pi (NULL: none known), its mappings read while it lives (gone
+ * already: those it had at the record's time, from the kernel's mmap events), and that read's text
+ * shared with the checks that follow (proc_maps_share.h).
+ */
+static uint64_t prepare_process(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
+{
+	uint64_t instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
+
+	if (pi)
+		symbolizer_prepare_instance_at(rp->sym, (pid_t)s->pid, instance, s->process_start_ns, s->time_ns);
+	proc_maps_share_begin((pid_t)s->pid, pi ? instance : 0, s->map_count);
+	return instance;
+}
+
 /* The sample's link to a trace (OTEP 4947), in rp->link: its length, 0 for none. */
 static size_t sample_link(struct record_path *rp, const struct otelprof_sample *s, const struct process_info *pi)
 {
@@ -301,10 +316,7 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 	const struct otelprof_sample *s = data;
 	const struct process_info *pi = sample_process(rp, s);
 
-	*instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
-	if (pi)
-		symbolizer_prepare_instance_at(rp->sym, (pid_t)s->pid, *instance, s->process_start_ns, s->time_ns);
-	proc_maps_share_begin((pid_t)s->pid, pi ? *instance : 0, s->map_count);
+	*instance = prepare_process(rp, s, pi);
 	check_rooms(rp, &(struct runtime_sample){ .s = s, .data = data, .size = size, .pi = pi, .instance = *instance });
 	s = unwind_record(rp, *instance, data, size, &rp->counters.unwind);
 	if (pi && pi->samples == 1)
@@ -476,10 +488,7 @@ static void handle(struct record_path *rp, const void *data, size_t size)
 		/* Read the mappings and metadata while the process is alive: it may exit before the output
 		 * is written. */
 		pi = s->pid ? sample_process(rp, s) : NULL;
-		instance = pi ? pi->instance : PROCESS_INSTANCE_UNKNOWN;
-		if (pi) /* gone already: its mappings at the sample's time, from the kernel's mmap events */
-			symbolizer_prepare_instance_at(rp->sym, (pid_t)s->pid, instance, s->process_start_ns, s->time_ns);
-		proc_maps_share_begin((pid_t)s->pid, pi ? instance : 0, s->map_count);
+		instance = prepare_process(rp, s, pi);
 		rs = (struct runtime_sample){
 			.s = s, .data = data, .size = size, .pi = pi, .instance = instance, .on_cpu = true,
 		};
