@@ -334,6 +334,9 @@ size_t symbolizer_unwind(struct symbolizer *s, pid_t pid, const struct sym_unwin
 void symbolizer_retire_process(struct symbolizer *s, pid_t pid);
 /* Drop what is kept for one instance of pid (its samples were built). */
 void symbolizer_forget_instance(struct symbolizer *s, pid_t pid, uint64_t instance);
+/* Drop only the mappings kept for one instance, to be read anew (what a runtime attached stays: its
+ * room still holds the process, and would not attach it again). */
+void symbolizer_forget_mappings(struct symbolizer *s, pid_t pid, uint64_t instance);
 /* Drop what is kept for pid, every instance. */
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid);
 /* Housekeeping between batches: drop modules unused for a while, reload kallsyms when kernel

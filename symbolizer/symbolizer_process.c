@@ -569,6 +569,14 @@ void symbolizer_forget_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 		process_unlink(s, slot);
 }
 
+void symbolizer_forget_mappings(struct symbolizer *s, pid_t pid, uint64_t instance)
+{
+	struct sym_process **slot = process_slot(s, pid, instance);
+
+	if (*slot)
+		process_unlink(s, slot);
+}
+
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid)
 {
 	if (s->python)

@@ -164,8 +164,10 @@ static void on_exec(struct record_path *rp, uint32_t pid, uint64_t start_ns, uin
 	if (pi && pi->instance == before) {
 		/* The record of a program its sample (taken during the execve) made an instance of: the
 		 * mappings read then were the execve's half-built ones (and what identifies the program
-		 * for a later read may have changed since): read them anew. */
-		symbolizer_forget_instance(rp->sym, (pid_t)pid, pi->instance);
+		 * for a later read may have changed since): read them anew. Its runtime (the Python
+		 * layout the room checked) stays attached: the room keeps its entry and would not attach
+		 * it again, and every Python frame of it would go unread. */
+		symbolizer_forget_mappings(rp->sym, (pid_t)pid, pi->instance);
 	} else {
 		symbolizer_retire_process(rp->sym, (pid_t)pid);
 		if (rp->traces)

@@ -128,7 +128,10 @@ def check_lines(lines):
         at_mark = sum(c for f, ln, c in samples if f == WORKLOAD and ln == MARKS[mark])
         outside = [(f, ln) for f, ln, _ in samples if f != WORKLOAD or not MARKS[mark] - 4 <= ln <= MARKS[mark] + 2]
         print(f"{fn}: {at_mark} of {total} leaf samples at line {MARKS[mark]}")
-        if not total or at_mark < 0.5 * total or outside:
+        # The loop's own line (FOR_ITER, the while test) takes about as many samples as the marked
+        # body in the spinner: half was a coin flip (43 of 89 failed once under ASan). What must
+        # hold is that none fall outside the loop, and that the body's line is a large share.
+        if not total or at_mark < 0.3 * total or outside:
             bpftest.fail(f"{fn}: {at_mark} of {total} leaf samples at {WORKLOAD}:{MARKS[mark]}; outside: {outside[:5]}")
 
 

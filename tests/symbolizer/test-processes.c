@@ -103,6 +103,31 @@ static void test_retired_not_reread(void **state)
 	symbolizer_free(s);
 }
 
+/*
+ * An exec record that completes an instance its sample made (taken during the execve) reads the
+ * mappings anew: the Python attachment stays, since the room keeps its entry and never attaches the
+ * instance again (every Python frame of it went unread when this dropped it too).
+ */
+static void test_mappings_reread_keep_python(void **state)
+{
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_config){ .no_debuginfod = true });
+	struct python_layout layout = { 0 };
+	struct sym_frame f;
+
+	(void)state;
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 9, 0), 0);
+	assert_int_equal(symbolizer_python_attach(s, getpid(), 9, &layout, 0), 0);
+	symbolizer_forget_mappings(s, getpid(), 9);
+	assert_true(symbolizer_python_attached(s, getpid(), 9));
+	assert_int_equal(lookup(s, 9, marker, &f), -ESRCH);
+	assert_int_equal(symbolizer_prepare_instance(s, getpid(), 9, 0), 0);
+	assert_int_equal(lookup(s, 9, marker, &f), 0);
+	/* Its samples built: all of it goes. */
+	symbolizer_forget_instance(s, getpid(), 9);
+	assert_false(symbolizer_python_attached(s, getpid(), 9));
+	symbolizer_free(s);
+}
+
 /* This process's start in CLOCK_BOOTTIME ns at clock-tick precision, from /proc/self/stat. */
 static uint64_t own_start_ns(void)
 {
@@ -190,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_retired_not_reread),
+		cmocka_unit_test(test_mappings_reread_keep_python),
 		cmocka_unit_test(test_start_time_checked),
 		cmocka_unit_test(test_stat_parse),
 		cmocka_unit_test(test_files_after_exit),
