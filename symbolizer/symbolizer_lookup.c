@@ -107,6 +107,7 @@ static void compile_rule(struct symbolizer *s, struct cached_module *module, uin
 	}
 	if (!slot->rule.found && kind == GO_UNWIND_STEP) {
 		slot->rule = go;
+		slot->rule.go_sp_delta = true;
 		slot->source = RULE_GO_SP;
 	}
 }
@@ -114,7 +115,6 @@ static void compile_rule(struct symbolizer *s, struct cached_module *module, uin
 static void count_rule(struct symbolizer *s, const struct rule_slot *slot)
 {
 	switch (slot->source) {
-	case RULE_GO_SP: s->stats.go_sp_frames++; break;
 	case RULE_GO_TOP: s->stats.go_top_frames++; break;
 	case RULE_GO_SWITCH: s->stats.go_stack_switches++; break;
 	default: break;
@@ -179,6 +179,7 @@ size_t symbolizer_unwind_instance(struct symbolizer *s, pid_t pid, uint64_t inst
 	}
 	n = unwind_stack(&regs, &w, find_rule, &u, ips, max, result);
 	s->stats.unwind_frames_cfi += result->cfi_frames;
+	s->stats.go_sp_frames += result->go_sp_frames;
 	s->stats.unwind_frames_fp += result->fp_frames;
 	s->stats.unwind_ends[result->end]++;
 	return n;

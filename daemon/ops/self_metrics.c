@@ -382,7 +382,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_truncated_total", "unwound stacks cut by the copied window or the depth bound", NULL,
 		  m->unwind.truncated),
 		C("unwind_frames_total", "frames unwound, by method", "method=\"cfi\"",
-		  (y->unwind_frames_cfi > y->go_sp_frames ? y->unwind_frames_cfi - y->go_sp_frames : 0)),
+		  y->unwind_frames_cfi),
 		C("unwind_frames_total", NULL, "method=\"frame_pointer\"", y->unwind_frames_fp),
 		C("unwind_frames_total", NULL, "method=\"go_sp_delta\"", y->go_sp_frames),
 		C("unwind_go_ends_total", "walks ended where Go's traceback stops, by where", "at=\"top_frame\"",
