@@ -54,6 +54,7 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 	{
 		const struct elf_module_counters *c = elf_module_counters(module->elf);
 		uint64_t truncated = c->inline_truncated, bound = c->die_bound_hit, libdw = c->lines_by_libdw;
+		uint64_t built = c->index_builds_at_lookup;
 
 		if (elf_module_symbolize(module->elf, frame->file_address, frame))
 			s->stats.symbolized++;
@@ -63,6 +64,7 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 		s->stats.inline_truncated += c->inline_truncated - truncated;
 		s->stats.die_bound_hit += c->die_bound_hit - bound;
 		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;
+		s->stats.module_index_builds_at_lookup += c->index_builds_at_lookup - built;
 	}
 	symbolizer__module_measure(s, module);
 	return 0;
@@ -94,6 +96,7 @@ static void compile_rule(struct symbolizer *s, struct cached_module *module, uin
 {
 	struct cfi_rule go;
 	enum go_unwind_kind kind = elf_module_go_rule(module->elf, vaddr, &go);
+	uint64_t built = elf_module_counters(module->elf)->index_builds_at_lookup;
 
 	slot->source = RULE_CFI;
 	if (kind == GO_UNWIND_TOP || kind == GO_UNWIND_SWITCH) {
@@ -105,6 +108,7 @@ static void compile_rule(struct symbolizer *s, struct cached_module *module, uin
 		s->stats.cfi_rule_errors++;
 		slot->rule.found = false; /* remembered as "no rule": the walker tries frame pointers */
 	}
+	s->stats.module_index_builds_at_lookup += elf_module_counters(module->elf)->index_builds_at_lookup - built;
 	if (!slot->rule.found && kind == GO_UNWIND_STEP) {
 		slot->rule = go;
 		slot->rule.go_sp_delta = true;
