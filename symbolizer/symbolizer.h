@@ -114,7 +114,9 @@ struct symbolizer_stats {
 				      after a miss) */
 	uint64_t processes_from_events; /* live processes whose mappings came whole from their history
 				      (symbolizer_set_history()): /proc/PID/maps never read for them */
-	uint64_t maps_events_rereads; /* their mappings asked of the history again (settled, a miss) */
+	uint64_t maps_events_rereads; /* their mappings asked of the history again (settled, a miss, a check) */
+	uint64_t maps_checks_from_events; /* checks answered from such mappings instead of a maps read
+				      (symbolizer_instance_maps_any()) */
 	uint64_t maps_read_no_history; /* new processes read from /proc: no history (older than the
 				      history, or its start not recorded) */
 	uint64_t maps_read_inherited; /* ... a forked child that had not exec'd */
@@ -292,6 +294,10 @@ typedef int (*symbolizer_history_fn)(void *ctx, pid_t pid, uint64_t start_ns, ui
 /* Set (fn NULL: clear) where the mappings of processes come from: those gone before their maps were
  * read, and those whose history is whole (instead of /proc/PID/maps). */
 void symbolizer_set_history(struct symbolizer *s, symbolizer_history_fn fn, void *ctx);
+/* Whether a file-backed executable mapping of (pid, instance) has a path match() accepts, from its
+ * mappings when they came whole from its history (asked anew, so up to now): 1 yes, 0 no; -ENODATA
+ * when they are not known whole (read /proc/PID/maps to know). Lets a check skip that read. */
+int symbolizer_instance_maps_any(struct symbolizer *s, pid_t pid, uint64_t instance, bool (*match)(const char *path));
 /* Read the mappings of a live instance again (a program just exec'd has mapped its libraries since).
  * What was read before stays when the process is gone (-ESRCH) or the instance retired. An instance
  * never read is prepared, checked against start_ns as symbolizer_prepare_instance() does (its

@@ -370,6 +370,16 @@ static int take_history(struct sym_process *p, const struct symbolizer_mapping *
 	return 0;
 }
 
+/* The root p's files are opened under, once it may be gone: its own, else that of root_pid (the
+ * process it forked from, as its history says), else the host's. */
+static void hold_root_after(struct symbolizer *s, struct sym_process *p, pid_t root_pid)
+{
+	if (!p->root_held)
+		symbolizer__hold_root_of(s, p, root_pid > 0 ? root_pid : 1);
+	if (!p->root_held && root_pid > 1)
+		symbolizer__hold_root_of(s, p, 1); /* its parent gone too: the host's root */
+}
+
 /* p, gone (or a zombie) before its maps were read, or read while still half-built (an exec's), given
  * the mappings its history had at time_ns that it lacks: retired (never read from /proc again), its
  * files opened under the root of the process the history names. Asked once per entry. 0 or -errno. */
@@ -391,10 +401,7 @@ static int maps_from_history(struct symbolizer *s, struct sym_process *p, uint64
 	if (r)
 		return r;
 	p->retired = true;
-	if (!p->root_held)
-		symbolizer__hold_root_of(s, p, root_pid > 0 ? root_pid : 1);
-	if (!p->root_held && root_pid > 1)
-		symbolizer__hold_root_of(s, p, 1); /* its parent gone too: the host's root */
+	hold_root_after(s, p, root_pid);
 	if (had)
 		s->stats.maps_completed_from_history++;
 	else
@@ -434,10 +441,13 @@ static int maps_from_events(struct symbolizer *s, struct sym_process *p)
 	r = take_history(p, hist, n, false);
 	if (r && r != -ESRCH)
 		return r;
-	if (first)
+	if (first) {
 		s->stats.processes_from_events++;
-	else
+		symbolizer__hold_root(s, p);
+		hold_root_after(s, p, root_pid); /* gone already */
+	} else {
 		s->stats.maps_events_rereads++;
+	}
 	p->from_events = true;
 	return 0;
 }
@@ -516,11 +526,9 @@ int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instanc
 	p->last_used = ++s->tick;
 	p->start_ns = start_ns;
 	p->record_ns = time_ns;
-	if (maps_from_events(s, p) == 0) {
-		/* Whole from the kernel's records: no /proc/PID/maps read, no identity to check (the
-		 * history found the instance by its fork at start_ns). */
-		symbolizer__hold_root(s, p);
-	} else {
+	/* Whole from the kernel's records: no /proc/PID/maps read, no identity to check (the history
+	 * found the instance by its fork at start_ns). */
+	if (maps_from_events(s, p)) {
 		r = read_new(s, p, start_ns, time_ns);
 		if (r) {
 			free(p);
@@ -573,6 +581,19 @@ int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 	if (!r)
 		text_offer(p, &text, &text_len);
 	return r;
+}
+
+int symbolizer_instance_maps_any(struct symbolizer *s, pid_t pid, uint64_t instance, bool (*match)(const char *path))
+{
+	struct sym_process *p = *process_slot(s, pid, instance);
+
+	if (!p || !p->from_events || p->retired || maps_from_events(s, p))
+		return -ENODATA;
+	s->stats.maps_checks_from_events++;
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (!p->maps[i].vdso && match(p->maps[i].path))
+			return 1;
+	return 0;
 }
 
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid)
