@@ -23,6 +23,8 @@
  * MAPS_QUICK_REFRESHES re-reads (a process just started maps its libraries while being sampled). */
 #define MAPS_REFRESH_NS 1000000000ULL
 #define MAPS_QUICK_REFRESHES 4
+/* Mappings from the history asked this recently are not asked again for a check. */
+#define MAPS_ASKED_FRESH_NS 10000000ULL
 /* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
 #define MAX_MAPS_PER_PROCESS 65536
 /* Most of a maps file read (a process with 65536 mappings lists about 7 MB). */
@@ -587,7 +589,10 @@ int symbolizer_instance_maps_any(struct symbolizer *s, pid_t pid, uint64_t insta
 {
 	struct sym_process *p = *process_slot(s, pid, instance);
 
-	if (!p || !p->from_events || p->retired || maps_from_events(s, p))
+	/* Asked anew unless just asked (the same record's prepare): what it mapped since is in the
+	 * history. */
+	if (!p || !p->from_events || p->retired ||
+	    (symbolizer__now_ns() - p->refreshed_ns > MAPS_ASKED_FRESH_NS && maps_from_events(s, p)))
 		return -ENODATA;
 	s->stats.maps_checks_from_events++;
 	for (size_t i = 0; i < p->nmaps; i++)
