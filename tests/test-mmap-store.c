@@ -170,6 +170,17 @@ static void test_whole(void **state)
 	map(st, 21, 0x1000, 5, "/usr/lib/libx.so", SEC + MS);
 	assert_int_equal(mmap_store_lookup(st, 21, SEC, SEC + 2 * MS, out, 16, &n, &parent, &whole), 0);
 	assert_int_equal(whole, MMAP_STORE_INHERITED);
+	/* A fork and nothing after it (its history's last event): inherited, nothing read past it. */
+	mmap_store_fork(st, 22, 20, SEC);
+	assert_int_equal(mmap_store_lookup(st, 22, SEC, SEC + 2 * MS, out, 16, &n, &parent, &whole), 0);
+	assert_int_equal(whole, MMAP_STORE_INHERITED);
+	assert_int_equal(n, 0);
+	/* A record before its exec: the inherited program, never the exec'd one's mappings. */
+	mmap_store_exec(st, 22, SEC + 3 * MS);
+	map(st, 22, 0x2000, 6, "/usr/bin/prog", SEC + 4 * MS);
+	assert_int_equal(mmap_store_lookup(st, 22, SEC, SEC + 2 * MS, out, 16, &n, &parent, &whole), 0);
+	assert_int_equal(whole, MMAP_STORE_INHERITED);
+	assert_int_equal(n, 0);
 	/* Once it exec'd: whole. */
 	mmap_store_exec(st, 21, SEC + 3 * MS);
 	map(st, 21, 0x2000, 6, "/usr/bin/prog", SEC + 4 * MS);

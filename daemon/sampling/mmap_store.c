@@ -292,10 +292,10 @@ int mmap_store_lookup(struct mmap_store *st, uint32_t pid, uint64_t start_ns, ui
 	}
 	*parent = h->evs[fork].parent;
 	/* Its program at time_ns: since its last exec before then (and before the pid's next fork). */
-	for (gen = first = (size_t)fork + 1; first < h->n && h->evs[first].kind != EV_FORK && h->evs[first].time <= time_ns;
-	     first++)
+	for (gen = (size_t)fork, first = gen + 1;
+	     first < h->n && h->evs[first].kind != EV_FORK && h->evs[first].time <= time_ns; first++)
 		if (h->evs[first].kind == EV_EXEC)
-			gen = first;
+			gen = first; /* else the fork's: the program it inherited (an exec after time_ns is not it) */
 	/* The program's mappings, all of them (made before or after time_ns: an instance's mappings are
 	 * taken once, at its first record, and serve its later ones), until its next exec or the pid's
 	 * next process. */
