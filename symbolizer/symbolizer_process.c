@@ -336,6 +336,32 @@ static int map_of_history(struct sym_map *to, const struct symbolizer_mapping *h
 	return to->path ? 1 : -ENOMEM;
 }
 
+/* The same mapping asked again keeps its module, its lookup state and its retry time: a history
+ * asked again (settled, a miss, a check) must not let its files' modules go, to be evicted under
+ * pressure and opened again. Both sorted by start. */
+static void keep_modules(struct sym_map *to, size_t n, struct sym_map *from, size_t nfrom)
+{
+	for (size_t i = 0, j = 0; i < n && j < nfrom;) {
+		struct sym_map *a = &to[i], *b = &from[j];
+
+		if (b->start < a->start) {
+			j++;
+		} else if (a->start < b->start) {
+			i++;
+		} else {
+			if (a->end == b->end && a->offset == b->offset && a->dev == b->dev && a->inode == b->inode &&
+			    a->vdso == b->vdso) {
+				a->module = b->module;
+				a->tried = b->tried;
+				a->retry_ns = b->retry_ns;
+				b->module = NULL; /* moved */
+			}
+			i++;
+			j++;
+		}
+	}
+}
+
 /* hist[0..n) added to a copy of p's mappings (those overlapping them skipped; keep_old false: none
  * kept), sorted, in place of p's. 0, -ESRCH when nothing was added (p unchanged), or -ENOMEM. */
 static int take_history(struct sym_process *p, const struct symbolizer_mapping *hist, size_t n, bool keep_old)
@@ -362,10 +388,12 @@ static int take_history(struct sym_process *p, const struct symbolizer_mapping *
 		return -ESRCH;
 	}
 	qsort(maps, kept, sizeof(*maps), by_start);
-	if (keep_old)
+	if (keep_old) {
 		free(p->maps); /* its entries moved to maps */
-	else
+	} else {
+		keep_modules(maps, kept, p->maps, p->nmaps);
 		maps_free(p->maps, p->nmaps);
+	}
 	p->maps = maps;
 	p->nmaps = kept;
 	p->refreshed_ns = symbolizer__now_ns();
