@@ -444,12 +444,14 @@ static int drain_at_exit(struct daemon *d)
 static void open_mmap_events(struct daemon *d)
 {
 	const char *off = getenv("OTELPROFD_TEST_NO_MMAP_EVENTS"); /* tests: the daemon without them */
+	const char *lost = getenv("OTELPROFD_TEST_MMAP_EVENTS_LOST"); /* tests: a gap in every history */
 	int r = 0;
 
 	if (off && *off == '1')
 		return;
 	d->mmap_events = mmap_events_open(&(struct mmap_events_config){
 		.pids = d->opts->pids, .npids = d->opts->npids, .follow_children = d->opts->follow_children,
+		.test_lost = lost && *lost == '1',
 	}, &r);
 	if (d->mmap_events)
 		symbolizer_set_history(d->sym, mmap_events_history, d->mmap_events);

@@ -110,6 +110,17 @@ struct symbolizer_stats {
 	uint64_t symbolized;       /* lookups that found at least a function name */
 	uint64_t no_mapping;       /* user address outside every file mapping */
 	uint64_t process_gone;     /* the process had exited before its maps were read */
+	uint64_t maps_file_reads;  /* /proc/PID/maps reads (each process's first, again once settled,
+				      after a miss) */
+	uint64_t processes_from_events; /* live processes whose mappings came whole from their history
+				      (symbolizer_set_history()): /proc/PID/maps never read for them */
+	uint64_t maps_events_rereads; /* their mappings asked of the history again (settled, a miss, a check) */
+	uint64_t maps_checks_from_events; /* checks answered from such mappings instead of a maps read
+				      (symbolizer_instance_maps_any()) */
+	uint64_t maps_read_no_history; /* new processes read from /proc: no history (older than the
+				      history, or its start not recorded) */
+	uint64_t maps_read_inherited; /* ... a forked child that had not exec'd */
+	uint64_t maps_read_gap;    /* ... a history with a gap (records lost or let go, too many maps) */
 	uint64_t processes_from_history; /* ... and its mappings came from its history instead
 				      (symbolizer_set_history()) */
 	uint64_t maps_completed_from_history; /* processes gone after a read of their maps that
@@ -267,16 +278,31 @@ struct symbolizer_mapping {
 };
 /* Most mappings a history gives one process. */
 #define SYMBOLIZER_HISTORY_MAX_MAPS 128
+/* How much of a program's mappings a history answer is (see symbolizer_history_fn). */
+enum symbolizer_history_whole {
+	SYMBOLIZER_HISTORY_GAP,       /* some may be missing (records lost or let go, too many) */
+	SYMBOLIZER_HISTORY_INHERITED, /* a forked child that has not exec'd: what it inherited is not in it */
+	SYMBOLIZER_HISTORY_WHOLE,     /* every executable mapping the program made until now */
+};
 /*
  * The mappings of the instance of pid that started at start_ns (CLOCK_BOOTTIME, as
  * symbolizer_prepare_instance()'s) in the program it ran at time_ns (CLOCK_MONOTONIC), at most max
  * into out; *root_pid: a live process whose root directory the paths are opened under (0: the
  * host's). 0 with *n > 0, or -errno (none known: the instance stays unknown, never another's).
+ * whole: NULL for a process gone (any mapping helps); else the process lives, its mappings until
+ * now are asked (the history up to date), and *whole says whether they are all of them: then the
+ * symbolizer reads no /proc/PID/maps for it.
  */
 typedef int (*symbolizer_history_fn)(void *ctx, pid_t pid, uint64_t start_ns, uint64_t time_ns,
-				     struct symbolizer_mapping *out, size_t max, size_t *n, pid_t *root_pid);
-/* Set (fn NULL: clear) where the mappings of processes gone before their maps were read come from. */
+				     struct symbolizer_mapping *out, size_t max, size_t *n, pid_t *root_pid,
+				     enum symbolizer_history_whole *whole);
+/* Set (fn NULL: clear) where the mappings of processes come from: those gone before their maps were
+ * read, and those whose history is whole (instead of /proc/PID/maps). */
 void symbolizer_set_history(struct symbolizer *s, symbolizer_history_fn fn, void *ctx);
+/* Whether a file-backed executable mapping of (pid, instance) has a path match() accepts, from its
+ * mappings when they came whole from its history (asked anew, so up to now): 1 yes, 0 no; -ENODATA
+ * when they are not known whole (read /proc/PID/maps to know). Lets a check skip that read. */
+int symbolizer_instance_maps_any(struct symbolizer *s, pid_t pid, uint64_t instance, bool (*match)(const char *path));
 /* Read the mappings of a live instance again (a program just exec'd has mapped its libraries since).
  * What was read before stays when the process is gone (-ESRCH) or the instance retired. An instance
  * never read is prepared, checked against start_ns as symbolizer_prepare_instance() does (its

@@ -130,6 +130,8 @@ struct sym_process {
 	uint64_t root_dev, root_ino; /* its root directory, held in the symbolizer's roots */
 	bool root_held;
 	bool history_tried;         /* the history was asked (symbolizer_set_history()): once per entry */
+	bool from_events;           /* its mappings came whole from its history while it lived: never
+				       read from /proc; refreshed from the history */
 	uint64_t start_ns, record_ns; /* the start time and the record time it was prepared with (0:
 				       unknown), to ask its history */
 	struct sym_process *next; /* hash chain */

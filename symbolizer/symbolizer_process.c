@@ -23,6 +23,8 @@
  * MAPS_QUICK_REFRESHES re-reads (a process just started maps its libraries while being sampled). */
 #define MAPS_REFRESH_NS 1000000000ULL
 #define MAPS_QUICK_REFRESHES 4
+/* Mappings from the history asked this recently are not asked again for a check. */
+#define MAPS_ASKED_FRESH_NS 10000000ULL
 /* Most mappings kept per process; the rest of a huge maps file is ignored and counted. */
 #define MAX_MAPS_PER_PROCESS 65536
 /* Most of a maps file read (a process with 65536 mappings lists about 7 MB). */
@@ -112,8 +114,8 @@ static bool same_identity(const struct process_identity *a, const struct process
 	       (!a->exe_ino || !b->exe_ino || (a->exe_dev == b->exe_dev && a->exe_ino == b->exe_ino));
 }
 
-static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout, char **text,
-			 size_t *text_len);
+static int read_maps_now(const struct sym_process *p, struct symbolizer_stats *stats, struct sym_map **out,
+			 size_t *nout, char **text, size_t *text_len);
 
 static void text_drop(char **text, size_t *len)
 {
@@ -152,7 +154,7 @@ static int read_maps(struct sym_process *p, struct symbolizer_stats *stats, char
 		stats->process_changed++;
 		return -ESTALE;
 	}
-	r = read_maps_now(p, &maps, &n, text, text_len);
+	r = read_maps_now(p, stats, &maps, &n, text, text_len);
 	if (r)
 		return r;
 	if (read_identity(p->pid, &after) || !same_identity(&before, &after)) {
@@ -224,8 +226,8 @@ static int read_text(int fd, char **out, size_t *len)
 
 /* The file-backed executable mappings /proc/PID/maps lists now, sorted by start (caller frees), and
  * the text read (*text, caller frees; a copy of each line is parsed). */
-static int read_maps_now(const struct sym_process *p, struct sym_map **out, size_t *nout, char **text,
-			 size_t *text_len)
+static int read_maps_now(const struct sym_process *p, struct symbolizer_stats *stats, struct sym_map **out,
+			 size_t *nout, char **text, size_t *text_len)
 {
 	char path[64], *line = NULL, *raw = NULL, *at, *end;
 	size_t linecap = 0, cap = 0, n = 0, raw_len = 0;
@@ -233,6 +235,7 @@ static int read_maps_now(const struct sym_process *p, struct sym_map **out, size
 	int err = 0, fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	stats->maps_file_reads++;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -317,63 +320,199 @@ static bool overlaps_any(const struct sym_map *maps, size_t n, uint64_t start, u
 	return false;
 }
 
-/* p, gone (or a zombie) before its maps were read, or read while still half-built (an exec's), given
- * the mappings its history had at time_ns that it lacks: retired (never read from /proc again), its
- * files opened under the root of the process the history names. Asked once per entry. 0 or -errno. */
-static int maps_from_history(struct symbolizer *s, struct sym_process *p, uint64_t start_ns, uint64_t time_ns)
+/* hist[i] as a mapping of maps (its path copied), unless it is not a file's (nor the vDSO's) or
+ * overlaps one of maps[0..had). 1: added, 0: skipped, -ENOMEM. */
+static int map_of_history(struct sym_map *to, const struct symbolizer_mapping *h, const struct sym_map *maps,
+			  size_t had)
 {
-	struct symbolizer_mapping hist[SYMBOLIZER_HISTORY_MAX_MAPS];
-	struct sym_map *maps;
-	size_t n = 0, kept = p->nmaps, had = p->nmaps;
-	pid_t root_pid = 0;
-	int r;
+	bool vdso = h->path && !strcmp(h->path, VDSO_MAP_NAME);
 
-	if (!s->history_fn || !start_ns || !time_ns || p->history_tried)
-		return -ESRCH;
-	p->history_tried = true;
-	r = s->history_fn(s->history_ctx, p->pid, start_ns, time_ns, hist, SYMBOLIZER_HISTORY_MAX_MAPS, &n, &root_pid);
-	if (r || !n)
-		return -ESRCH;
-	maps = calloc(had + n, sizeof(*maps));
+	if (h->end <= h->start || !h->path || (h->path[0] != '/' && !vdso) || overlaps_any(maps, had, h->start, h->end))
+		return 0;
+	*to = (struct sym_map){
+		.start = h->start, .end = h->end, .offset = h->offset,
+		.dev = h->dev, .inode = h->inode, .path = strdup(h->path), .vdso = vdso,
+	};
+	return to->path ? 1 : -ENOMEM;
+}
+
+/* The same mapping asked again keeps its module, its lookup state and its retry time: a history
+ * asked again (settled, a miss, a check) must not let its files' modules go, to be evicted under
+ * pressure and opened again. Both sorted by start. */
+static void keep_modules(struct sym_map *to, size_t n, struct sym_map *from, size_t nfrom)
+{
+	for (size_t i = 0, j = 0; i < n && j < nfrom;) {
+		struct sym_map *a = &to[i], *b = &from[j];
+
+		if (b->start < a->start) {
+			j++;
+		} else if (a->start < b->start) {
+			i++;
+		} else {
+			if (a->end == b->end && a->offset == b->offset && a->dev == b->dev && a->inode == b->inode &&
+			    a->vdso == b->vdso) {
+				a->module = b->module;
+				a->tried = b->tried;
+				a->retry_ns = b->retry_ns;
+				b->module = NULL; /* moved */
+			}
+			i++;
+			j++;
+		}
+	}
+}
+
+/* hist[0..n) added to a copy of p's mappings (those overlapping them skipped; keep_old false: none
+ * kept), sorted, in place of p's. 0, -ESRCH when nothing was added (p unchanged), or -ENOMEM. */
+static int take_history(struct sym_process *p, const struct symbolizer_mapping *hist, size_t n, bool keep_old)
+{
+	size_t had = keep_old ? p->nmaps : 0, kept = had;
+	struct sym_map *maps = calloc(had + n + 1, sizeof(*maps));
+
 	if (!maps)
 		return -ENOMEM;
 	if (had)
 		memcpy(maps, p->maps, had * sizeof(*maps));
 	for (size_t i = 0; i < n && i < SYMBOLIZER_HISTORY_MAX_MAPS; i++) {
-		bool vdso = hist[i].path && !strcmp(hist[i].path, VDSO_MAP_NAME);
+		int r = map_of_history(&maps[kept], &hist[i], maps, had);
 
-		if (hist[i].end <= hist[i].start || !hist[i].path || (hist[i].path[0] != '/' && !vdso) ||
-		    overlaps_any(maps, had, hist[i].start, hist[i].end))
-			continue;
-		maps[kept] = (struct sym_map){
-			.start = hist[i].start, .end = hist[i].end, .offset = hist[i].offset,
-			.dev = hist[i].dev, .inode = hist[i].inode, .path = strdup(hist[i].path), .vdso = vdso,
-		};
-		if (!maps[kept].path) {
+		if (r < 0) {
 			maps_free(maps + had, kept - had);
 			free(maps);
-			return -ENOMEM;
+			return r;
 		}
-		kept++;
+		kept += (size_t)r;
 	}
 	if (kept == had) {
 		free(maps);
 		return -ESRCH;
 	}
 	qsort(maps, kept, sizeof(*maps), by_start);
-	free(p->maps); /* its entries moved to maps */
+	if (keep_old) {
+		free(p->maps); /* its entries moved to maps */
+	} else {
+		keep_modules(maps, kept, p->maps, p->nmaps);
+		maps_free(p->maps, p->nmaps);
+	}
 	p->maps = maps;
 	p->nmaps = kept;
-	p->retired = true;
 	p->refreshed_ns = symbolizer__now_ns();
+	return 0;
+}
+
+/* The root p's files are opened under, once it may be gone: its own, else that of root_pid (the
+ * process it forked from, as its history says), else the host's. */
+static void hold_root_after(struct symbolizer *s, struct sym_process *p, pid_t root_pid)
+{
 	if (!p->root_held)
 		symbolizer__hold_root_of(s, p, root_pid > 0 ? root_pid : 1);
 	if (!p->root_held && root_pid > 1)
 		symbolizer__hold_root_of(s, p, 1); /* its parent gone too: the host's root */
+}
+
+/* p, gone (or a zombie) before its maps were read, or read while still half-built (an exec's), given
+ * the mappings its history had at time_ns that it lacks: retired (never read from /proc again), its
+ * files opened under the root of the process the history names. Asked once per entry. 0 or -errno. */
+static int maps_from_history(struct symbolizer *s, struct sym_process *p, uint64_t start_ns, uint64_t time_ns)
+{
+	struct symbolizer_mapping hist[SYMBOLIZER_HISTORY_MAX_MAPS];
+	size_t n = 0, had = p->nmaps;
+	pid_t root_pid = 0;
+	int r;
+
+	if (!s->history_fn || !start_ns || !time_ns || p->history_tried)
+		return -ESRCH;
+	p->history_tried = true;
+	r = s->history_fn(s->history_ctx, p->pid, start_ns, time_ns, hist, SYMBOLIZER_HISTORY_MAX_MAPS, &n, &root_pid,
+			  NULL);
+	if (r || !n)
+		return -ESRCH;
+	r = take_history(p, hist, n, true);
+	if (r)
+		return r;
+	p->retired = true;
+	hold_root_after(s, p, root_pid);
 	if (had)
 		s->stats.maps_completed_from_history++;
 	else
 		s->stats.processes_from_history++;
+	return 0;
+}
+
+/*
+ * p, alive, given all its mappings from its history (the kernel's records of its exec and every
+ * mapping since) in place of a /proc/PID/maps read: p->from_events, and its later refreshes ask the
+ * history again (the program at p->record_ns, with what it mapped since). 0, or -ENODATA when the
+ * history is not whole (counted by why in the first ask, when p has no mapping yet: then /proc is
+ * read), or -ENOMEM.
+ */
+static int maps_from_events(struct symbolizer *s, struct sym_process *p)
+{
+	struct symbolizer_mapping hist[SYMBOLIZER_HISTORY_MAX_MAPS];
+	enum symbolizer_history_whole whole = SYMBOLIZER_HISTORY_GAP;
+	bool first = !p->from_events;
+	size_t n = 0;
+	pid_t root_pid = 0;
+	int r;
+
+	if (!s->history_fn || !p->start_ns || !p->record_ns)
+		return -ENODATA;
+	r = s->history_fn(s->history_ctx, p->pid, p->start_ns, p->record_ns, hist, SYMBOLIZER_HISTORY_MAX_MAPS, &n,
+			  &root_pid, &whole);
+	if (r || whole != SYMBOLIZER_HISTORY_WHOLE || !n) {
+		if (first && (r == -ENOENT || r == -EINVAL))
+			s->stats.maps_read_no_history++;
+		else if (first && !r && whole == SYMBOLIZER_HISTORY_INHERITED)
+			s->stats.maps_read_inherited++;
+		else if (first)
+			s->stats.maps_read_gap++;
+		return -ENODATA;
+	}
+	r = take_history(p, hist, n, false);
+	if (r && r != -ESRCH)
+		return r;
+	if (first) {
+		s->stats.processes_from_events++;
+		symbolizer__hold_root(s, p);
+		hold_root_after(s, p, root_pid); /* gone already */
+	} else {
+		s->stats.maps_events_rereads++;
+	}
+	p->from_events = true;
+	return 0;
+}
+
+/* A new entry p's mappings read from /proc (gone: from its history), its root held. 0 or -errno
+ * (p's mappings then none). */
+static int read_new(struct symbolizer *s, struct sym_process *p, uint64_t start_ns, uint64_t time_ns)
+{
+	size_t text_len;
+	char *text;
+	int r;
+
+	r = read_maps(p, &s->stats, &text, &text_len);
+	if (!r && start_ns && !proc_stat_same_start(start_ns, p->identity.start_ticks)) {
+		/* The caller's process exited and another took its pid before we got here. */
+		maps_free(p->maps, p->nmaps);
+		p->maps = NULL;
+		p->nmaps = 0;
+		p->identity_known = false;
+		s->stats.process_changed++;
+		r = -ESRCH;
+	} else if (r == -ESRCH) {
+		s->stats.process_gone++;
+	}
+	if (r) {
+		text_drop(&text, &text_len);
+		if (r != -ESRCH || maps_from_history(s, p, start_ns, time_ns))
+			return r;
+	} else if (!p->nmaps && maps_from_history(s, p, start_ns, time_ns) == 0) {
+		/* An exited process not yet reaped (a zombie) lists no mappings: those it had. */
+		text_drop(&text, &text_len);
+	} else {
+		text_offer(p, &text, &text_len);
+		symbolizer__hold_root(s, p);
+	}
 	return 0;
 }
 
@@ -383,14 +522,12 @@ int symbolizer__get_process(struct symbolizer *s, pid_t pid, uint64_t instance, 
 	return symbolizer__get_process_at(s, pid, instance, start_ns, 0, create, out);
 }
 
-/* The entry of (pid, instance); a missing one is read from /proc when create is set (from the
- * history at time_ns when the process is gone). */
+/* The entry of (pid, instance); a missing one, when create is set, from its history when whole
+ * (maps_from_events()), else read from /proc (from the history at time_ns when the process is gone). */
 int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instance, uint64_t start_ns,
 			       uint64_t time_ns, bool create, struct sym_process **out)
 {
 	struct sym_process **slot = process_slot(s, pid, instance), *p;
-	size_t text_len;
-	char *text;
 	int r;
 
 	if (*slot) {
@@ -419,30 +556,14 @@ int symbolizer__get_process_at(struct symbolizer *s, pid_t pid, uint64_t instanc
 	p->last_used = ++s->tick;
 	p->start_ns = start_ns;
 	p->record_ns = time_ns;
-	r = read_maps(p, &s->stats, &text, &text_len);
-	if (!r && start_ns && !proc_stat_same_start(start_ns, p->identity.start_ticks)) {
-		/* The caller's process exited and another took its pid before we got here. */
-		maps_free(p->maps, p->nmaps);
-		p->maps = NULL;
-		p->nmaps = 0;
-		p->identity_known = false;
-		s->stats.process_changed++;
-		r = -ESRCH;
-	} else if (r == -ESRCH) {
-		s->stats.process_gone++;
-	}
-	if (r) {
-		text_drop(&text, &text_len);
-		if (r != -ESRCH || maps_from_history(s, p, start_ns, time_ns)) {
+	/* Whole from the kernel's records: no /proc/PID/maps read, no identity to check (the history
+	 * found the instance by its fork at start_ns). */
+	if (maps_from_events(s, p)) {
+		r = read_new(s, p, start_ns, time_ns);
+		if (r) {
 			free(p);
 			return r;
 		}
-	} else if (!p->nmaps && maps_from_history(s, p, start_ns, time_ns) == 0) {
-		/* An exited process not yet reaped (a zombie) lists no mappings: those it had. */
-		text_drop(&text, &text_len);
-	} else {
-		text_offer(p, &text, &text_len);
-		symbolizer__hold_root(s, p);
 	}
 	/* slot may have moved: evict_retired() can unlink the entry before it in the chain. */
 	slot = process_slot(s, pid, instance);
@@ -482,12 +603,30 @@ int symbolizer_refresh_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 	 * took its pid (pid-reuse under load: reuse-x's samples in reuse-y's file). */
 	if (!p)
 		return symbolizer_prepare_instance(s, pid, instance, start_ns);
+	if (p->from_events)
+		return maps_from_events(s, p) == 0 ? 0 : -ESRCH;
 	if (p->retired)
 		return -ESRCH;
 	r = read_maps(p, &s->stats, &text, &text_len); /* the mappings read before stay when the process is gone */
 	if (!r)
 		text_offer(p, &text, &text_len);
 	return r;
+}
+
+int symbolizer_instance_maps_any(struct symbolizer *s, pid_t pid, uint64_t instance, bool (*match)(const char *path))
+{
+	struct sym_process *p = *process_slot(s, pid, instance);
+
+	/* Asked anew unless just asked (the same record's prepare): what it mapped since is in the
+	 * history. */
+	if (!p || !p->from_events || p->retired ||
+	    (symbolizer__now_ns() - p->refreshed_ns > MAPS_ASKED_FRESH_NS && maps_from_events(s, p)))
+		return -ENODATA;
+	s->stats.maps_checks_from_events++;
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (!p->maps[i].vdso && match(p->maps[i].path))
+			return 1;
+	return 0;
 }
 
 int symbolizer_prepare_process(struct symbolizer *s, pid_t pid)
@@ -521,6 +660,16 @@ struct sym_map *symbolizer__find_map_refresh(struct symbolizer *s, struct sym_pr
 	char *text;
 	int r = 0;
 
+	if (!map && p->from_events) {
+		/* Mapped since it was asked (a library loaded late): the history again, rate-limited as a
+		 * read would be. */
+		if (p->refreshes < MAPS_QUICK_REFRESHES || symbolizer__now_ns() - p->refreshed_ns > MAPS_REFRESH_NS) {
+			p->refreshes++;
+			if (maps_from_events(s, p) == 0)
+				map = find_map(p, address);
+		}
+		return map;
+	}
 	if (!map && !p->retired &&
 	    (p->refreshes < MAPS_QUICK_REFRESHES || symbolizer__now_ns() - p->refreshed_ns > MAPS_REFRESH_NS)) {
 		p->refreshes++;

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "sampling/mmap_store.h"
@@ -26,7 +27,7 @@ static int lookup(struct mmap_store *st, uint32_t pid, uint64_t start, uint64_t 
 {
 	uint32_t parent = 0;
 
-	return mmap_store_lookup(st, pid, start, t, out, 16, n, &parent);
+	return mmap_store_lookup(st, pid, start, t, out, 16, n, &parent, NULL);
 }
 
 static void test_exec_resets(void **state)
@@ -34,6 +35,7 @@ static void test_exec_resets(void **state)
 	struct mmap_store *st = mmap_store_new();
 	struct mmap_store_map out[16];
 	uint32_t parent = 0;
+	enum mmap_store_whole whole = MMAP_STORE_GAP;
 	size_t n;
 
 	(void)state;
@@ -43,8 +45,9 @@ static void test_exec_resets(void **state)
 	mmap_store_fork(st, 11, 10, SEC + 100);
 	map(st, 11, 0x7000, 6, "/usr/bin/gzip", SEC + 2 * MS);
 	map(st, 11, 0x9000, 7, "/lib/libc.so.6", SEC + 3 * MS);
-	assert_int_equal(mmap_store_lookup(st, 11, SEC, SEC + 10 * MS, out, 16, &n, &parent), 0);
+	assert_int_equal(mmap_store_lookup(st, 11, SEC, SEC + 10 * MS, out, 16, &n, &parent, &whole), 0);
 	assert_int_equal(parent, 10);
+	assert_int_equal(whole, MMAP_STORE_WHOLE); /* exec seen, nothing let go: /proc need not be read */
 	assert_int_equal(n, 2);
 	assert_string_equal(out[0].path, "/usr/bin/gzip");
 	assert_string_equal(out[1].path, "/lib/libc.so.6");
@@ -151,12 +154,95 @@ static void test_bounds_and_expiry(void **state)
 	mmap_store_free(st);
 }
 
+/* When a history is every mapping of the program (the symbolizer then reads no /proc/PID/maps). */
+static void test_whole(void **state)
+{
+	struct mmap_store *st = mmap_store_new();
+	struct mmap_store_map out[16];
+	uint32_t parent = 0;
+	enum mmap_store_whole whole = MMAP_STORE_WHOLE;
+	static struct mmap_store_map big[MMAP_STORE_PER_PID];
+	size_t n;
+
+	(void)state;
+	/* 21 forked, never exec'd: it runs what it inherited, which no event reported. */
+	mmap_store_fork(st, 21, 20, SEC);
+	map(st, 21, 0x1000, 5, "/usr/lib/libx.so", SEC + MS);
+	assert_int_equal(mmap_store_lookup(st, 21, SEC, SEC + 2 * MS, out, 16, &n, &parent, &whole), 0);
+	assert_int_equal(whole, MMAP_STORE_INHERITED);
+	/* A fork and nothing after it (its history's last event): inherited, nothing read past it. */
+	mmap_store_fork(st, 22, 20, SEC);
+	assert_int_equal(mmap_store_lookup(st, 22, SEC, SEC + 2 * MS, out, 16, &n, &parent, &whole), 0);
+	assert_int_equal(whole, MMAP_STORE_INHERITED);
+	assert_int_equal(n, 0);
+	/* A record before its exec: the inherited program, never the exec'd one's mappings. */
+	mmap_store_exec(st, 22, SEC + 3 * MS);
+	map(st, 22, 0x2000, 6, "/usr/bin/prog", SEC + 4 * MS);
+	assert_int_equal(mmap_store_lookup(st, 22, SEC, SEC + 2 * MS, out, 16, &n, &parent, &whole), 0);
+	assert_int_equal(whole, MMAP_STORE_INHERITED);
+	assert_int_equal(n, 0);
+	/* Once it exec'd: whole. */
+	mmap_store_exec(st, 21, SEC + 3 * MS);
+	map(st, 21, 0x2000, 6, "/usr/bin/prog", SEC + 4 * MS);
+	map(st, 21, 0x3000, 7, "/lib/libc.so.6", SEC + 5 * MS);
+	assert_int_equal(mmap_store_lookup(st, 21, SEC, SEC + 6 * MS, out, 16, &n, &parent, &whole), 0);
+	assert_int_equal(whole, MMAP_STORE_WHOLE);
+	assert_int_equal(n, 2);
+	/* Left out by max: not whole. */
+	assert_int_equal(mmap_store_lookup(st, 21, SEC, SEC + 6 * MS, out, 1, &n, &parent, &whole), 0);
+	assert_int_equal(whole, MMAP_STORE_GAP);
+	assert_int_equal(n, 1);
+	/* Events lost in its life: refused. */
+	mmap_store_lost(st, SEC + 7 * MS);
+	assert_int_equal(mmap_store_lookup(st, 21, SEC, SEC + 8 * MS, out, 16, &n, &parent, &whole), -ESTALE);
+	assert_int_equal(whole, MMAP_STORE_GAP);
+	/* 31 exec'd, then its history filled (MMAP_STORE_PER_PID) and an event older than its oldest
+	 * came (not kept): a gap before the program's exec is not the program's, still whole. */
+	mmap_store_fork(st, 31, 30, 10 * SEC);
+	mmap_store_exec(st, 31, 10 * SEC + 2 * MS);
+	for (unsigned i = 0; i < MMAP_STORE_PER_PID - 2; i++)
+		map(st, 31, 0x100000 + i * 0x1000, 100 + i, "/usr/lib/liby.so", 10 * SEC + 3 * MS + i);
+	mmap_store_map(st, 31, &(struct mmap_store_map){ .start = 0x900000, .len = 0x1000, .ino = 9, .path = "/z" },
+		       10 * SEC - 1 * MS); /* older than the oldest kept (the fork): not kept */
+	assert_int_equal(mmap_store_lookup(st, 31, 10 * SEC, 10 * SEC + 500 * MS, big, MMAP_STORE_PER_PID, &n, &parent,
+					   &whole), 0);
+	assert_int_equal(whole, MMAP_STORE_WHOLE);
+	/* 41 exec'd, then one of its mappings was not kept (MMAP_STORE_PATH_BYTES of paths held by
+	 * other pids): not whole. */
+	mmap_store_fork(st, 41, 40, 20 * SEC);
+	mmap_store_exec(st, 41, 20 * SEC + 1 * MS);
+	map(st, 41, 0x2000, 6, "/usr/bin/prog", 20 * SEC + 2 * MS);
+	{
+		static char path[4001];
+
+		memset(path, 'p', sizeof(path) - 1);
+		path[0] = '/';
+		struct mmap_store_counters c;
+
+		for (uint32_t pid = 1000; pid < 1020; pid++)
+			for (unsigned i = 0; i < MMAP_STORE_PER_PID / 2; i++)
+				map(st, pid, 0x1000 + i * 0x1000, i + 1, path, 20 * SEC + 3 * MS);
+		/* The bytes left, to the last one: */
+		for (uint32_t pid = 2000; pid < 2100; pid++)
+			for (unsigned i = 0; i < MMAP_STORE_PER_PID / 2; i++)
+				map(st, pid, 0x1000 + i * 0x1000, i + 1, "/", 20 * SEC + 3 * MS);
+		mmap_store_counters(st, &c);
+		assert_true(c.path_bytes + 2 > MMAP_STORE_PATH_BYTES);
+	}
+	map(st, 41, 0x3000, 7, "/lib/libc.so.6", 20 * SEC + 4 * MS);
+	assert_int_equal(mmap_store_lookup(st, 41, 20 * SEC, 20 * SEC + 5 * MS, out, 16, &n, &parent, &whole), 0);
+	assert_int_equal(whole, MMAP_STORE_GAP);
+	assert_int_equal(n, 1);
+	mmap_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_resets),
 		cmocka_unit_test(test_pid_reuse),
 		cmocka_unit_test(test_bounds_and_expiry),
+		cmocka_unit_test(test_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -549,8 +549,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  "reason=\"pids_full\"", m->mmap_store.pids_dropped),
 		C("mmap_history_dropped_total", NULL, "reason=\"events_full\"", m->mmap_store.events_dropped),
 		C("mmap_history_dropped_total", NULL, "reason=\"path_bytes\"", m->mmap_store.paths_dropped),
-		C("mmap_history_lookups_total", "processes gone before their maps were read, looked up in the histories, "
-		  "by result", "result=\"found\"", m->mmap_store.found),
+		C("mmap_history_lookups_total", "processes looked up in the histories (new ones, and those gone before "
+		  "their maps were read), by result", "result=\"found\"", m->mmap_store.found),
+		C("mmap_history_lookups_total", NULL, "result=\"whole\"", m->mmap_store.whole),
 		C("mmap_history_lookups_total", NULL, "result=\"not_found\"", m->mmap_store.not_found),
 		C("mmap_history_lookups_total", NULL, "result=\"events_lost\"", m->mmap_store.untrusted),
 		C("symbolizer_processes_from_history_total", "processes gone before their maps were read whose mappings "
@@ -558,6 +559,15 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_maps_completed_from_history_total", "processes gone after a read of their maps that "
 		  "missed an address (an exec's half-built maps) whose missing mappings came from the mmap events", NULL,
 		  y->maps_completed_from_history),
+		C("symbolizer_maps_file_reads_total", "reads of /proc/PID/maps by the symbolizer", NULL, y->maps_file_reads),
+		C("symbolizer_processes_from_events_total", "live processes whose mappings came whole from the kernel's "
+		  "mmap events: /proc/PID/maps never read for them", NULL, y->processes_from_events),
+		C("symbolizer_maps_events_rereads_total", "their mappings asked of the events again (settled, an address "
+		  "missed)", NULL, y->maps_events_rereads),
+		C("symbolizer_maps_read_new_total", "new processes whose mappings were read from /proc, by why the events "
+		  "did not serve", "reason=\"no_history\"", y->maps_read_no_history),
+		C("symbolizer_maps_read_new_total", NULL, "reason=\"inherited\"", y->maps_read_inherited),
+		C("symbolizer_maps_read_new_total", NULL, "reason=\"gap\"", y->maps_read_gap),
 	};
 	static char end_labels[UNWIND_END_MAX][48];
 	static char reject_labels[TRACE_REJECT_MAX][48];

@@ -35,6 +35,7 @@ struct mmap_events {
 	const pid_t *pids;
 	size_t npids;
 	bool follow_children;
+	bool test_lost;
 	struct mmap_events_counters c;
 	uint64_t expired_ns;     /* the store's last expiry */
 	uint64_t read_ns;        /* the last read's start */
@@ -101,6 +102,7 @@ struct mmap_events *mmap_events_open(const struct mmap_events_config *cfg, int *
 	ev->pids = cfg->pids;
 	ev->npids = cfg->npids;
 	ev->follow_children = cfg->follow_children;
+	ev->test_lost = cfg->test_lost;
 	if (ncpu < 1 || ncpu > MMAP_EVENTS_MAX_CPUS)
 		ncpu = ncpu < 1 ? 1 : MMAP_EVENTS_MAX_CPUS;
 	ev->data_bytes = ring_bytes(ev->page, (size_t)ncpu);
@@ -335,6 +337,8 @@ void mmap_events_read(struct mmap_events *ev, uint64_t now)
 
 		__atomic_store_n(&pg->data_tail, ev->rings[i].tail, __ATOMIC_RELEASE);
 	}
+	if (ev->test_lost)
+		mmap_store_lost(ev->store, now);
 	if (now - ev->expired_ns >= 1000000000ULL) {
 		ev->expired_ns = now;
 		mmap_store_expire(ev->store, now);
@@ -342,8 +346,9 @@ void mmap_events_read(struct mmap_events *ev, uint64_t now)
 }
 
 int mmap_events_history(void *ctx, pid_t pid, uint64_t start_ns, uint64_t time_ns, struct symbolizer_mapping *out,
-			size_t max, size_t *n, pid_t *root_pid)
+			size_t max, size_t *n, pid_t *root_pid, enum symbolizer_history_whole *whole)
 {
+	enum mmap_store_whole w = MMAP_STORE_GAP;
 	struct mmap_events *ev = ctx;
 	struct mmap_store_map maps[SYMBOLIZER_HISTORY_MAX_MAPS];
 	uint64_t mono = clock_ns(CLOCK_MONOTONIC), boot = clock_ns(CLOCK_BOOTTIME), suspended, start_mono;
@@ -358,12 +363,20 @@ int mmap_events_history(void *ctx, pid_t pid, uint64_t start_ns, uint64_t time_n
 	start_mono = start_ns - suspended;
 	if (max > SYMBOLIZER_HISTORY_MAX_MAPS)
 		max = SYMBOLIZER_HISTORY_MAX_MAPS;
-	r = mmap_store_lookup(ev->store, (uint32_t)pid, start_mono, time_ns, maps, max, n, &parent);
+	/* A live process: what it mapped since the turn's read is in the rings (a ring with nothing new
+	 * costs two loads). */
+	if (whole && mono > ev->read_ns)
+		mmap_events_read(ev, mono);
+	r = mmap_store_lookup(ev->store, (uint32_t)pid, start_mono, time_ns, maps, max, n, &parent, whole ? &w : NULL);
 	if (r == -ENOENT && time_ns >= ev->read_ns) {
 		/* Forked after the turn's read: its events may be in the rings now. */
 		mmap_events_read(ev, mono);
-		r = mmap_store_lookup(ev->store, (uint32_t)pid, start_mono, time_ns, maps, max, n, &parent);
+		r = mmap_store_lookup(ev->store, (uint32_t)pid, start_mono, time_ns, maps, max, n, &parent,
+				      whole ? &w : NULL);
 	}
+	if (whole)
+		*whole = w == MMAP_STORE_WHOLE ? SYMBOLIZER_HISTORY_WHOLE :
+			 w == MMAP_STORE_INHERITED ? SYMBOLIZER_HISTORY_INHERITED : SYMBOLIZER_HISTORY_GAP;
 	if (r)
 		return r;
 	for (size_t i = 0; i < *n; i++)

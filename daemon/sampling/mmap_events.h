@@ -35,6 +35,7 @@ struct mmap_events_config {
 	const pid_t *pids;    /* --pid: only these and (follow_children) their descendants; NULL: all */
 	size_t npids;
 	bool follow_children;
+	bool test_lost;       /* tests: every read counts as a loss (a gap in every history) */
 };
 
 struct mmap_events_counters {
@@ -59,9 +60,10 @@ uint64_t mmap_events_read_at(const struct mmap_events *ev);
 /* The store the records are read into (owned by ev). */
 struct mmap_store *mmap_events_store(struct mmap_events *ev);
 /* The symbolizer's history (symbolizer_history_fn, ctx the mmap_events): an instance not found is
- * looked up again after the rings are read anew when its record is newer than the last read. */
+ * looked up again after the rings are read anew when its record is newer than the last read; a
+ * live process's (whole asked) after the rings are read anew, so its answer is up to now. */
 int mmap_events_history(void *ctx, pid_t pid, uint64_t start_ns, uint64_t time_ns, struct symbolizer_mapping *out,
-			size_t max, size_t *n, pid_t *root_pid);
+			size_t max, size_t *n, pid_t *root_pid, enum symbolizer_history_whole *whole);
 void mmap_events_counters(const struct mmap_events *ev, struct mmap_events_counters *out);
 
 #endif

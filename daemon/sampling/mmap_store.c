@@ -18,6 +18,8 @@ struct pid_hist {
 	uint32_t pid;
 	uint64_t last_ns;  /* time of its newest event */
 	uint64_t exit_ns;  /* its last process's exit, 0: alive (or not seen to exit) */
+	uint64_t gap_ns;   /* time of its newest event not kept (no memory, path bytes, full): a
+			      program running then has an incomplete history */
 	struct ev *evs;    /* time order */
 	size_t n, cap;
 	struct pid_hist *next;
@@ -116,6 +118,13 @@ static struct pid_hist *hist_get(struct mmap_store *st, uint32_t pid, bool creat
 	return h;
 }
 
+/* An event of h at time was not kept: what h's program did then is not whole. */
+static void gap_at(struct pid_hist *h, uint64_t time)
+{
+	if (time > h->gap_ns)
+		h->gap_ns = time;
+}
+
 /* e added to pid's history in time order (the oldest dropped when full). False: not added (e's
  * path, if any, stays the caller's). */
 static bool add(struct mmap_store *st, uint32_t pid, const struct ev *e)
@@ -130,6 +139,7 @@ static bool add(struct mmap_store *st, uint32_t pid, const struct ev *e)
 	if (h->n == MMAP_STORE_PER_PID) {
 		if (e->time < h->evs[0].time) {
 			st->c.events_dropped++;
+			gap_at(h, e->time);
 			return false;
 		}
 		ev_release(st, &h->evs[0]);
@@ -143,6 +153,7 @@ static bool add(struct mmap_store *st, uint32_t pid, const struct ev *e)
 
 		if (!nv) {
 			st->c.events_dropped++;
+			gap_at(h, e->time);
 			return false;
 		}
 		h->evs = nv;
@@ -186,6 +197,10 @@ void mmap_store_map(struct mmap_store *st, uint32_t pid, const struct mmap_store
 	struct ev e = { .time = time, .kind = EV_MAP, .m = *m };
 
 	if (st->c.path_bytes + len > MMAP_STORE_PATH_BYTES || !(e.m.path = strdup(m->path))) {
+		struct pid_hist *h = hist_get(st, pid, false);
+
+		if (h)
+			gap_at(h, time);
 		st->c.paths_dropped++;
 		return;
 	}
@@ -253,13 +268,17 @@ static long find_fork(const struct pid_hist *h, uint64_t start_ns)
 }
 
 int mmap_store_lookup(struct mmap_store *st, uint32_t pid, uint64_t start_ns, uint64_t time_ns,
-		      struct mmap_store_map *out, size_t max, size_t *n, uint32_t *parent)
+		      struct mmap_store_map *out, size_t max, size_t *n, uint32_t *parent,
+		      enum mmap_store_whole *whole)
 {
 	struct pid_hist *h = hist_get(st, pid, false);
+	bool all = true;
 	size_t first, gen;
 	long fork;
 
 	*n = 0;
+	if (whole)
+		*whole = MMAP_STORE_GAP;
 	if (!start_ns || !time_ns)
 		return -EINVAL;
 	fork = h ? find_fork(h, start_ns) : -1;
@@ -273,10 +292,10 @@ int mmap_store_lookup(struct mmap_store *st, uint32_t pid, uint64_t start_ns, ui
 	}
 	*parent = h->evs[fork].parent;
 	/* Its program at time_ns: since its last exec before then (and before the pid's next fork). */
-	for (gen = first = (size_t)fork + 1; first < h->n && h->evs[first].kind != EV_FORK && h->evs[first].time <= time_ns;
-	     first++)
+	for (gen = (size_t)fork, first = gen + 1;
+	     first < h->n && h->evs[first].kind != EV_FORK && h->evs[first].time <= time_ns; first++)
 		if (h->evs[first].kind == EV_EXEC)
-			gen = first;
+			gen = first; /* else the fork's: the program it inherited (an exec after time_ns is not it) */
 	/* The program's mappings, all of them (made before or after time_ns: an instance's mappings are
 	 * taken once, at its first record, and serve its later ones), until its next exec or the pid's
 	 * next process. */
@@ -295,8 +314,18 @@ int mmap_store_lookup(struct mmap_store *st, uint32_t pid, uint64_t start_ns, ui
 		*n = kept;
 		if (*n < max)
 			out[(*n)++] = e->m;
+		else
+			all = false;
 	}
 	st->c.found++;
+	/* Whole: the program began with an exec seen (a child that never exec'd runs what it inherited,
+	 * never reported), and no event of the pid was let go since, nor any mapping left out here. */
+	if (whole && h->evs[gen].kind != EV_EXEC) {
+		*whole = MMAP_STORE_INHERITED;
+	} else if (whole && all && h->gap_ns < h->evs[gen].time) {
+		*whole = MMAP_STORE_WHOLE;
+		st->c.whole++;
+	}
 	return 0;
 }
 

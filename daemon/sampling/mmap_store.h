@@ -48,6 +48,7 @@ struct mmap_store_counters {
 	uint64_t paths_dropped; /* mappings not kept: MMAP_STORE_PATH_BYTES of paths held */
 	uint64_t expired;       /* pids' histories let go MMAP_STORE_KEEP_NS after their exit */
 	uint64_t found;         /* lookups answered with mappings */
+	uint64_t whole;         /* ... of which with the program's whole history (*whole) */
 	uint64_t not_found;     /* lookups with no instance (no fork event at its start time) */
 	uint64_t untrusted;     /* lookups refused: events were lost during the instance's life */
 	uint64_t pids;          /* pids with a history now */
@@ -81,10 +82,16 @@ void mmap_store_expire(struct mmap_store *st, uint64_t now);
  * mapped after the first sample serves the later ones; a mapping made over another replaces it), at
  * most max in out (their paths the store's); *parent: the pid it
  * forked from. 0 (maybe *n == 0: no mapping seen since its exec), -ENOENT: no such instance known,
- * -ESTALE: events were lost in its life, -EINVAL: bad arguments.
+ * -ESTALE: events were lost in its life, -EINVAL: bad arguments. *whole (NULL: not asked), on 0:
+ * MMAP_STORE_WHOLE when the answer is every executable mapping the program made so far, so
+ * /proc/PID/maps need not be read (its exec was seen, and none of the pid's events since was let go
+ * (bounds, memory) nor left out of out by max); MMAP_STORE_INHERITED for a forked child that has not
+ * exec'd (it runs what it inherited, which no event reported); MMAP_STORE_GAP otherwise.
  */
+enum mmap_store_whole { MMAP_STORE_GAP, MMAP_STORE_INHERITED, MMAP_STORE_WHOLE };
 int mmap_store_lookup(struct mmap_store *st, uint32_t pid, uint64_t start_ns, uint64_t time_ns,
-		      struct mmap_store_map *out, size_t max, size_t *n, uint32_t *parent);
+		      struct mmap_store_map *out, size_t max, size_t *n, uint32_t *parent,
+		      enum mmap_store_whole *whole);
 
 void mmap_store_counters(const struct mmap_store *st, struct mmap_store_counters *out);
 

@@ -20,7 +20,7 @@ static const char *const symbol_names[NSYMS] = {
 };
 
 /* A file's name says it may be the interpreter: python3.11, python3, libpython3.12.so.1.0... */
-static bool interpreter_name(const char *path)
+bool python_process_interpreter_name(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
@@ -123,7 +123,7 @@ int python_process_find(const char *proc_root, uint32_t pid, struct python_proce
 		const char *file = strchr(line, '/');
 
 		/* The name first: most lines are not an interpreter's, and sscanf() is the costly part. */
-		if (!file || !interpreter_name(file) ||
+		if (!file || !python_process_interpreter_name(file) ||
 		    sscanf(line, "%llx-%llx %*s %llx %*x:%*x %llu", &start, &end, &offset, &ino) != 4 || offset || !ino)
 			continue;
 		tried++;

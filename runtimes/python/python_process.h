@@ -34,6 +34,8 @@ struct python_process {
  * or the -errno of reading /proc or the memory.
  */
 int python_process_find(const char *proc_root, uint32_t pid, struct python_process *out);
+/* Whether a mapped file's path names an interpreter (python*, libpython*): only those are tried. */
+bool python_process_interpreter_name(const char *path);
 
 /* The BPF program's entry for the process (python part of struct otelprof_trace_proc). */
 void python_process_bpf_entry(const struct python_process *p, struct otelprof_python_proc *out);

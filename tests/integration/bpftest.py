@@ -119,6 +119,31 @@ def drain(daemon):
     return rest
 
 
+def profile_loop(loop_body, out, name, args, env_extra):
+    """Run otelprofd over a shell that runs loop_body again and again from once the daemon profiles
+    (a process older than the daemon's mmap events has no history): otelprofd's args after
+    `--pid SH --follow-children`, its environment plus env_extra. (path of its -o, its stderr)."""
+    go = os.path.join(out, f"go-{name}")
+    loop = subprocess.Popen(["/bin/sh", "-c", f"while [ ! -e {go} ]; do sleep 0.02; done; "
+                             f"while :; do {loop_body}; done"], stdout=subprocess.DEVNULL)
+    try:
+        folded = os.path.join(out, f"{name}.folded")
+        args = [otelprofd(), "--pid", str(loop.pid), "--follow-children", "-o", folded] + args
+        print("$", " ".join(args), env_extra, flush=True)
+        daemon = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **env_extra))
+        said = wait_profiling(daemon, (loop,))
+        rest = drain(daemon)
+        open(go, "w").close()
+        said += rest(120)
+        if daemon.returncode != 0:
+            print(said[-4000:])
+            fail(f"otelprofd exited {daemon.returncode}")
+    finally:
+        loop.kill()
+        loop.wait()
+    return folded, said
+
+
 def process_cpu_seconds(pid):
     """The user and system CPU all of pid's threads have had so far (/proc/PID/stat)."""
     with open(f"/proc/{pid}/stat") as f:

@@ -14,8 +14,6 @@ purpose: CI's two tests on 2 CPUs). Each process has exited when its first sampl
 """
 import os
 import re
-import subprocess
-import time
 
 import bpftest
 
@@ -31,26 +29,9 @@ def profile(name, env_extra, seconds=4, min_samples=300):
     no history (by design), and only such a process could then be [unknown]."""
     stacks, log = {}, ""
     for attempt in range(3):
-        go = os.path.join(out, f"go-{name}-{attempt}")
-        loop = subprocess.Popen(["/bin/sh", "-c", f"while [ ! -e {go} ]; do sleep 0.02; done; "
-                                 f"while :; do {brief} 30; done"], stdout=subprocess.DEVNULL)
-        try:
-            folded = os.path.join(out, f"{name}-{attempt}.folded")
-            env = dict(os.environ, OTELPROFD_TEST_TURN_DELAY_MS="300", **env_extra)
-            args = [bpftest.otelprofd(), "--pid", str(loop.pid), "--follow-children", "--frequency", "499",
-                    "--duration", f"{seconds}s", "-o", folded, "-v"]
-            print("$", " ".join(args), env_extra, flush=True)
-            daemon = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
-            said = bpftest.wait_profiling(daemon, (loop,))
-            rest = bpftest.drain(daemon)
-            open(go, "w").close()
-            said += rest(120)
-            if daemon.returncode != 0:
-                print(said[-4000:])
-                bpftest.fail(f"otelprofd exited {daemon.returncode}")
-        finally:
-            loop.kill()
-            loop.wait()
+        folded, said = bpftest.profile_loop(f"{brief} 30", out, f"{name}-{attempt}",
+                                            ["--frequency", "499", "--duration", f"{seconds}s", "-v"],
+                                            dict(OTELPROFD_TEST_TURN_DELAY_MS="300", **env_extra))
         for stack, n in bpftest.read_folded(folded).items():
             stacks[stack] = stacks.get(stack, 0) + n
         log += said
@@ -82,12 +63,16 @@ def shares(stacks, verbose=False):
 
 stacks, log = profile("with", {})
 total, named, chain = shares(stacks, verbose=True)
+# Gone before their maps were read, or (since the events serve every process whose exec they saw)
+# given them at their first record, alive or not.
 rescued = sum(int(m.group(1)) for m in
               re.finditer(r"processes gone \((\d+) of them given their mappings from the kernel's mmap events", log))
+rescued += sum(int(m.group(1)) for m in
+               re.finditer(r"process maps: (\d+) new processes from the kernel's mmap events", log))
 print(f"with mmap events: {named} of {total} brief samples named ({100.0 * named / max(total, 1):.2f}%), "
       f"{chain} in the chain; {rescued} processes given their mappings from the events", flush=True)
 for line in log.splitlines():
-    if "mmap events:" in line or "symbolizer:" in line:
+    if "mmap events:" in line or "symbolizer:" in line or "process maps:" in line:
         print("  " + line)
 failures = []
 if total < 100:
