@@ -27,7 +27,9 @@ with their spread (lowest and highest). The workloads run in a cgroup v2 of thei
   compiled against Debian 12's 6.1 kernel headers when this kernel has none (BCC_HEADERS below);
   without any headers, memleak's probes written for bpftrace stand in, said as such.
 Usage: bench/alloc/run.py BUILD_DIR [--rounds N] [--depth D] [--trees N] [--before-lib SO] [--together]
-       bench/alloc/run.py BUILD_DIR --trees N --alternate ROUNDS   (short runs one after the other: see alternate())
+       bench/alloc/run.py BUILD_DIR --trees N --alternate ROUNDS [--before-lib SO]   (short runs one after the
+                                                 other: see alternate(); --before-lib adds that library
+                                                 alone and under the same daemon)
 As root.
 """
 import argparse
@@ -269,6 +271,15 @@ def alternate(args, build, lib, wl, out):
     plain_lib = os.path.join(out, "libotelprofd-alloc-plain.so")
     shutil.copy(lib, plain_lib)
     d = start_daemon(build, lib, wl.cgroup, out)
+    if args.before_lib:
+        # Two copies: one for the daemon's probes (found by its scan of the cgroup's processes: a run
+        # first, then a scan's time, so that every measured run is seen from its first allocation),
+        # one without them.
+        before_lib, before_plain = os.path.join(out, "before.so"), os.path.join(out, "before-plain.so")
+        shutil.copy(args.before_lib, before_lib)
+        shutil.copy(args.before_lib, before_plain)
+        wl.result(wl.start(trees=1, env=dict(os.environ, LD_PRELOAD=before_lib), wait=False))
+        time.sleep(3)
     d0 = cpu_of(d.pid)
     ours = prog_ids_of(d.pid)
     bpf0 = bpf_run_times(ours)
@@ -280,6 +291,12 @@ def alternate(args, build, lib, wl, out):
         "library + otelprofd --alloc (512 KiB)": lambda cpu: wl.result(wl.start(env=dict(os.environ, LD_PRELOAD=lib),
                                                                                 cpu=cpu)),
     }
+    if args.before_lib:
+        runs["library before, no daemon"] = lambda cpu: wl.result(wl.start(env=dict(os.environ, LD_PRELOAD=before_plain),
+                                                                            cpu=cpu, cgroup=wl.plain))
+        runs["library before + otelprofd --alloc"] = lambda cpu: wl.result(wl.start(env=dict(os.environ,
+                                                                                             LD_PRELOAD=before_lib),
+                                                                                    cpu=cpu))
     names = list(runs)
     got = {n: [] for n in names}
     try:
