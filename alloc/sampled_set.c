@@ -6,17 +6,17 @@ static size_t slot_of(const struct sampled_set *set, uintptr_t p)
 	return (size_t)(sampled_set_hash(p) >> 20) & set->mask;
 }
 
-static _Atomic uint16_t *filter_of(struct sampled_set *set, uintptr_t p)
+static _Atomic uint8_t *filter_of(struct sampled_set *set, uintptr_t p)
 {
 	return &set->filter[sampled_set_filter_index((const void *)p)];
 }
 
-static void filter_add(_Atomic uint16_t *c, int delta)
+static void filter_add(_Atomic uint8_t *c, int delta)
 {
-	uint16_t seen = atomic_load_explicit(c, memory_order_relaxed);
+	uint8_t seen = atomic_load_explicit(c, memory_order_relaxed);
 
-	while (seen != UINT16_MAX &&
-	       !atomic_compare_exchange_weak_explicit(c, &seen, (uint16_t)(seen + delta), memory_order_relaxed,
+	while (seen != UINT8_MAX &&
+	       !atomic_compare_exchange_weak_explicit(c, &seen, (uint8_t)(seen + delta), memory_order_relaxed,
 						      memory_order_relaxed))
 		;
 }

@@ -4,9 +4,12 @@
  * alone. Lock-free (compare-and-swap on each slot), allocation-free (the caller provides the slots,
  * a static array in libotelprofd-alloc.so) and bounded: a pointer is looked for in at most
  * SAMPLED_SET_PROBES slots from its hash, so a full neighbourhood drops the insertion (counted by
- * the caller). In front of the slots, a counting filter small enough to stay in the CPU's first
- * cache (SAMPLED_SET_FILTER counters, 16 KiB): a pointer whose counter is 0 is not in the set, so an
- * unsampled free() costs a shift, a mask and one load of that cache, not a miss in the slots' 512 KiB.
+ * the caller). In front of the slots, a counting filter (SAMPLED_SET_FILTER 8-bit counters, 32 KiB):
+ * a pointer whose counter is 0 is not in the set, so an unsampled free() costs a shift, a mask and
+ * one load of the filter, not a miss in the slots' 512 KiB. A free() whose counter another live
+ * sampled pointer holds up pays that miss: a share of the frees about live sampled pointers /
+ * SAMPLED_SET_FILTER (with 16-bit counters in 16 KiB, 8,192 of them, that was 4.5% of the tree
+ * benchmark's CPU at the default mean: bench/RESULTS.md, alloc28).
  *
  * A pointer is inserted before its allocation returns and removed by its free(): one pointer is
  * never inserted twice at the same time, which is what makes reusing removed slots safe.
@@ -20,14 +23,14 @@
 #include <stdint.h>
 
 #define SAMPLED_SET_PROBES 32
-#define SAMPLED_SET_FILTER 8192
+#define SAMPLED_SET_FILTER 32768
 #define SAMPLED_SET_REMOVED ((uintptr_t)1)
 
 struct sampled_set {
 	/* Pointers in the set by their filter index (sampled_set_filter_index()); one that reached
-	 * UINT16_MAX stays there (its index then always says "maybe"). First: free() addresses it from
-	 * the set's own address. */
-	_Atomic uint16_t filter[SAMPLED_SET_FILTER];
+	 * UINT8_MAX stays there (its index then always says "maybe"; 255 live sampled pointers in
+	 * addresses 2 MiB apart). First: free() addresses it from the set's own address. */
+	_Atomic uint8_t filter[SAMPLED_SET_FILTER];
 	_Atomic uintptr_t *slots; /* 0: empty; SAMPLED_SET_REMOVED: was used; else a pointer */
 	size_t mask;              /* slots - 1 (a power of two) */
 	_Atomic size_t live;      /* pointers in the set */
@@ -41,7 +44,7 @@ static inline uint64_t sampled_set_hash(uintptr_t p)
 	return (uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ULL;
 }
 
-/* A pointer's counter in the filter: its address in 64-byte units, modulo the filter (512 KiB of
+/* A pointer's counter in the filter: its address in 64-byte units, modulo the filter (2 MiB of
  * address space). No hash: free() pays a shift and a mask. Heap blocks spread evenly over that;
  * blocks within the same 64 bytes share a counter, so a free of a sampled block's neighbour costs a
  * look in the slots. Units of 16 bytes (the alignment) left three counters in four unused for

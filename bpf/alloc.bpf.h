@@ -39,11 +39,13 @@ struct {
 
 #define alloc_count(which) add_to_counter(&alloc_counters, which)
 
-static __always_inline bool alloc_target(__u32 pid)
+/* The current task is profiled (its ids as records carry them in *pid, *tid); else counted in
+ * filtered. */
+static __always_inline bool alloc_target(__u32 *pid, __u32 *tid, __u32 filtered)
 {
-	if (is_target(pid) && in_target_cgroup())
+	if (pidns_current(pid, tid) && is_target(*pid) && in_target_cgroup())
 		return true;
-	alloc_count(OTELPROF_ALLOC_CNT_FILTERED);
+	alloc_count(filtered);
 	return false;
 }
 
@@ -61,7 +63,7 @@ int BPF_USDT(on_alloc, __u64 ptr, __u64 size, __u64 weight)
 
 	alloc_count(OTELPROF_ALLOC_CNT_ALLOCS);
 	/* In a daemon's own PID namespace, pids as its /proc shows them; a task outside it is not its. */
-	if (!pidns_current(&pid, &tid) || !alloc_target(pid))
+	if (!alloc_target(&pid, &tid, OTELPROF_ALLOC_CNT_FILTERED))
 		return 0;
 	ab = bpf_map_lookup_elem(&alloc_scratch, &cpu);
 	if (!ab)
@@ -130,11 +132,11 @@ int BPF_USDT(on_free, __u64 ptr)
 	struct otelprof_free *f;
 
 	alloc_count(OTELPROF_ALLOC_CNT_FREES);
-	if (!pidns_current(&pid, &tid) || !alloc_target(pid))
+	if (!alloc_target(&pid, &tid, OTELPROF_ALLOC_CNT_FREES_FILTERED))
 		return 0;
 	f = bpf_ringbuf_reserve(&events, sizeof(*f), 0);
 	if (!f) {
-		alloc_count(OTELPROF_ALLOC_CNT_RINGBUF_FULL);
+		alloc_count(OTELPROF_ALLOC_CNT_FREES_RINGBUF_FULL);
 		return 0;
 	}
 	f->hdr.kind = OTELPROF_RECORD_FREE;

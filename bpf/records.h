@@ -408,12 +408,15 @@ OTELPROF_ASSERT_SIZE(struct otelprof_off_cpu_end, 8 + 16 + 16);
 enum otelprof_alloc_counter {
 	OTELPROF_ALLOC_CNT_ALLOCS = 0,    /* alloc probes that ran */
 	OTELPROF_ALLOC_CNT_FREES,         /* free probes that ran */
-	OTELPROF_ALLOC_CNT_FILTERED,      /* probes of processes outside the pid or cgroup filter */
+	OTELPROF_ALLOC_CNT_FILTERED,      /* alloc probes of processes outside the pid or cgroup filter
+					     (or the daemon's PID namespace) */
 	OTELPROF_ALLOC_CNT_SENT,          /* alloc records sent */
 	OTELPROF_ALLOC_CNT_FREES_SENT,    /* free records sent */
-	OTELPROF_ALLOC_CNT_RINGBUF_FULL,  /* alloc or free records lost: ring buffer full */
+	OTELPROF_ALLOC_CNT_RINGBUF_FULL,  /* alloc records lost: ring buffer full */
 	OTELPROF_ALLOC_CNT_SCRATCH_BUSY,  /* allocs dropped: the CPU's scratch was in use (the probe
 					     was preempted by another on this CPU) */
+	OTELPROF_ALLOC_CNT_FREES_FILTERED, /* free probes of processes outside the filters */
+	OTELPROF_ALLOC_CNT_FREES_RINGBUF_FULL, /* free records lost: ring buffer full */
 	OTELPROF_ALLOC_CNT_MAX,
 };
 

@@ -27,12 +27,15 @@ with their spread (lowest and highest). The workloads run in a cgroup v2 of thei
   compiled against Debian 12's 6.1 kernel headers when this kernel has none (BCC_HEADERS below);
   without any headers, memleak's probes written for bpftrace stand in, said as such.
 Usage: bench/alloc/run.py BUILD_DIR [--rounds N] [--depth D] [--trees N] [--before-lib SO] [--together]
-       bench/alloc/run.py BUILD_DIR --trees N --alternate ROUNDS   (short runs one after the other: see alternate())
+       bench/alloc/run.py BUILD_DIR --trees N --alternate ROUNDS [--before-lib SO]   (short runs one after the
+                                                 other: see alternate(); --before-lib adds that library
+                                                 alone and under the same daemon)
 As root.
 """
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -133,14 +136,7 @@ def run_daemon(build, lib, wl, out, pin=None):
     ours = prog_ids_of(d.pid)  # not another daemon's programs of the same names
     bpf0 = bpf_run_times(ours)
     r = wl.run(env=dict(os.environ, LD_PRELOAD=lib), pin=pin)
-    # The records still in the ring buffer (a loaded machine's daemon lags): read until it idles.
-    until, last = time.monotonic() + 30, cpu_of(d.pid)
-    while time.monotonic() < until:
-        time.sleep(0.5)
-        now = cpu_of(d.pid)
-        if now - last <= 0.02:
-            break
-        last = now
+    wait_idle(d)
     window = cpu_of(d.pid) - start
     bpf1 = bpf_run_times(ours)
     r["bpf"] = {k: (bpf1[k][0] - bpf0.get(k, (0, 0))[0], bpf1[k][1] - bpf0.get(k, (0, 0))[1]) for k in bpf1}
@@ -159,6 +155,32 @@ def run_daemon(build, lib, wl, out, pin=None):
     sampled = next((int(x.split("Allocations: ")[1].split()[0]) for x in log.splitlines() if "Allocations: " in x), 0)
     r.update(daemon=window, daemon_start=start, daemon_final=final, sampled=sampled)
     return r
+
+
+def wait_idle(d, limit=120):
+    """The records still in the ring buffer (a loaded machine's daemon lags): until the daemon's CPU
+    stops growing for a second (at most limit seconds)."""
+    until, last = time.monotonic() + limit, cpu_of(d.pid)
+    while time.monotonic() < until:
+        time.sleep(1)
+        now = cpu_of(d.pid)
+        if now - last <= 0.01:
+            break
+        last = now
+
+
+def accounting(log):
+    """The daemon's account of the allocations sampled in its processes (its -v end lines): {what: n}."""
+    found = {}
+    for key, pattern in (("kept", r"Allocations: (\d+) sampled"), ("ring buffer full", r"dropped: (\d+) ring buffer full"),
+                         ("scratch busy", r"(\d+) scratch busy"), ("aggregate", r"(\d+) by the aggregate"),
+                         ("process gone", r"(\d+) put off and their process gone"),
+                         ("unread at the end", r"(\d+) sent and not read"),
+                         ("probes ran", r"alloc: bpf: (\d+) alloc probes ran"),
+                         ("of other processes", r"alloc probes ran \((\d+) of other processes")):
+        m = re.search(pattern, log)
+        found[key] = int(m.group(1)) if m else None
+    return found
 
 
 def alloc_programs():
@@ -249,6 +271,15 @@ def alternate(args, build, lib, wl, out):
     plain_lib = os.path.join(out, "libotelprofd-alloc-plain.so")
     shutil.copy(lib, plain_lib)
     d = start_daemon(build, lib, wl.cgroup, out)
+    if args.before_lib:
+        # Two copies: one for the daemon's probes (found by its scan of the cgroup's processes: a run
+        # first, then a scan's time, so that every measured run is seen from its first allocation),
+        # one without them.
+        before_lib, before_plain = os.path.join(out, "before.so"), os.path.join(out, "before-plain.so")
+        shutil.copy(args.before_lib, before_lib)
+        shutil.copy(args.before_lib, before_plain)
+        wl.result(wl.start(trees=1, env=dict(os.environ, LD_PRELOAD=before_lib), wait=False))
+        time.sleep(3)
     d0 = cpu_of(d.pid)
     ours = prog_ids_of(d.pid)
     bpf0 = bpf_run_times(ours)
@@ -260,6 +291,12 @@ def alternate(args, build, lib, wl, out):
         "library + otelprofd --alloc (512 KiB)": lambda cpu: wl.result(wl.start(env=dict(os.environ, LD_PRELOAD=lib),
                                                                                 cpu=cpu)),
     }
+    if args.before_lib:
+        runs["library before, no daemon"] = lambda cpu: wl.result(wl.start(env=dict(os.environ, LD_PRELOAD=before_plain),
+                                                                            cpu=cpu, cgroup=wl.plain))
+        runs["library before + otelprofd --alloc"] = lambda cpu: wl.result(wl.start(env=dict(os.environ,
+                                                                                             LD_PRELOAD=before_lib),
+                                                                                    cpu=cpu))
     names = list(runs)
     got = {n: [] for n in names}
     try:
@@ -267,7 +304,7 @@ def alternate(args, build, lib, wl, out):
             for n in names[r % len(names):] + names[:r % len(names)]:
                 got[n].append(runs[n](r % 2))
     finally:
-        time.sleep(2)  # the last run's records read
+        wait_idle(d)  # the last runs' records read (a loaded machine's daemon lags by seconds)
         d_cpu = cpu_of(d.pid) - d0
         bpf1 = bpf_run_times(ours)
         d.send_signal(signal.SIGINT)
@@ -295,12 +332,19 @@ def alternate(args, build, lib, wl, out):
             t, c = (bpf1[prog][0] - bpf0.get(prog, (0, 0))[0]), (bpf1[prog][1] - bpf0.get(prog, (0, 0))[1])
             if c:
                 print(f"BPF {prog}: {t / c:.0f} ns per run, {c} runs")
+    acc = accounting(log)
+    ours = runs_alloc - (acc["of other processes"] or 0)
     print(f"daemon: {d_cpu:.2f} s CPU over the {args.alternate} rounds ({100 * d_cpu / total:.1f}% of the program's "
-          f"user CPU alone over as many runs; {1e6 * d_cpu / max(runs_alloc, 1):.0f} us per sampled allocation, "
-          f"{runs_alloc} sampled, {sampled} in its profile)")
+          f"user CPU alone over as many runs; {1e6 * d_cpu / max(ours, 1):.0f} us per sampled allocation, "
+          f"{runs_alloc} alloc probes ran, {acc['of other processes']} of them in processes outside its cgroup, "
+          f"{sampled} in its profile)")
+    print(f"sampled allocations of the profiled runs: {ours}; the daemon's account: {acc}")
     for line in log.splitlines():
-        if "time per sample" in line or "opens took" in line:
+        if any(k in line for k in ("time per sample", "opens took", "Allocations: ", "alloc: ", "put off", "stale")):
             print("daemon -v: " + line.split("debug: ", 1)[-1])
+    if args.log:
+        with open(args.log, "w") as f:
+            f.write(log)
 
 
 def main():
@@ -317,6 +361,7 @@ def main():
                          "(swapped every round): both see the same load from the rest of the machine")
     ap.add_argument("--alternate", type=int, metavar="N",
                     help="instead: N rounds of short runs, one after the other on one CPU (see alternate())")
+    ap.add_argument("--log", help="write the daemon's -v log to this file")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     lib = os.path.join(build, "alloc", "libotelprofd-alloc.so")
@@ -325,6 +370,10 @@ def main():
     os.mkdir(cgroup)
     os.mkdir(cgroup + "-plain")
     wl = Workload(build, args.depth, args.trees, cgroup, cgroup + "-plain")
+    # The daemon's probes go on this copy: another run of the bench (or a test) preloading the build's
+    # file would fire them too (counted by the daemon as other processes', but in bpf_stats' runs).
+    shutil.copy(lib, os.path.join(out, "libotelprofd-alloc.so"))
+    lib = os.path.join(out, "libotelprofd-alloc.so")
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         stats_were = f.read().strip()
     with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:

@@ -82,6 +82,7 @@ struct self_metrics {
 	bool alloc_enabled;               /* --alloc: the three below are filled */
 	uint64_t alloc_bpf[OTELPROF_ALLOC_CNT_MAX]; /* the USDT programs' counters */
 	struct heap_counters heap;        /* sampled allocations kept, freed, dropped in user space */
+	uint64_t allocs_stale;            /* sampled allocations put off, their process gone or exec'd then */
 	struct alloc_probes_counters alloc_probes; /* the files whose probes were attached */
 	struct python_table_counters python_processes; /* CPython processes found (docs/python.md) */
 	struct python_sample_counters python; /* Python frames put in stacks */

@@ -89,6 +89,7 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		m->alloc_enabled = true;
 		sampler_alloc_counters(src->sampler, m->alloc_bpf);
 		m->heap = *heap_counters(src->heap);
+		m->allocs_stale = record_path_counters(src->records)->allocs_stale;
 		m->alloc_probes = *alloc_probes_counters(src->alloc_probes);
 	}
 	self_metrics_read_process(m);
@@ -176,6 +177,7 @@ static void log_alloc(const struct self_sources *src)
 {
 	const struct heap_counters *h = heap_counters(src->heap);
 	const struct alloc_probes_counters *a = alloc_probes_counters(src->alloc_probes);
+	const struct record_path_counters *rc = record_path_counters(src->records);
 	uint64_t b[OTELPROF_ALLOC_CNT_MAX] = { 0 };
 
 	sampler_alloc_counters(src->sampler, b);
@@ -183,16 +185,19 @@ static void log_alloc(const struct self_sources *src)
 		 " frees of sampled ones; %" PRIu64 " frees of allocations not known, %" PRIu64
 		 " live ones forgotten at their process's exit; dropped: %" PRIu64 " ring buffer full, %" PRIu64
 		 " scratch busy, %" PRIu64 " not kept live (table full), %" PRIu64 " by the aggregate, %" PRIu64
-		 " replaced (free lost)",
+		 " replaced (free lost), %" PRIu64 " put off and their process gone; %" PRIu64
+		 " frees lost (ring buffer full); %" PRIu64 " sent and not read yet (at the end: the run ended first)",
 		 h->allocs, h->alloc_bytes / 1048576.0, h->live, h->live_bytes / 1048576.0, h->frees, h->unknown_frees,
 		 h->exited, b[OTELPROF_ALLOC_CNT_RINGBUF_FULL], b[OTELPROF_ALLOC_CNT_SCRATCH_BUSY], h->live_full,
-		 h->aggregate_dropped, h->replaced);
-	log_debug("alloc: bpf: %" PRIu64 " alloc and %" PRIu64 " free probes ran, %" PRIu64 " of other processes, %" PRIu64
-		  " allocs and %" PRIu64 " frees sent; files: %" PRIu64 " attached, %" PRIu64 " failed, %" PRIu64
-		  " checked, %" PRIu64 " not looked at (table full); %" PRIu64 " scans read %" PRIu64 " processes",
-		  b[OTELPROF_ALLOC_CNT_ALLOCS], b[OTELPROF_ALLOC_CNT_FREES], b[OTELPROF_ALLOC_CNT_FILTERED],
-		  b[OTELPROF_ALLOC_CNT_SENT], b[OTELPROF_ALLOC_CNT_FREES_SENT], a->files_attached, a->attach_failed,
-		  a->files_checked, a->files_full, a->scans, a->processes_read);
+		 h->aggregate_dropped, h->replaced, rc->allocs_stale, b[OTELPROF_ALLOC_CNT_FREES_RINGBUF_FULL],
+		 b[OTELPROF_ALLOC_CNT_SENT] > rc->allocs_read ? b[OTELPROF_ALLOC_CNT_SENT] - rc->allocs_read : 0);
+	log_debug("alloc: bpf: %" PRIu64 " alloc probes ran (%" PRIu64 " of other processes), %" PRIu64
+		  " free probes ran (%" PRIu64 " of other processes), %" PRIu64 " allocs and %" PRIu64
+		  " frees sent; files: %" PRIu64 " attached, %" PRIu64 " failed, %" PRIu64 " checked, %" PRIu64
+		  " not looked at (table full); %" PRIu64 " scans read %" PRIu64 " processes",
+		  b[OTELPROF_ALLOC_CNT_ALLOCS], b[OTELPROF_ALLOC_CNT_FILTERED], b[OTELPROF_ALLOC_CNT_FREES],
+		  b[OTELPROF_ALLOC_CNT_FREES_FILTERED], b[OTELPROF_ALLOC_CNT_SENT], b[OTELPROF_ALLOC_CNT_FREES_SENT],
+		  a->files_attached, a->attach_failed, a->files_checked, a->files_full, a->scans, a->processes_read);
 }
 
 /* Where the Python frames of samples went (-v): found by the BPF walk, put in stacks, or lost. */

@@ -332,7 +332,8 @@ static const struct otelprof_sample *stack_of(struct record_path *rp, const void
 static bool put_off(struct record_path *rp, const void *data, size_t size, uint64_t deferred_before, bool behind,
 		    uint64_t *counter)
 {
-	if (rp->tries + 1 >= RECORD_REPLAY_TRIES ||
+	/* Past the run's last replay nothing is put off: it would never be handled. */
+	if (rp->drop_at_exit || rp->tries + 1 >= RECORD_REPLAY_TRIES ||
 	    (!behind && (rp->replay_off || symbolizer_stats(rp->sym)->module_opens_deferred == deferred_before)))
 		return false;
 	if (record_replay_push(rp->replay, data, size, rp->tries + 1)) {
@@ -447,6 +448,8 @@ static void on_heap(struct record_path *rp, const void *data, size_t size)
 			heap_release(rp->heap, data);
 		return;
 	}
+	if (!rp->tries)
+		rp->counters.allocs_read++;
 	memcpy(&a, (const uint8_t *)data + hdr->size - sizeof(a), sizeof(a));
 	s = stack_or_park(rp, data, size, &instance, &held, &closed);
 	if (!s)
@@ -586,21 +589,29 @@ void record_path_replay(struct record_path *rp, bool last, uint64_t deadline_ns)
 		const struct otelprof_sample *s = data;
 		const struct process_info *pi = process_table_find(rp->processes, s->pid, s->process_start_ns);
 
-		/* Its process exec'd or was swept since: handled now, it could be taken for what runs now;
-		 * an allocation of a process that exited since would be live for ever. */
-		if (!pi || pi->exec_id != s->exec_id || (s->hdr.kind == OTELPROF_RECORD_ALLOC && pi->exited)) {
+		/* Its process exec'd or was swept since: handled now, it could be taken for what runs now. */
+		if (!pi || pi->exec_id != s->exec_id) {
 			union stack_closing held;
 
 			rp->counters.replay_stale++;
+			if (s->hdr.kind == OTELPROF_RECORD_ALLOC)
+				rp->counters.allocs_stale++;
 			rp->tries = 1;
 			if (s->hdr.kind == OTELPROF_RECORD_OFF_CPU || s->hdr.kind == OTELPROF_RECORD_ALLOC)
 				unpark(rp, data, &held);
 			rp->tries = 0;
 		} else {
+			bool gone = pi->exited;
+
 			rp->counters.samples_replayed++;
 			rp->tries = last ? RECORD_REPLAY_TRIES : tries;
 			record_path_handle(rp, data, size);
 			rp->tries = 0;
+			/* An allocation of a process that exited since: in the allocations, and in its in-use
+			 * profile until the interval's end like the others it held at its exit (its exit was
+			 * handled before it: without this it would be live for ever). */
+			if (gone && rp->heap && s->hdr.kind == OTELPROF_RECORD_ALLOC)
+				heap_exit(rp->heap, s->pid, s->process_start_ns);
 		}
 		free(data);
 	}

@@ -83,6 +83,9 @@ struct record_path_counters {
 	uint64_t samples_put_off;        /* samples put off to the next turn (the open deadline) */
 	uint64_t samples_replayed;       /* ... and handled then */
 	uint64_t replay_stale;           /* ... dropped then: their process had exec'd or gone */
+	uint64_t allocs_read;            /* allocation records read from the ring buffer (--alloc) */
+	uint64_t allocs_stale;           /* allocation records among them (--alloc: lost from the profiles);
+					    one whose process exited but is still known is added, not dropped */
 	uint64_t replay_full;            /* samples not put off: the queue was full (added as they were) */
 	uint64_t stacks_put_off;         /* off-CPU and allocation stacks put off to the next turn (the
 					    open deadline, or behind an older one of their thread or address) */

@@ -172,7 +172,7 @@ w.stdin.flush()
 w.communicate(timeout=120)
 d.send_signal(2)
 log += d.communicate(timeout=120)[1]
-m = re.search(r"alloc: bpf: (\d+) alloc and (\d+) free probes ran", log)
+m = re.search(r"alloc: bpf: (\d+) alloc probes ran \(\d+ of other processes\), (\d+) free probes ran", log)
 a = re.search(r"files: (\d+) attached", log)
 print(m and m.group(0), a and a.group(0))
 if not m or not a or int(a.group(1)) < 1:
