@@ -42,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
@@ -126,7 +127,19 @@ def start_daemon(build, lib, cgroup, out):
         line = d.stderr.readline()
         if not line:
             raise RuntimeError("otelprofd did not start")
+    # Read its -v lines as they come: a pipe left full blocks the daemon's next write (its loop
+    # stood still for 87 s in one run, and its ring buffer overflowed meanwhile).
+    d.lines = []
+    d.drain = threading.Thread(target=lambda: d.lines.extend(d.stderr), daemon=True)
+    d.drain.start()
     return d
+
+
+def daemon_log(d):
+    """The daemon's stderr after it exited."""
+    d.wait()
+    d.drain.join()
+    return "".join(d.lines)
 
 
 def run_daemon(build, lib, wl, out, pin=None):
@@ -150,8 +163,7 @@ def run_daemon(build, lib, wl, out, pin=None):
         except OSError:
             break
         time.sleep(0.02)
-    log = d.stderr.read()
-    d.wait()
+    log = daemon_log(d)
     sampled = next((int(x.split("Allocations: ")[1].split()[0]) for x in log.splitlines() if "Allocations: " in x), 0)
     r.update(daemon=window, daemon_start=start, daemon_final=final, sampled=sampled)
     return r
@@ -308,7 +320,7 @@ def alternate(args, build, lib, wl, out):
         d_cpu = cpu_of(d.pid) - d0
         bpf1 = bpf_run_times(ours)
         d.send_signal(signal.SIGINT)
-        log = d.communicate()[1]
+        log = daemon_log(d)
     sampled = next((int(x.split("Allocations: ")[1].split()[0]) for x in log.splitlines() if "Allocations: " in x), 0)
     alone = got["alone"]
     total = sum(x["user"] for x in alone)
