@@ -216,6 +216,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->modules);
 	free(s->history);
 	free(s->rules);
+	free(s->long_rules);
 	kallsyms_free(s->kallsyms);
 	python_cache_free(s->python);
 	free(s);
