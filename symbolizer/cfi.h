@@ -42,6 +42,7 @@ struct cfi_expr {
 struct cfi_rule {
 	bool found;         /* false: no CFI covers the address (callers fall back to frame pointers) */
 	bool signal_frame;  /* a signal trampoline: its caller's pc is exact, not a return address */
+	bool go_sp_delta;   /* not CFI: Go's SP-delta table (Go text without CFI), counted apart */
 	struct cfi_expr cfa;           /* CFI_EXPR_VALUE, or UNDEFINED when the CFA is unknown */
 	struct cfi_expr ra, bp, sp;    /* the caller's return address, rbp and rsp */
 	uint8_t nops;

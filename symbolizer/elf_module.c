@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "htlhash.h"
@@ -158,6 +159,7 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 	struct elf_cost cost;
 	const char *name;
 	void **userdata;
+	struct timespec started, ended;
 	size_t size;
 	int err = ENOEXEC, r;
 
@@ -212,7 +214,13 @@ struct elf_module *elf_module_open(int fd, const struct elf_module_options *opti
 		m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
 		m->opening = NULL;
 	}
-	m->nslots = options->cache_slots; /* 0: sized by the symbol count on first lookup */
+	m->nslots = options->cache_slots; /* 0: sized by the symbol count */
+	/* What the first lookups would build, built here: in the opener's thread, not the caller's
+	 * (after the debug file search: the symbol table is read from the files found so far). */
+	clock_gettime(CLOCK_MONOTONIC, &started);
+	elf_module__build_indexes(m);
+	clock_gettime(CLOCK_MONOTONIC, &ended);
+	m->counters.index_ns = (uint64_t)((ended.tv_sec - started.tv_sec) * 1000000000LL + ended.tv_nsec - started.tv_nsec);
 	return m;
 
 fail:

@@ -70,6 +70,11 @@ struct elf_module_counters {
 	uint64_t inflate_refused;   /* files (the binary or a debug file) whose compressed sections
 				       claim more than max_bytes allows: not handed to libdw */
 	uint64_t refused_bytes;     /* the most a refused file would have made the module account for */
+	uint64_t index_ns;          /* time the open spent building the module's indexes (symbol
+				       table, result cache, address-to-CU table, .eh_frame table) */
+	uint64_t index_builds_at_lookup; /* module indexes a lookup built instead: what the open could
+				       not (out of memory), and .debug_frame read alone, which the
+				       open leaves to the rare lookup that needs it */
 };
 
 struct elf_module;

@@ -154,6 +154,11 @@ bool elf_module__go_lookup(struct elf_module *m, uint64_t vaddr, struct sym_line
  * whose DWARF is not opened. Counted in libdw_bytes; refused (counted) over the module's bound. */
 Dwarf_CFI *elf_module__frame_cfi(struct elf_module *m);
 void elf_module__frame_free(struct elf_module *m);
+/* Build what the first lookups would (elf_module_lookup.c): the sorted symbol table, the result
+ * cache, libdwfl's address-to-CU table, ours for what .debug_aranges leaves out, and the .eh_frame
+ * table, so that a caller taking the module from the opener's thread finds them built. Per-CU
+ * indexes and line programs are still built at the first lookup into each compile unit. */
+void elf_module__build_indexes(struct elf_module *m);
 /* A module-owned copy of s, or NULL when the pool is full or memory runs out. */
 const char *elf_module__pool_intern(struct elf_module *m, const char *s);
 

@@ -248,8 +248,10 @@ static const char *elf_symbol(struct elf_module *m, uint64_t vaddr)
 {
 	size_t lo = 0, hi;
 
-	if (!m->syms_built)
+	if (!m->syms_built) {
+		m->counters.index_builds_at_lookup++;
 		build_symbols(m);
+	}
 	if (!m->nsyms || vaddr < m->syms[0].addr)
 		return NULL;
 	hi = m->nsyms;
@@ -399,25 +401,36 @@ static struct func_range *range_of(struct func_range *r, size_t n, uint64_t pc)
 	return pc < r[lo].high ? &r[lo] : NULL;
 }
 
+/* libdwfl's address-to-CU table, read (from .debug_aranges) at its first question: counted in
+ * libdw_bytes. Its number of entries. */
+static size_t count_aranges(struct elf_module *m)
+{
+	Dwarf_Aranges *aranges;
+	size_t n = 0;
+
+	m->aranges_counted = true;
+	if (dwarf_getaranges(m->dwarf, &aranges, &n) == 0)
+		m->libdw_bytes += n * LIBDW_ARANGE_BYTES;
+	return n;
+}
+
 static Dwarf_Die *cu_of(struct elf_module *m, uint64_t vaddr, Dwarf_Addr *bias)
 {
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, vaddr, bias);
+	Dwarf_Die *cu;
 	struct func_range *r;
 
-	if (!m->aranges_counted) {
-		Dwarf_Aranges *aranges;
-		size_t n;
-
-		/* libdwfl has read .debug_aranges (or walked every CU) to answer. */
-		m->aranges_counted = true;
-		if (dwarf_getaranges(m->dwarf, &aranges, &n) == 0)
-			m->libdw_bytes += n * LIBDW_ARANGE_BYTES;
-	}
+	if (!m->aranges_counted)
+		m->counters.index_builds_at_lookup++;
+	cu = dwfl_module_addrdie(m->mod, vaddr, bias);
+	if (!m->aranges_counted)
+		count_aranges(m); /* libdwfl has read .debug_aranges (or walked every CU) to answer */
 
 	if (cu)
 		return cu;
-	if (!m->cu_ranges_built)
+	if (!m->cu_ranges_built) {
+		m->counters.index_builds_at_lookup++;
 		build_cu_ranges(m);
+	}
 	*bias = m->dwarf_bias;
 	r = range_of(m->cu_ranges, m->ncu_ranges, vaddr - m->dwarf_bias);
 	return r ? &r->die : NULL;
@@ -510,6 +523,43 @@ static size_t slot_of(const struct elf_module *m, uint64_t vaddr)
 	return (size_t)((vaddr * 0x9e3779b97f4a7c15ULL) >> 32) % m->nslots;
 }
 
+/* The result cache, sized by the function count unless the options gave a size. */
+static void make_slots(struct elf_module *m)
+{
+	if (!m->nslots) {
+		if (!m->syms_built)
+			build_symbols(m);
+		/* A stripped Go binary has no symbols: its functions are the pclntab's. */
+		size_t nfuncs = m->nsyms + (m->go ? gopclntab_nfuncs(m->go) : 0);
+
+		for (m->nslots = MIN_CACHE_SLOTS; m->nslots < 4 * nfuncs && m->nslots < MAX_CACHE_SLOTS;)
+			m->nslots *= 2;
+	}
+	m->slots = calloc(m->nslots, sizeof(*m->slots));
+	if (m->slots)
+		m->own_bytes += m->nslots * sizeof(*m->slots);
+}
+
+void elf_module__build_indexes(struct elf_module *m)
+{
+	Dwarf_Addr bias;
+
+	if (!m->syms_built)
+		build_symbols(m);
+	if (!m->slots)
+		make_slots(m);
+	if (m->dwarf && !m->aranges_counted) {
+		/* libdwfl builds its address-to-CU table at its first question, whatever the address. */
+		dwfl_module_addrdie(m->mod, m->nsyms ? m->syms[0].addr : 0, &bias);
+		count_aranges(m);
+	}
+	/* Ours, for what .debug_aranges does not cover (a file without it, code of CUs left out of it):
+	 * nearly every module's lookups come to an address of that kind soon. */
+	if (m->dwarf && !m->cu_ranges_built)
+		build_cu_ranges(m);
+	dwfl_module_eh_cfi(m->mod, &bias); /* .eh_frame_hdr's table, read at the first rule */
+}
+
 unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_frame *frame)
 {
 	struct sym_line lines[SYM_MAX_INLINE];
@@ -518,18 +568,8 @@ unsigned elf_module_symbolize(struct elf_module *m, uint64_t vaddr, struct sym_f
 	bool go;
 
 	if (!m->slots) {
-		if (!m->nslots) {
-			if (!m->syms_built)
-				build_symbols(m);
-			/* A stripped Go binary has no symbols: its functions are the pclntab's. */
-			size_t nfuncs = m->nsyms + (m->go ? gopclntab_nfuncs(m->go) : 0);
-
-			for (m->nslots = MIN_CACHE_SLOTS; m->nslots < 4 * nfuncs && m->nslots < MAX_CACHE_SLOTS;)
-				m->nslots *= 2;
-		}
-		m->slots = calloc(m->nslots, sizeof(*m->slots));
-		if (m->slots)
-			m->own_bytes += m->nslots * sizeof(*m->slots);
+		m->counters.index_builds_at_lookup++;
+		make_slots(m);
 	}
 	slot = m->slots ? &m->slots[slot_of(m, vaddr)] : NULL;
 	if (slot && slot->used && slot->vaddr == vaddr) {

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One module open (elf_module_open(): libdw reading, perhaps inflating, a file's symbols and
- * DWARF) at a time in a thread of its own, so that a caller with a deadline waits for it no longer
+ * DWARF, then building the indexes its first lookups would otherwise build in the caller's thread)
+ * at a time in a thread of its own, so that a caller with a deadline waits for it no longer
  * than that and takes the module at a later lookup: no open, however large its file, holds the
  * caller's loop past its deadline. The job touches nothing but its own elf_module, its fds and the
  * options it was given (libelf and libdw keep no shared state between separate handles; debuginfod
- * lookups take their own lock).
+ * lookups take their own lock), and the module is the thread's alone until module_opener_take()
+ * hands it over (after the job's end, under the opener's lock): libdw objects are never used by
+ * two threads at once.
  */
 #ifndef OTELPROF_MODULE_OPENER_H
 #define OTELPROF_MODULE_OPENER_H

@@ -213,6 +213,11 @@ struct symbolizer_stats {
 	uint64_t module_open_ns_total; /* time spent opening modules */
 	uint64_t module_open_ns_max;   /* the longest open */
 	uint64_t module_open_bytes_max; /* the most bytes one open accounted for */
+	uint64_t module_index_ns_total; /* of module_open_ns_total: building the modules' indexes (symbol
+				      table, result cache, address-to-CU table, .eh_frame table) so
+				      that their first lookups do not */
+	uint64_t module_index_builds_at_lookup; /* module indexes a lookup built instead (while a
+				      deadline is set, the caller's thread did: elf_module.h) */
 	uint64_t notices_dropped;   /* cheaper-tier notices not kept (the caller did not take them) */
 	struct python_cache_stats python; /* CPython code objects (refreshed by every call) */
 	struct debuginfo_fetch_stats debuginfod; /* downloads (zero without DEBUGINFOD_URLS);

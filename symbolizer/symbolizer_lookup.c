@@ -54,6 +54,7 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 	{
 		const struct elf_module_counters *c = elf_module_counters(module->elf);
 		uint64_t truncated = c->inline_truncated, bound = c->die_bound_hit, libdw = c->lines_by_libdw;
+		uint64_t built = c->index_builds_at_lookup;
 
 		if (elf_module_symbolize(module->elf, frame->file_address, frame))
 			s->stats.symbolized++;
@@ -63,6 +64,7 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 		s->stats.inline_truncated += c->inline_truncated - truncated;
 		s->stats.die_bound_hit += c->die_bound_hit - bound;
 		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;
+		s->stats.module_index_builds_at_lookup += c->index_builds_at_lookup - built;
 	}
 	symbolizer__module_measure(s, module);
 	return 0;
@@ -95,6 +97,7 @@ static void compile_rule(struct symbolizer *s, struct cached_module *module, uin
 {
 	struct cfi_rule go;
 	enum go_unwind_kind kind = elf_module_go_rule(module->elf, vaddr, &go);
+	uint64_t built = elf_module_counters(module->elf)->index_builds_at_lookup;
 
 	*source = RULE_CFI;
 	if (kind == GO_UNWIND_TOP || kind == GO_UNWIND_SWITCH) {
@@ -106,8 +109,10 @@ static void compile_rule(struct symbolizer *s, struct cached_module *module, uin
 		s->stats.cfi_rule_errors++;
 		rule->found = false; /* remembered as "no rule": the walker tries frame pointers */
 	}
+	s->stats.module_index_builds_at_lookup += elf_module_counters(module->elf)->index_builds_at_lookup - built;
 	if (!rule->found && kind == GO_UNWIND_STEP) {
 		*rule = go;
+		rule->go_sp_delta = true;
 		*source = RULE_GO_SP;
 	}
 }
@@ -115,7 +120,6 @@ static void compile_rule(struct symbolizer *s, struct cached_module *module, uin
 static void count_rule(struct symbolizer *s, uint8_t source)
 {
 	switch (source) {
-	case RULE_GO_SP: s->stats.go_sp_frames++; break;
 	case RULE_GO_TOP: s->stats.go_top_frames++; break;
 	case RULE_GO_SWITCH: s->stats.go_stack_switches++; break;
 	default: break;
@@ -127,6 +131,7 @@ static const struct cfi_rule *unpack_rule(struct cfi_rule *rule, const struct ru
 {
 	rule->found = slot->found;
 	rule->signal_frame = slot->signal_frame;
+	rule->go_sp_delta = slot->source == RULE_GO_SP; /* the slot's source says it */
 	rule->cfa = slot->cfa;
 	rule->ra = slot->ra;
 	rule->bp = slot->bp;
@@ -225,6 +230,7 @@ size_t symbolizer_unwind_instance(struct symbolizer *s, pid_t pid, uint64_t inst
 	}
 	n = unwind_stack(&regs, &w, find_rule, &u, ips, max, result);
 	s->stats.unwind_frames_cfi += result->cfi_frames;
+	s->stats.go_sp_frames += result->go_sp_frames;
 	s->stats.unwind_frames_fp += result->fp_frames;
 	s->stats.unwind_ends[result->end]++;
 	return n;

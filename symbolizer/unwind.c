@@ -323,7 +323,9 @@ size_t unwind_stack(const struct unwind_regs *regs, const struct unwind_window *
 			break;
 		}
 		ips[result->n++] = caller.ip;
-		if (rule)
+		if (rule && rule->go_sp_delta)
+			result->go_sp_frames++;
+		else if (rule)
 			result->cfi_frames++;
 		else
 			result->fp_frames++;

@@ -59,6 +59,7 @@ struct unwind_result {
 	size_t n;              /* ips filled: ips[0] is regs->ip, then return addresses, leaf first */
 	enum unwind_end end;
 	unsigned cfi_frames;   /* frames stepped with CFI */
+	unsigned go_sp_frames; /* frames stepped with a rule from Go's SP-delta table (not in cfi_frames) */
 	unsigned fp_frames;    /* frames stepped with frame pointers */
 	uint64_t top;          /* UNWIND_END_ENTRY by CFI (the return address undefined): the stack's
 				  last address the walk needed, the outermost frame's CFA: the bytes

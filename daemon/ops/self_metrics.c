@@ -287,6 +287,11 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_module_open_seconds_total", "time spent opening modules", NULL,
 		  (double)y->module_open_ns_total / 1e9),
 		G("symbolizer_module_open_seconds_max", "the longest module open", NULL, (double)y->module_open_ns_max / 1e9),
+		C("symbolizer_module_index_seconds_total", "of the opens' time, building the modules' indexes "
+		  "(symbol table, address-to-CU table) so that their first lookups do not", NULL,
+		  (double)y->module_index_ns_total / 1e9),
+		C("symbolizer_index_builds_at_lookup_total", "module indexes built by a lookup rather than by the "
+		  "module's open", NULL, y->module_index_builds_at_lookup),
 		G("symbolizer_module_open_bytes_max", "the most bytes one module open accounted for", NULL,
 		  y->module_open_bytes_max),
 		C("symbolizer_notices_dropped_total", "symbols-tier notices not logged (too many at once)", NULL,
@@ -382,7 +387,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_truncated_total", "unwound stacks cut by the copied window or the depth bound", NULL,
 		  m->unwind.truncated),
 		C("unwind_frames_total", "frames unwound, by method", "method=\"cfi\"",
-		  (y->unwind_frames_cfi > y->go_sp_frames ? y->unwind_frames_cfi - y->go_sp_frames : 0)),
+		  y->unwind_frames_cfi),
 		C("unwind_frames_total", NULL, "method=\"frame_pointer\"", y->unwind_frames_fp),
 		C("unwind_frames_total", NULL, "method=\"go_sp_delta\"", y->go_sp_frames),
 		C("unwind_go_ends_total", "walks ended where Go's traceback stops, by where", "at=\"top_frame\"",

@@ -308,10 +308,12 @@ void self_report_log_counters(const struct self_sources *src)
 		  " too big, %" PRIu64 " out under pressure lately, %" PRIu64 " slow to open), %" PRIu64
 		  " not admitted, %" PRIu64 " evicted to make room, %" PRIu64 " opens deferred, %" PRIu64 " opened again "
 		  "through their kept file (%" PRIu64 " files kept now, %" PRIu64 " not kept); opens took %.1f ms "
-		  "in all, %.1f ms and %.1f MiB at most", ss->modules_full, ss->modules_symbols_tier,
+		  "in all (%.1f ms of it building their indexes; %" PRIu64 " built by a lookup instead), %.1f ms "
+		  "and %.1f MiB at most", ss->modules_full, ss->modules_symbols_tier,
 		  ss->modules_tier_too_big, ss->modules_tier_thrash, ss->modules_tier_slow, ss->modules_not_admitted,
 		  ss->module_pressure_evictions, ss->module_opens_deferred, ss->modules_reopened_kept, ss->files_kept,
 		  ss->files_kept_dropped, (double)ss->module_open_ns_total / 1e6,
+		  (double)ss->module_index_ns_total / 1e6, ss->module_index_builds_at_lookup,
 		  (double)ss->module_open_ns_max / 1e6, (double)ss->module_open_bytes_max / (1 << 20));
 	if (m.ceiling.max_percent > 0) {
 		uint64_t kernel_lost = m.bpf[OTELPROF_CNT_CPU_SHED_SPENT], sampled = m.bpf[OTELPROF_CNT_CPU_SHED_SAMPLED];

@@ -160,7 +160,7 @@ void unwind_sample_log(const struct unwind_sample_counters *u, const struct symb
 		  " compiled, %" PRIu64 " refused; ends: entry %" PRIu64 ", truncated %" PRIu64 ", depth %" PRIu64
 		  ", no rule %" PRIu64 ", bad read %" PRIu64 ", not growing %" PRIu64 ", bad expression %" PRIu64
 		  ", bad ip %" PRIu64, u->window_bytes, u->window_bytes / u->windows, u->malformed,
-		  ss->unwind_frames_cfi > ss->go_sp_frames ? ss->unwind_frames_cfi - ss->go_sp_frames : 0, ss->unwind_frames_fp, ss->go_sp_frames, ss->go_top_frames,
+		  ss->unwind_frames_cfi, ss->unwind_frames_fp, ss->go_sp_frames, ss->go_top_frames,
 		  ss->go_stack_switches, ss->cfi_rule_cache_hits, ss->cfi_rule_cache_misses,
 		  ss->cfi_rule_errors, ss->unwind_ends[UNWIND_END_ENTRY], ss->unwind_ends[UNWIND_END_TRUNCATED],
 		  ss->unwind_ends[UNWIND_END_DEPTH], ss->unwind_ends[UNWIND_END_NO_RULE],

@@ -68,6 +68,10 @@ for k, want in required.items():
 for k in ("WatchdogSec", "RestartSec", "TimeoutStopSec", "MemoryMax", "CPUWeight"):
     if k not in settings:
         fail(f"{k}= is missing")
+# Its CPU is bounded by its own ceiling (max-cpu), not by a low weight or nice that keeps its loop
+# waiting for a CPU on a busy host (docs/operations.md, "The service's share of the CPUs").
+if settings.get("CPUWeight") != ["100"] or "Nice" in settings:
+    fail(f"CPUWeight= is {settings.get('CPUWeight')} and Nice= {settings.get('Nice')}, expected 100 and none")
 filters = " ".join(settings.get("SystemCallFilter", []))
 for call in ("bpf", "perf_event_open"):
     if not re.search(rf"(^|\s){call}(\s|$)", settings["SystemCallFilter"][-1]):

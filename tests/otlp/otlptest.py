@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Helpers of the OTLP end-to-end tests: the test collector program, decoding what it saved with
 otlp-dump, and summing samples per leaf function."""
+import atexit
 import glob
 import json
 import os
@@ -35,6 +36,24 @@ def wait_for_port(port, timeout=10):
     bpftest.fail(f"nothing listens on 127.0.0.1:{port}")
 
 
+_running = []
+
+
+def ended_at_exit(proc):
+    """Kill proc at this test's exit if it still runs then (a failure exits between start and stop)."""
+    _running.append(proc)
+    return proc
+
+
+@atexit.register
+def _kill_left_running():
+    """A test that fails (sys.exit) between a start and its stop leaves no collector behind."""
+    for proc in _running:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 class Collector:
     """The test collector as a child process on 127.0.0.1."""
 
@@ -47,6 +66,7 @@ class Collector:
         cmd = [os.environ["TEST_COLLECTOR"], "--out", out_dir, "--ports-file", ports, *args]
         print("$", " ".join(cmd), flush=True)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ended_at_exit(self.proc)
         deadline = time.time() + 10
         while not os.path.exists(ports):
             if self.proc.poll() is not None or time.time() > deadline:
@@ -156,6 +176,7 @@ class Daemon:
         cmd = [bpftest.otelprofd(), "--metrics-address", f"127.0.0.1:{bpftest.free_port()}", *args]
         print("$", " ".join(cmd), flush=True)
         self.proc = subprocess.Popen(cmd, stderr=open(log_path, "w"), env=rss_env())
+        ended_at_exit(self.proc)
         self.pid = self.proc.pid
         self.rss = []
         self.metrics_port = None

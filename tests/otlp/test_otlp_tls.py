@@ -39,15 +39,17 @@ mtls = otlptest.Collector(os.path.join(out, "mtls"), "--cert", cert, "--key", ke
                           "--expect-gzip")
 mtls_endpoint = f"https://127.0.0.1:{mtls.grpc_port}"
 mtls_port = otlptest.free_port()
-mtls_socat = subprocess.Popen(["socat", f"OPENSSL-LISTEN:{mtls_port},bind=127.0.0.1,reuseaddr,fork,cert={cert},"
-                               f"key={key},verify=1,cafile={client_ca}", f"TCP:127.0.0.1:{mtls.http_port}"])
+mtls_socat = otlptest.ended_at_exit(subprocess.Popen(
+    ["socat", f"OPENSSL-LISTEN:{mtls_port},bind=127.0.0.1,reuseaddr,fork,cert={cert},key={key},verify=1,"
+     f"cafile={client_ca}", f"TCP:127.0.0.1:{mtls.http_port}"]))
 endpoint = f"https://127.0.0.1:{collector.grpc_port}"
 tls_port = otlptest.free_port()
-socat = subprocess.Popen(["socat", f"OPENSSL-LISTEN:{tls_port},bind=127.0.0.1,reuseaddr,fork,cert={cert},"
-                          f"key={key},verify=0", f"TCP:127.0.0.1:{collector.http_port}"])
+socat = otlptest.ended_at_exit(subprocess.Popen(
+    ["socat", f"OPENSSL-LISTEN:{tls_port},bind=127.0.0.1,reuseaddr,fork,cert={cert},key={key},verify=0",
+     f"TCP:127.0.0.1:{collector.http_port}"]))
 otlptest.wait_for_port(tls_port)
 otlptest.wait_for_port(mtls_port)
-workload = subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "120"])
+workload = otlptest.ended_at_exit(subprocess.Popen([os.environ["SPLIT_WORKLOAD"], "120"]))
 base = [bpftest.otelprofd(), "--pid", str(workload.pid), "-F", "199", "--export-interval", "1s", "-d", "3s",
         "--timeout", "2s"]
 

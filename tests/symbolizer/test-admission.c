@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "module_history.h"
@@ -328,6 +329,33 @@ static void test_open_deadline(void **state)
 	symbolizer_free(s);
 }
 
+/* The opener's thread builds a module's indexes with its open (issue 27): the caller's lookups
+ * that follow, on its event loop in the daemon, build none of them themselves. */
+static void test_opener_builds_indexes(void **state)
+{
+	struct symbolizer *s = new_symbolizer(1ULL << 30);
+	const struct symbolizer_stats *st;
+	struct timespec now;
+	struct sym_frame f;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* A deadline far enough to wait for each open: every one runs in the opener's thread. */
+	symbolizer_set_open_deadline(s, (uint64_t)now.tv_sec * SECOND + (uint64_t)now.tv_nsec + 60 * SECOND);
+	for (int i = 0; i < 3; i++) {
+		for (uint64_t at = 0; at < 64; at += 16) {
+			assert_int_equal(symbolizer_user(s, getpid(), text[i] + at, &f), 0);
+			assert_non_null(f.mapping.build_id);
+		}
+	}
+	st = symbolizer_stats(s);
+	assert_int_equal(st->modules_full, 3);
+	assert_int_equal(st->module_opens_deferred, 0);
+	assert_true(st->module_index_ns_total > 0 && st->module_index_ns_total <= st->module_open_ns_total);
+	assert_int_equal(st->module_index_builds_at_lookup, 0);
+	symbolizer_free(s);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest history[] = {
@@ -342,6 +370,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_too_big_served_by_symbols),
 		cmocka_unit_test(test_working_set_over_cache),
 		cmocka_unit_test(test_open_deadline),
+		cmocka_unit_test(test_opener_builds_indexes),
 	};
 	int r;
 

@@ -150,6 +150,32 @@ static void test_window_end(void **state)
 	assert_int_equal(unwind_stack(&regs, &w, fake_rule, &f, ips, 0, &res), 0);
 }
 
+/* Frames stepped by a rule from Go's SP-delta table are counted as such, and only the frames the
+ * walk took: not a last lookup whose step failed (counting at lookup once made the CFI figure
+ * wrap below zero when the Go figure was subtracted from it). */
+static void test_go_sp_frames_counted(void **state)
+{
+	static uint8_t stack[4096];
+	struct fake f = { 0 };
+	struct unwind_window w = { .sp = BASE, .data = stack, .size = 32 * 10, .complete = false };
+	struct unwind_regs regs = { .ip = 0x1004, .sp = BASE };
+	uint64_t ips[64];
+	struct unwind_result res;
+
+	(void)state;
+	build_chain(&f, stack, 25);
+	f.ranges[0].rule.go_sp_delta = true;
+	assert_int_equal(unwind_stack(&regs, &w, fake_rule, &f, ips, 64, &res), 11);
+	assert_int_equal(res.end, UNWIND_END_TRUNCATED);
+	assert_int_equal(res.go_sp_frames, 10);
+	assert_int_equal(res.cfi_frames, 0);
+	assert_int_equal(f.nlookups, 11);
+	w.size = sizeof(stack);
+	assert_int_equal(unwind_stack(&regs, &w, fake_rule, &f, ips, 64, &res), 25);
+	assert_int_equal(res.go_sp_frames, 24);
+	assert_int_equal(res.cfi_frames, 0);
+}
+
 static void test_looping_and_outside_cfi(void **state)
 {
 	static uint8_t stack[4096];
@@ -751,6 +777,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chain_to_entry),
 		cmocka_unit_test(test_window_end),
+		cmocka_unit_test(test_go_sp_frames_counted),
 		cmocka_unit_test(test_looping_and_outside_cfi),
 		cmocka_unit_test(test_plt_expression),
 		cmocka_unit_test(test_signal_frame),
