@@ -315,6 +315,7 @@ void kallsyms_free(struct kallsyms *k)
 {
 	if (!k)
 		return;
+	kallsyms_free(k->changing);
 	if (k->map) {
 		munmap(k->map, k->map_len);
 	} else {
@@ -326,14 +327,12 @@ void kallsyms_free(struct kallsyms *k)
 	free(k);
 }
 
-const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
+/* The last entry of k at or below address, or NULL. */
+static const struct ksym_entry *last_at_or_below(const struct kallsyms *k, uint64_t address)
 {
-	const struct ksym_entry *e;
-	const struct ksym_module *m;
 	size_t lo = 0, hi;
-	uint64_t end;
 
-	if (!k || !k->count || k->hidden || address < k->syms[0].address)
+	if (!k || !k->count || address < k->syms[0].address)
 		return NULL;
 	hi = k->count;
 	while (hi - lo > 1) {
@@ -344,7 +343,25 @@ const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
 		else
 			hi = mid;
 	}
-	e = &k->syms[lo];
+	return &k->syms[lo];
+}
+
+const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
+{
+	const struct ksym_entry *e, *c;
+	const struct ksym_module *m;
+	uint64_t end;
+
+	if (!k || k->hidden)
+		return NULL;
+	e = last_at_or_below(k, address);
+	/* Joined with what the cache left out: the entry of the two nearest below, as one table would. */
+	if ((c = last_at_or_below(k->changing, address)) && (!e || c->address > e->address)) {
+		e = c;
+		k = k->changing;
+	}
+	if (!e)
+		return NULL;
 	/* Always true of a parsed table; checked here for one mapped from the cache (kallsyms_cache.c). */
 	if (e->name >= k->strings_len || (e->module & ~KSYM_END_MARKER) >= k->nmodules)
 		return NULL;
@@ -361,7 +378,7 @@ const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
 
 size_t kallsyms_count(const struct kallsyms *k)
 {
-	return k ? k->count : 0;
+	return k ? k->count + kallsyms_count(k->changing) : 0;
 }
 
 bool kallsyms_hidden(const struct kallsyms *k)

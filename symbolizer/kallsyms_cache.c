@@ -307,3 +307,73 @@ out:
 	free(syms);
 	return r;
 }
+
+int kallsyms_cache_join(struct kallsyms *cached, const struct kallsyms *full)
+{
+	struct kallsyms *c;
+	size_t n = 0, names = 0, at = 0, lasting_count = 0;
+
+	if (!cached || !full || !cached->map || cached->changing || full->hidden || full->partial)
+		return -EINVAL;
+	for (size_t i = 0; i < full->count; i++) {
+		if (lasting(full, &full->syms[i])) {
+			lasting_count++;
+		} else {
+			n++;
+			names += strlen(full->strings + full->syms[i].name) + 1;
+		}
+	}
+	/* The same lasting symbols, and each one at the same place (spot-checked at both ends). */
+	if (lasting_count != cached->count || cached->nmodules != full->nmodules)
+		return -ESTALE;
+	for (size_t i = 0; i < full->count; i++)
+		if (lasting(full, &full->syms[i])) {
+			if (full->syms[i].address != cached->syms[0].address)
+				return -ESTALE;
+			break;
+		}
+	for (size_t i = full->count; i-- > 0;)
+		if (lasting(full, &full->syms[i])) {
+			if (full->syms[i].address != cached->syms[cached->count - 1].address)
+				return -ESTALE;
+			break;
+		}
+	for (size_t i = 0; i < full->nmodules; i++)
+		names += strlen(full->strings + full->modules[i].name) + 1;
+	if (!(c = calloc(1, sizeof(*c))))
+		return -ENOMEM;
+	c->syms = malloc((n ? n : 1) * sizeof(*c->syms));
+	c->modules = malloc(full->nmodules * sizeof(*c->modules));
+	c->strings = malloc(names ? names : 1);
+	c->found = malloc(sizeof(*c->found));
+	if (!c->syms || !c->modules || !c->strings || !c->found) {
+		kallsyms_free(c);
+		return -ENOMEM;
+	}
+	/* Module names first (the same indexes as full's), then the symbols' names. */
+	for (size_t i = 0; i < full->nmodules; i++) {
+		const char *name = full->strings + full->modules[i].name;
+		size_t len = strlen(name) + 1;
+
+		c->modules[i] = full->modules[i];
+		c->modules[i].name = (uint32_t)at;
+		memcpy(c->strings + at, name, len);
+		at += len;
+	}
+	c->nmodules = c->modules_cap = full->nmodules;
+	for (size_t i = 0; i < full->count; i++) {
+		const struct ksym_entry *e = &full->syms[i];
+		const char *name = full->strings + e->name;
+		size_t len = strlen(name) + 1;
+
+		if (lasting(full, e))
+			continue;
+		c->syms[c->count++] = (struct ksym_entry){ .address = e->address, .name = (uint32_t)at, .module = e->module };
+		memcpy(c->strings + at, name, len);
+		at += len;
+	}
+	c->strings_len = at;
+	cached->changing = c;
+	cached->partial = false;
+	return 0;
+}

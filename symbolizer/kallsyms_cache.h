@@ -49,6 +49,16 @@ int kallsyms_cache_key_read(struct kallsyms_cache_key *key, const char *kallsyms
  */
 struct kallsyms *kallsyms_cache_read(const char *path, const struct kallsyms_cache_key *key);
 
+/*
+ * Make cached (read from the cache under the key of full's read) answer as full does: full's
+ * symbols that the cache leaves out (BPF programs, trampolines, modules without a range: a few
+ * hundred) are copied to a small table of cached's own on the heap, and cached is no longer
+ * partial. The lasting symbols' 5 MiB stay in the file's pages, mapped, rather than on the heap.
+ * 0; -ESTALE when cached does not hold full's lasting symbols (then unchanged), -EINVAL for a
+ * hidden or partial full, -ENOMEM. full stays the caller's.
+ */
+int kallsyms_cache_join(struct kallsyms *cached, const struct kallsyms *full);
+
 /* Save the lasting part of k at path (through a new file renamed over it, mode 0600; the directory
  * is made 0700 when missing). Never a hidden or partial table. 0, or -errno. */
 int kallsyms_cache_write(const char *path, const struct kallsyms *k, const struct kallsyms_cache_key *key);

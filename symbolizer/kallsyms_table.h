@@ -38,6 +38,9 @@ struct kallsyms {
 	void *map;      /* the cache file mapped (read only; syms, strings and modules point into it),
 			   or NULL: they are this table's allocations */
 	size_t map_len;
+	/* With map: the symbols a full read found that the cache leaves out (BPF programs, trampolines,
+	 * modules without a range), a table of its own on the heap (kallsyms_cache_join()); NULL: none. */
+	struct kallsyms *changing;
 };
 
 #endif

@@ -81,6 +81,25 @@ static void save_kallsyms(struct symbolizer *s, const struct kallsyms *k, const 
 	s->kallsyms_cached_modules_hash = s->modules_hash;
 }
 
+/* A full read kept as the cache's table, mapped, and the few symbols the cache leaves out, when the
+ * cache holds this key's table: the same lookups with 5 MiB less on the heap. Else full itself. */
+static struct kallsyms *joined_with_cache(struct symbolizer *s, struct kallsyms *full,
+					  const struct kallsyms_cache_key *key)
+{
+	struct kallsyms *cached;
+
+	if (!full || !key->head_len || !s->kallsyms_cache_known || s->kallsyms_cached_modules_hash != s->modules_hash)
+		return full;
+	cached = kallsyms_cache_read(s->config.kallsyms_cache_path, key);
+	if (!cached || kallsyms_cache_join(cached, full)) {
+		kallsyms_free(cached);
+		return full;
+	}
+	s->stats.kallsyms_joined++;
+	kallsyms_free(full);
+	return cached;
+}
+
 /* Kernel symbols from the cache when it holds this boot's (unless full), else read whole. */
 static void load_kallsyms(struct symbolizer *s, bool full)
 {
@@ -105,6 +124,7 @@ static void load_kallsyms(struct symbolizer *s, bool full)
 			}
 		}
 		save_kallsyms(s, k, &key);
+		k = joined_with_cache(s, k, &key);
 	}
 	s->kallsyms_loaded_ns = symbolizer__now_ns();
 	s->changeable_lookups_at_load = s->changeable_lookups;
@@ -196,6 +216,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->modules);
 	free(s->history);
 	free(s->rules);
+	free(s->long_rules);
 	kallsyms_free(s->kallsyms);
 	python_cache_free(s->python);
 	free(s);

@@ -175,6 +175,8 @@ struct symbolizer_stats {
 	uint64_t kallsyms_cache_write_failed; /* saves that failed (no directory, read-only, full) */
 	uint64_t kallsyms_full_reads; /* kallsyms read whole (the first read without a cache, reloads,
 				      and lookups a table from the cache could not answer) */
+	uint64_t kallsyms_joined;  /* full reads kept as the cache's mapped table plus the symbols it
+				      leaves out (kallsyms_cache_join()), not whole on the heap */
 	uint64_t unwinds;          /* symbolizer_unwind() calls */
 	uint64_t unwind_frames_cfi; /* frames stepped with DWARF CFI */
 	uint64_t unwind_frames_fp;  /* frames stepped with frame pointers (no CFI covered the pc) */

@@ -31,6 +31,10 @@
 #define PROCESS_BUCKETS 4096
 /* Compiled CFI rules remembered (direct-mapped by module and address). */
 #define RULE_CACHE_SLOTS 8192
+/* Operations a slot of that cache holds: a rule's CFA, return address and frame pointer take 3 to 5
+ * nearly always; a longer rule (a PLT stub's takes 13) goes to the few slots that hold CFI_MAX_OPS. */
+#define RULE_SLOT_OPS 6
+#define RULE_LONG_SLOTS 256
 /* File identities (device, inode) remembered per module: identical copies of one file. */
 #define MODULE_FILE_IDS 4
 /* Cheaper-tier notices waiting for the caller (symbolizer_next_notice()); more are dropped, counted. */
@@ -64,11 +68,24 @@ struct cached_module {
 	size_t *nkept;           /* the symbolizer's count of kept files, while kept */
 };
 
-/* A compiled CFI rule of (module serial, ELF address); serial 0 marks an empty slot. */
+/* A compiled CFI rule of (module serial, ELF address) of at most RULE_SLOT_OPS operations, its
+ * struct cfi_rule's fields inline (128 bytes rather than 296); serial 0 marks an empty slot. */
 struct rule_slot {
 	uint64_t serial, vaddr;
-	struct cfi_rule rule;
+	struct cfi_expr cfa, ra, bp, sp; /* as in struct cfi_rule */
+	bool found, signal_frame;
 	uint8_t source;       /* enum rule_source: where the rule came from, for the counters */
+	uint8_t nops;
+	struct cfi_op ops[RULE_SLOT_OPS];
+};
+
+_Static_assert(sizeof(struct rule_slot) == 128, "docs/memory.md states a rule slot's size");
+
+/* A rule of more operations than a rule_slot holds, whole. */
+struct rule_long_slot {
+	uint64_t serial, vaddr;
+	struct cfi_rule rule;
+	uint8_t source;
 };
 
 enum rule_source {
@@ -188,6 +205,8 @@ struct symbolizer {
 	uint64_t generation;
 	uint64_t next_serial;
 	struct rule_slot *rules;    /* RULE_CACHE_SLOTS, allocated at the first unwind */
+	struct rule_long_slot *long_rules; /* RULE_LONG_SLOTS, with rules */
+	struct cfi_rule rule;       /* the rule find_rule() returned last, unpacked from its slot */
 	struct python_cache *python; /* CPython code objects; NULL until a process is attached */
 	struct module_history *history; /* what each module cost and how it was served */
 	uint64_t open_deadline_ns;  /* no module is opened from then on (0: none); see

@@ -91,49 +91,89 @@ static size_t rule_slot_of(uint64_t serial, uint64_t vaddr)
 
 /* The rule of a module's vaddr when the cache misses: where Go's traceback ends first (even with
  * CFI: a stripped and a full build of one program show the same stacks), then the module's CFI,
- * then, for Go text without CFI, the SP delta of Go's function table. */
-static void compile_rule(struct symbolizer *s, struct cached_module *module, uint64_t vaddr, struct rule_slot *slot)
+ * then, for Go text without CFI, the SP delta of Go's function table. Its source in *source. */
+static void compile_rule(struct symbolizer *s, struct cached_module *module, uint64_t vaddr, struct cfi_rule *rule,
+			 uint8_t *source)
 {
 	struct cfi_rule go;
 	enum go_unwind_kind kind = elf_module_go_rule(module->elf, vaddr, &go);
 	uint64_t built = elf_module_counters(module->elf)->index_builds_at_lookup;
 
-	slot->source = RULE_CFI;
+	*source = RULE_CFI;
 	if (kind == GO_UNWIND_TOP || kind == GO_UNWIND_SWITCH) {
-		slot->rule = go;
-		slot->source = kind == GO_UNWIND_TOP ? RULE_GO_TOP : RULE_GO_SWITCH;
+		*rule = go;
+		*source = kind == GO_UNWIND_TOP ? RULE_GO_TOP : RULE_GO_SWITCH;
 		return;
 	}
-	if (elf_module_cfi_rule(module->elf, vaddr, &slot->rule)) {
+	if (elf_module_cfi_rule(module->elf, vaddr, rule)) {
 		s->stats.cfi_rule_errors++;
-		slot->rule.found = false; /* remembered as "no rule": the walker tries frame pointers */
+		rule->found = false; /* remembered as "no rule": the walker tries frame pointers */
 	}
 	s->stats.module_index_builds_at_lookup += elf_module_counters(module->elf)->index_builds_at_lookup - built;
-	if (!slot->rule.found && kind == GO_UNWIND_STEP) {
-		slot->rule = go;
-		slot->rule.go_sp_delta = true;
-		slot->source = RULE_GO_SP;
+	if (!rule->found && kind == GO_UNWIND_STEP) {
+		*rule = go;
+		rule->go_sp_delta = true;
+		*source = RULE_GO_SP;
 	}
 }
 
-static void count_rule(struct symbolizer *s, const struct rule_slot *slot)
+static void count_rule(struct symbolizer *s, uint8_t source)
 {
-	switch (slot->source) {
+	switch (source) {
 	case RULE_GO_TOP: s->stats.go_top_frames++; break;
 	case RULE_GO_SWITCH: s->stats.go_stack_switches++; break;
 	default: break;
 	}
 }
 
-/* unwind_rule_fn: the rule of a runtime pc through the process's mapping and the module's CFI. */
+/* A slot's rule into the whole struct the walker reads. */
+static const struct cfi_rule *unpack_rule(struct cfi_rule *rule, const struct rule_slot *slot)
+{
+	rule->found = slot->found;
+	rule->signal_frame = slot->signal_frame;
+	rule->go_sp_delta = slot->source == RULE_GO_SP; /* the slot's source says it */
+	rule->cfa = slot->cfa;
+	rule->ra = slot->ra;
+	rule->bp = slot->bp;
+	rule->sp = slot->sp;
+	rule->nops = slot->nops;
+	memcpy(rule->ops, slot->ops, slot->nops * sizeof(rule->ops[0]));
+	return rule;
+}
+
+/* Keep a rule just compiled: in its slot when it fits there, else in the long rules' slot. */
+static void keep_rule(struct symbolizer *s, size_t at, uint64_t serial, uint64_t vaddr, const struct cfi_rule *rule,
+		      uint8_t source)
+{
+	if (rule->nops <= RULE_SLOT_OPS) {
+		struct rule_slot *slot = &s->rules[at];
+
+		*slot = (struct rule_slot){
+			.serial = serial, .vaddr = vaddr, .cfa = rule->cfa, .ra = rule->ra, .bp = rule->bp,
+			.sp = rule->sp, .found = rule->found, .signal_frame = rule->signal_frame,
+			.source = source, .nops = rule->nops,
+		};
+		memcpy(slot->ops, rule->ops, rule->nops * sizeof(rule->ops[0]));
+	} else {
+		s->long_rules[at % RULE_LONG_SLOTS] = (struct rule_long_slot){
+			.serial = serial, .vaddr = vaddr, .rule = *rule, .source = source,
+		};
+	}
+}
+
+/* unwind_rule_fn: the rule of a runtime pc through the process's mapping and the module's CFI;
+ * valid until the next call. */
 static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 {
 	struct unwind_ctx *u = ctx;
 	struct symbolizer *s = u->s;
 	struct cached_module *module;
-	struct rule_slot *slot;
+	const struct rule_slot *slot;
+	const struct rule_long_slot *long_slot;
 	struct sym_map *map = symbolizer__find_map_refresh(s, u->p, pc);
 	uint64_t vaddr;
+	uint8_t source;
+	size_t at;
 
 	if (!map)
 		return NULL; /* anonymous code (a JIT) or an unmapped library: frame pointers */
@@ -143,19 +183,25 @@ static const struct cfi_rule *find_rule(void *ctx, uint64_t pc)
 		return NULL;
 	module->last_used = ++s->tick;
 	module->generation = s->generation;
-	slot = &s->rules[rule_slot_of(module->serial, vaddr)];
+	at = rule_slot_of(module->serial, vaddr);
+	slot = &s->rules[at];
 	if (slot->serial == module->serial && slot->vaddr == vaddr) {
 		s->stats.cfi_rule_cache_hits++;
-		count_rule(s, slot);
-		return &slot->rule;
+		count_rule(s, slot->source);
+		return unpack_rule(&s->rule, slot);
+	}
+	long_slot = &s->long_rules[at % RULE_LONG_SLOTS];
+	if (long_slot->serial == module->serial && long_slot->vaddr == vaddr) {
+		s->stats.cfi_rule_cache_hits++;
+		count_rule(s, long_slot->source);
+		return &long_slot->rule;
 	}
 	s->stats.cfi_rule_cache_misses++;
-	compile_rule(s, module, vaddr, slot);
-	count_rule(s, slot);
-	slot->serial = module->serial;
-	slot->vaddr = vaddr;
+	compile_rule(s, module, vaddr, &s->rule, &source);
+	count_rule(s, source);
+	keep_rule(s, at, module->serial, vaddr, &s->rule, source);
 	symbolizer__module_measure(s, module);
-	return &slot->rule;
+	return &s->rule;
 }
 
 size_t symbolizer_unwind_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
@@ -171,7 +217,8 @@ size_t symbolizer_unwind_instance(struct symbolizer *s, pid_t pid, uint64_t inst
 
 	memset(result, 0, sizeof(*result));
 	s->stats.unwinds++;
-	if (!s->rules && !(s->rules = calloc(RULE_CACHE_SLOTS, sizeof(*s->rules)))) {
+	if ((!s->rules && !(s->rules = calloc(RULE_CACHE_SLOTS, sizeof(*s->rules)))) ||
+	    (!s->long_rules && !(s->long_rules = calloc(RULE_LONG_SLOTS, sizeof(*s->long_rules))))) {
 		result->end = UNWIND_END_NO_RULE;
 		s->stats.unwind_ends[result->end]++;
 		return 0;

@@ -14,6 +14,7 @@
 
 #include "kallsyms.h"
 #include "kallsyms_cache.h"
+#include "kallsyms_table.h" /* the entries, to look up each one's address */
 
 static struct kallsyms *parse(const char *text)
 {
@@ -287,6 +288,81 @@ static void test_cache_round_trip(void **state)
 	kallsyms_free(k);
 }
 
+/* The same answer from both tables at every symbol's address and beside it. */
+static void assert_same_lookups(const struct kallsyms *full, const struct kallsyms *joined)
+{
+	for (size_t i = 0; i < full->count; i++)
+		for (int d = -1; d <= 1; d++) {
+			uint64_t a = full->syms[i].address + (uint64_t)(int64_t)d;
+			const struct ksym *x = kallsyms_lookup(full, a), *y;
+			struct ksym want;
+
+			if (!x) {
+				assert_null(kallsyms_lookup(joined, a));
+				continue;
+			}
+			want = *x;
+			y = kallsyms_lookup(joined, a);
+			assert_non_null(y);
+			assert_true(want.address == y->address && want.end == y->end);
+			assert_string_equal(want.name, y->name);
+			assert_string_equal(want.module, y->module);
+		}
+}
+
+/* A full read kept as the cache's mapped table plus what the cache leaves out: every lookup as the
+ * full table's, not partial; refused when the cache holds another table. */
+static void join_and_compare(struct kallsyms *full)
+{
+	struct kallsyms_cache_key key;
+	struct kallsyms *cached;
+
+	key_now(&key);
+	assert_int_equal(kallsyms_cache_write(cache_file, full, &key), 0);
+	cached = kallsyms_cache_read(cache_file, &key);
+	assert_non_null(cached);
+	assert_int_equal(kallsyms_cache_join(cached, full), 0);
+	assert_false(kallsyms_partial(cached));
+	assert_int_equal(kallsyms_count(cached), kallsyms_count(full));
+	assert_same_lookups(full, cached);
+	assert_int_equal(kallsyms_cache_join(cached, full), -EINVAL); /* joined already */
+	kallsyms_free(cached);
+}
+
+static void test_cache_join(void **state)
+{
+	static const char modules[] = "ext4 8192 1 - Live 0xffffffffc0001000\n";
+	FILE *f = fmemopen((void *)modules, strlen(modules), "r");
+	struct kallsyms_cache_key key;
+	struct kallsyms *full = parse(cache_text), *other, *cached;
+
+	(void)state;
+	assert_int_equal(kallsyms_set_module_ranges(full, f), 0);
+	fclose(f);
+	join_and_compare(full);
+	assert_string_equal(kallsyms_lookup(full, 0xffffffffc0004010ULL)->name, "bpf_prog_6deef7357e7b4530_on_cpu");
+	/* A cache of another table (another module set): not joined. */
+	other = parse("ffffffff81000000 T _stext\nffffffff81000200 t do_two\nffffffff81000300 T _etext\n");
+	key_now(&key);
+	assert_int_equal(kallsyms_cache_write(cache_file, other, &key), 0);
+	cached = kallsyms_cache_read(cache_file, &key);
+	assert_non_null(cached);
+	assert_int_equal(kallsyms_cache_join(cached, full), -ESTALE);
+	assert_true(kallsyms_partial(cached));
+	kallsyms_free(cached);
+	kallsyms_free(other);
+	kallsyms_free(full);
+
+	/* This machine's own, BPF programs and modules included, when it shows the addresses. */
+	full = kallsyms_load("/proc/kallsyms");
+	if (full && !kallsyms_hidden(full) && (f = fopen("/proc/modules", "re"))) {
+		assert_int_equal(kallsyms_set_module_ranges(full, f), 0);
+		fclose(f);
+		join_and_compare(full);
+	}
+	kallsyms_free(full);
+}
+
 /* Another boot, kernel, module set, or what kallsyms shows now (hidden, KASLR): not used. */
 static void test_cache_stale(void **state)
 {
@@ -426,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_real_file),
 		cmocka_unit_test_setup_teardown(test_cache_round_trip, cache_setup, cache_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_join, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_stale, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_refused, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_malformed, cache_setup, cache_teardown),

@@ -160,15 +160,28 @@ static void free_interval(struct aggregate *agg)
 	}
 }
 
+/* The tables' arrays and indexes let go: the interval swapped in next (aggregate_swap_interval())
+ * would otherwise start with the capacity, and the touched pages, of the largest one before it. */
+static void free_tables(struct aggregate *agg)
+{
+	free(agg->stacks);
+	free(agg->entries);
+	free(agg->stack_index.slots);
+	free(agg->entry_index.slots);
+	agg->stacks = NULL;
+	agg->entries = NULL;
+	agg->stacks_capacity = agg->entries_capacity = 0;
+	agg->stack_index = (struct index){ 0 };
+	agg->entry_index = (struct index){ 0 };
+	agg->last_entry = NULL;
+}
+
 void aggregate_free(struct aggregate *agg)
 {
 	if (!agg)
 		return;
 	free_interval(agg);
-	free(agg->stacks);
-	free(agg->entries);
-	free(agg->stack_index.slots);
-	free(agg->entry_index.slots);
+	free_tables(agg);
 	intern_free(agg->links);
 	free(agg);
 }
@@ -190,6 +203,7 @@ void aggregate_swap_interval(struct aggregate *a, struct aggregate *b)
 void aggregate_reset(struct aggregate *agg)
 {
 	free_interval(agg);
+	free_tables(agg);
 	agg->nstacks = 0;
 	agg->stack_bytes = 0;
 	agg->nentries = 0;
@@ -198,10 +212,6 @@ void aggregate_reset(struct aggregate *agg)
 	agg->first_time = agg->last_time = 0;
 	intern_free(agg->links);
 	agg->links = NULL;
-	if (agg->stack_index.slots)
-		memset(agg->stack_index.slots, 0, agg->stack_index.capacity * sizeof(uint32_t));
-	if (agg->entry_index.slots)
-		memset(agg->entry_index.slots, 0, agg->entry_index.capacity * sizeof(uint32_t));
 }
 
 /* Interned id of the sample's stack, or a negative errno (the caller counts it). */

@@ -99,7 +99,8 @@ int aggregate_add_heap(struct aggregate *agg, const struct otelprof_sample *samp
 /* The last sample added counts times more, at its time (a sample that stands for others: kept 1 in
  * times + 1 over the CPU ceiling). What max_samples has no room for is dropped, counted. */
 void aggregate_repeat_last(struct aggregate *agg, uint64_t times);
-/* Forget every sample: a new interval starts. Counters are kept. */
+/* Forget every sample: a new interval starts. Counters are kept; the tables are freed too (the next
+ * interval grows its own), so an interval built and let go leaves none of its memory behind. */
 void aggregate_reset(struct aggregate *agg);
 /* Exchange the intervals of a and b (their samples, stacks and links), each keeping its own
  * counters and limits: the interval ended is set aside in b to be built in slices while a takes

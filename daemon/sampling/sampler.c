@@ -17,6 +17,7 @@
 #include "sampling/bpf_log.h"
 #include "sampling/pid_namespace.h"
 #include "sampling/record_unpack.h"
+#include "sampling/ring_reader.h"
 #include "sampling/runtime_bpf.h"
 #include "python_walk.h"
 #include "clock.h"
@@ -38,7 +39,7 @@
 
 struct sampler {
 	struct profile_bpf *skel;
-	struct ring_buffer *rb;
+	struct ring_reader *rb; /* the ring buffer, its data pages mapped once */
 	struct bpf_link **links;
 	int *perf_fds;
 	unsigned ncpus;
@@ -202,8 +203,7 @@ static int handle_record(void *ctx, void *data, size_t size)
 		s->slowest_kind = ((const struct otelprof_record_header *)record)->kind;
 	}
 	s->record_start_ns = now;
-	/* Negative: libbpf keeps this record consumed and returns (the only way to stop it early
-	 * before libbpf 1.3's ring_buffer__consume_n()). */
+	/* Negative: the reader keeps this record consumed and returns. */
 	if (++s->consumed >= SAMPLER_CONSUME_BUDGET)
 		return -ECANCELED;
 	s->out_of_time = now >= s->consume_deadline_ns;
@@ -551,7 +551,7 @@ struct sampler *sampler_open(const struct sampler_config *config, sampler_record
 		*err = r;
 		goto fail;
 	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
+	s->rb = ring_reader_open(bpf_map__fd(s->skel->maps.events), bpf_map__max_entries(s->skel->maps.events));
 	if (!s->rb) {
 		r = -errno;
 		log_error("Failed to set up the ring buffer: %s", strerror(-r));
@@ -585,7 +585,7 @@ void sampler_close(struct sampler *s)
 			close(s->perf_fds[cpu]);
 	free(s->links);
 	free(s->perf_fds);
-	ring_buffer__free(s->rb);
+	ring_reader_free(s->rb);
 	if (s->skel)
 		runtime_bpf_close(&s->runtimes);
 	profile_bpf__destroy(s->skel);
@@ -594,7 +594,7 @@ void sampler_close(struct sampler *s)
 
 int sampler_fd(const struct sampler *s)
 {
-	return ring_buffer__epoll_fd(s->rb);
+	return ring_reader_fd(s->rb);
 }
 
 /* The parts loaded since the last call get the entries published while they loaded. */
@@ -640,7 +640,7 @@ int sampler_consume_until(struct sampler *s, uint64_t deadline_ns)
 	s->out_of_time = false;
 	s->consume_deadline_ns = deadline_ns && deadline_ns < budget_end ? deadline_ns : budget_end;
 	s->record_start_ns = budget_end - SAMPLER_CONSUME_BUDGET_MS * 1000000ULL;
-	r = ring_buffer__consume(s->rb);
+	r = ring_reader_consume(s->rb, handle_record, s);
 	s->pending = r == -ECANCELED;
 	if (s->pending) {
 		s->budget_stops++;
