@@ -18,5 +18,9 @@ meson test -C build --print-errorlogs --num-processes 2
 # suites cover) run once, above, which keeps the whole run under 20 minutes.
 echo "== clang build with AddressSanitizer and UndefinedBehaviorSanitizer: every suite but package, systemd, html, docs"
 CC=clang scripts/build.sh build-asan -Dtests=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+# intercept_tls_get_addr=0: clang 14's runtime (up to LLVM 16) takes a dynamic TLS block (gRPC's,
+# OpenSSL's, dlopen'ed) at page offset 16 for a glibc 2.19 header and records a garbage range, which
+# the leak checker's tracer then scans and dies on at exit ("Tracer caught signal 11"), after a test
+# passed. Since glibc 2.25 those blocks are malloc'd and reachable anyway.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite package --no-suite systemd --no-suite html --no-suite docs
