@@ -225,6 +225,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_failures_total", NULL, "cause=\"module_cache_full\"", y->module_cache_full),
 		C("symbolizer_failures_total", NULL, "cause=\"process_maps_full\"", y->process_table_full),
 		C("symbolizer_failures_total", NULL, "cause=\"process_maps_unknown\"", y->instance_unknown),
+		C("log_lines_dropped_total", "log lines not written: stderr (a pipe, the journal) was not read in time "
+		  "and the writer's queue was full", NULL, log_lines_dropped()),
 		C("strings_repaired_total", "names given to profiles that were not UTF-8 (a process's name, a path, a "
 		  "binary's symbol), each byte that starts no well-formed sequence replaced by '?'", NULL,
 		  profile_strings_repaired()),

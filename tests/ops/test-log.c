@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,55 @@ static void test_error_stream(void **state)
 	assert_string_equal(logged(), "<3>error: --pid: 'x' is not a process id\n<3>error: second line\n");
 }
 
+/* Once the writer runs, a line never waits for stderr: a pipe nobody reads fills, the queue fills,
+ * and the lines after are dropped and counted; once the pipe is read the writer catches up and says
+ * how many are missing, where they are missing. Last: the writer thread stays. */
+static void test_writer_never_waits(void **state)
+{
+	char buf[65536], *text = NULL, *note;
+	size_t len = 0;
+	int fds[2], last = -1;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	fcntl(fds[1], F_SETPIPE_SZ, 4096);
+	dup2(fds[1], STDERR_FILENO);
+	close(fds[1]);
+	log_set_level(LOG_LEVEL_INFO);
+	assert_int_equal(log_start_writer(NULL, 4096), 0);
+	for (int i = 0; i < 2000; i++) /* 200 KiB: would block on the 8th KiB written at once */
+		log_info("line %04d %080d", i, 0);
+	assert_true(log_lines_dropped() > 1000);
+	/* Read until the writer said what it dropped. */
+	while (!text || !strstr(text, "log lines dropped")) {
+		ssize_t n = read(fds[0], buf, sizeof(buf));
+
+		assert_true(n > 0);
+		text = realloc(text, len + (size_t)n + 1);
+		assert_non_null(text);
+		memcpy(text + len, buf, (size_t)n);
+		len += (size_t)n;
+		text[len] = 0;
+	}
+	/* The lines written came in order, and the note after the last of them. */
+	for (char *line = text; (line = strstr(line, "otelprofd: line ")); line++) {
+		int i = atoi(line + 16);
+
+		assert_true(i > last);
+		last = i;
+	}
+	note = strstr(text, "otelprofd: warning: ");
+	assert_non_null(note);
+	assert_null(strstr(note, "otelprofd: line "));
+	assert_int_equal(strtoull(note + 20, NULL, 10), log_lines_dropped());
+	assert_int_equal(last + 1 + (int)log_lines_dropped(), 2000);
+	free(text);
+	log_info("after");
+	log_drain();
+	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 0);
+	close(fds[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -159,6 +209,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_level_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_never_waits, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
