@@ -175,6 +175,11 @@ struct symbolizer_stats {
 	uint64_t kallsyms_cache_write_failed; /* saves that failed (no directory, read-only, full) */
 	uint64_t kallsyms_full_reads; /* kallsyms read whole (the first read without a cache, reloads,
 				      and lookups a table from the cache could not answer) */
+	uint64_t kallsyms_thread_ns; /* time from the start of a read of kallsyms on the reader's thread
+				      to its table taken in (the loop's lookups went on meanwhile) */
+	uint64_t kallsyms_lookups_before_read; /* kernel lookups a table from the cache could not
+				      answer, answered from it before kallsyms read whole was ready (by
+				      the caller's deadline): a new BPF program's frame unnamed then */
 	uint64_t kallsyms_joined;  /* full reads kept as the cache's mapped table plus the symbols it
 				      leaves out (kallsyms_cache_join()), not whole on the heap */
 	uint64_t unwinds;          /* symbolizer_unwind() calls */

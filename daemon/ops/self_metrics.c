@@ -302,6 +302,12 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("kallsyms_reads_total", "kernel symbol tables read, by source: the per-boot cache file, or "
 		  "/proc/kallsyms whole", "source=\"cache\"", y->kallsyms_cache_hits),
 		C("kallsyms_reads_total", NULL, "source=\"kallsyms\"", y->kallsyms_full_reads),
+		C("kallsyms_thread_read_seconds_total", "time reads of kallsyms whole took on their own thread (a frame "
+		  "the cache's table could not name, a reload), from their start to their table taken in", NULL,
+		  (double)y->kallsyms_thread_ns / 1e9),
+		C("kallsyms_lookups_before_read_total", "kernel lookups the cache's table could not answer, answered "
+		  "from it before kallsyms read whole on its thread was ready (by the turn's deadline)", NULL,
+		  y->kallsyms_lookups_before_read),
 		C("kallsyms_cache_failures_total", "the kernel symbols' cache file not read or not saved, by reason: "
 		  "refused (owner, mode, link, malformed) or a save that failed", "reason=\"refused\"",
 		  y->kallsyms_cache_refused),
