@@ -232,6 +232,12 @@ struct symbolizer_stats {
 	uint64_t module_index_ns_total; /* of module_open_ns_total: building the modules' indexes (symbol
 				      table, result cache, address-to-CU table, .eh_frame table) so
 				      that their first lookups do not */
+	uint64_t cu_builds;        /* compile units' first lookups (their function index and line
+				      program built then, on the caller's thread) */
+	uint64_t cu_build_ns;      /* their wall time in all */
+	uint64_t cu_build_cpu_ns;  /* their CPU time in all */
+	uint64_t cu_build_ns_max;  /* the longest one's wall time */
+	uint64_t cu_build_cpu_ns_max; /* the most CPU time of one */
 	uint64_t module_index_builds_at_lookup; /* module indexes a lookup built instead (while a
 				      deadline is set, the caller's thread did: elf_module.h) */
 	uint64_t notices_dropped;   /* cheaper-tier notices not kept (the caller did not take them) */

@@ -294,6 +294,14 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  (double)y->module_index_ns_total / 1e9),
 		C("symbolizer_index_builds_at_lookup_total", "module indexes built by a lookup rather than by the "
 		  "module's open", NULL, y->module_index_builds_at_lookup),
+		C("symbolizer_cu_first_lookups_total", "compile units' first lookups: their function index and line "
+		  "program built by the lookup, on the loop", NULL, y->cu_builds),
+		C("symbolizer_cu_first_lookup_seconds_total", "the time those took, by clock: wall, or the loop's CPU",
+		  "clock=\"wall\"", (double)y->cu_build_ns / 1e9),
+		C("symbolizer_cu_first_lookup_seconds_total", NULL, "clock=\"cpu\"", (double)y->cu_build_cpu_ns / 1e9),
+		G("symbolizer_cu_first_lookup_seconds_max", "the longest of those, by clock", "clock=\"wall\"",
+		  (double)y->cu_build_ns_max / 1e9),
+		G("symbolizer_cu_first_lookup_seconds_max", NULL, "clock=\"cpu\"", (double)y->cu_build_cpu_ns_max / 1e9),
 		G("symbolizer_module_open_bytes_max", "the most bytes one module open accounted for", NULL,
 		  y->module_open_bytes_max),
 		C("symbolizer_notices_dropped_total", "symbols-tier notices not logged (too many at once)", NULL,
