@@ -86,10 +86,19 @@ static struct kallsyms *joined_with_cache(struct kallsyms_read *job, struct kall
 	return c;
 }
 
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 void kallsyms_read_run(struct kallsyms_read *job)
 {
 	struct kallsyms_cache_key key = { 0 };
 	struct kallsyms *k = NULL;
+	uint64_t wall = now_ns(CLOCK_MONOTONIC), cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	job->modules_hash = kallsyms_hash_file("/proc/modules");
 	if (!job->full)
@@ -112,6 +121,8 @@ void kallsyms_read_run(struct kallsyms_read *job)
 		k = joined_with_cache(job, k, &key);
 	}
 	job->table = k;
+	job->wall_ns = now_ns(CLOCK_MONOTONIC) - wall;
+	job->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 }
 
 struct kallsyms_reader {

@@ -31,6 +31,7 @@ struct kallsyms_read {
 	uint64_t modules_hash;     /* /proc/modules' hash at the read */
 	struct kallsyms *table;    /* the table read (the job's to give away), or NULL */
 	struct kallsyms_read_counts counts;
+	uint64_t wall_ns, cpu_ns;  /* the read's time, and the CPU time of the thread that ran it */
 };
 
 /* Runs the job on the calling thread. */

@@ -74,7 +74,8 @@ static bool settle_kallsyms(struct symbolizer *s, uint64_t deadline_ns)
 		return false;
 	job = kallsyms_reader_take(s->kallsyms_reader);
 	s->kallsyms_reader = NULL;
-	s->stats.kallsyms_thread_ns += symbolizer__now_ns() - s->kallsyms_reader_started_ns;
+	s->stats.kallsyms_thread_ns += job.wall_ns;
+	s->stats.kallsyms_thread_cpu_ns += job.cpu_ns;
 	take_kallsyms(s, &job);
 	return true;
 }
@@ -86,7 +87,6 @@ static bool read_kallsyms_in_thread(struct symbolizer *s, uint64_t deadline_ns)
 	if (!s->kallsyms_reader) {
 		struct kallsyms_read job = kallsyms_job(s, true);
 
-		s->kallsyms_reader_started_ns = symbolizer__now_ns();
 		s->kallsyms_reader = kallsyms_reader_start(&job);
 		if (!s->kallsyms_reader) {
 			load_kallsyms(s, true);

@@ -175,8 +175,9 @@ struct symbolizer_stats {
 	uint64_t kallsyms_cache_write_failed; /* saves that failed (no directory, read-only, full) */
 	uint64_t kallsyms_full_reads; /* kallsyms read whole (the first read without a cache, reloads,
 				      and lookups a table from the cache could not answer) */
-	uint64_t kallsyms_thread_ns; /* time from the start of a read of kallsyms on the reader's thread
-				      to its table taken in (the loop's lookups went on meanwhile) */
+	uint64_t kallsyms_thread_ns; /* time reads of kallsyms took on the reader's thread (the loop's
+				      lookups went on meanwhile), wall */
+	uint64_t kallsyms_thread_cpu_ns; /* ... and the CPU time they ran */
 	uint64_t kallsyms_lookups_before_read; /* kernel lookups a table from the cache could not
 				      answer, answered from it before kallsyms read whole was ready (by
 				      the caller's deadline): a new BPF program's frame unnamed then */

@@ -192,7 +192,6 @@ struct symbolizer {
 	uint64_t changeable_lookups_at_load;
 	uint64_t kallsyms_cached_modules_hash; /* the cache file's, once read or written this run */
 	struct kallsyms_reader *kallsyms_reader; /* a read of kallsyms running on its thread, or NULL */
-	uint64_t kallsyms_reader_started_ns;     /* when it started */
 	bool kallsyms_full_failed; /* the last read of kallsyms failed (a partial table is kept) */
 	bool kallsyms_cache_known;  /* the cache file holds this boot's table (read or written by us) */
 	struct sym_process *buckets[PROCESS_BUCKETS];

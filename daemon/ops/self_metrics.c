@@ -311,8 +311,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  "/proc/kallsyms whole", "source=\"cache\"", y->kallsyms_cache_hits),
 		C("kallsyms_reads_total", NULL, "source=\"kallsyms\"", y->kallsyms_full_reads),
 		C("kallsyms_thread_read_seconds_total", "time reads of kallsyms whole took on their own thread (a frame "
-		  "the cache's table could not name, a reload), from their start to their table taken in", NULL,
+		  "the cache's table could not name, a reload), by clock: wall, or the thread's CPU", "clock=\"wall\"",
 		  (double)y->kallsyms_thread_ns / 1e9),
+		C("kallsyms_thread_read_seconds_total", NULL, "clock=\"cpu\"", (double)y->kallsyms_thread_cpu_ns / 1e9),
 		C("kallsyms_lookups_before_read_total", "kernel lookups the cache's table could not answer, answered "
 		  "from it before kallsyms read whole on its thread was ready (by the turn's deadline)", NULL,
 		  y->kallsyms_lookups_before_read),

@@ -362,10 +362,12 @@ void self_report_log_counters(const struct self_sources *src)
 	if (ss->kallsyms_full_reads || ss->kallsyms_cache_hits)
 		log_debug("kernel symbols: %" PRIu64 " read from the cache, %" PRIu64 " full reads of kallsyms (%" PRIu64
 			  " reloads, %" PRIu64 " kept as the cache's table and what it leaves out); cache: %" PRIu64 " stale or missing, %" PRIu64 " refused, %" PRIu64 " saved, %" PRIu64
-			  " saves failed; on the reader's thread %.1f ms, %" PRIu64 " lookups answered before its read was ready",
+			  " saves failed; reads on the reader's thread %.1f ms (%.1f ms of CPU), %" PRIu64 " lookups answered "
+			  "before its read was ready",
 			  ss->kallsyms_cache_hits, ss->kallsyms_full_reads, ss->kallsyms_reloads,
 			  ss->kallsyms_joined, ss->kallsyms_cache_stale, ss->kallsyms_cache_refused, ss->kallsyms_cache_writes,
-			  ss->kallsyms_cache_write_failed, (double)ss->kallsyms_thread_ns / 1e6, ss->kallsyms_lookups_before_read);
+			  ss->kallsyms_cache_write_failed, (double)ss->kallsyms_thread_ns / 1e6,
+			  (double)ss->kallsyms_thread_cpu_ns / 1e6, ss->kallsyms_lookups_before_read);
 	if (ss->modules_too_big)
 		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,
