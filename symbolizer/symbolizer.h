@@ -233,6 +233,8 @@ struct symbolizer_stats {
 	uint64_t module_index_ns_total; /* of module_open_ns_total: building the modules' indexes (symbol
 				      table, result cache, address-to-CU table, .eh_frame table) so
 				      that their first lookups do not */
+	uint64_t cus_prebuilt;     /* the largest compile units' function index and line program
+				      reader built by their module's open (opener thread) */
 	uint64_t cu_builds;        /* compile units' first lookups (their function index and line
 				      program built then, on the caller's thread) */
 	uint64_t cu_build_ns;      /* their wall time in all */

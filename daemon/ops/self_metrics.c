@@ -294,6 +294,9 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  (double)y->module_index_ns_total / 1e9),
 		C("symbolizer_index_builds_at_lookup_total", "module indexes built by a lookup rather than by the "
 		  "module's open", NULL, y->module_index_builds_at_lookup),
+		C("symbolizer_cus_built_at_open_total", "the largest compile units (192 KiB of DWARF or more, 4 a module "
+		  "at most) whose function index and line program were built by their module's open, so that their "
+		  "first lookups do not", NULL, y->cus_prebuilt),
 		C("symbolizer_cu_first_lookups_total", "compile units' first lookups: their function index and line "
 		  "program built by the lookup, on the loop", NULL, y->cu_builds),
 		C("symbolizer_cu_first_lookup_seconds_total", "the time those took, by clock: wall, or the loop's CPU",
