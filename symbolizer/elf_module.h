@@ -77,6 +77,7 @@ struct elf_module_counters {
 				       open leaves to the rare lookup that needs it */
 	uint64_t cus_prebuilt;      /* the largest compile units' (CU_PREBUILD_MIN_BYTES) function
 				       index and line program reader built by the open instead */
+	uint64_t cus_prebuilt_cpu_ns; /* the CPU time that took */
 	uint64_t cu_builds;         /* compile units' first lookups: their function index and line
 				       program reader built by the lookup, on the caller's thread */
 	uint64_t cu_build_ns;       /* their wall time in all */

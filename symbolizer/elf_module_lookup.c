@@ -153,6 +153,7 @@ static void cu_timer_stop(struct elf_module *m, const struct cu_timer *t, bool n
 
 	if (m->in_open) { /* the open's work, timed with its indexes */
 		c->cus_prebuilt += new_cu;
+		c->cus_prebuilt_cpu_ns += cpu;
 		return;
 	}
 	c->cu_builds += new_cu;

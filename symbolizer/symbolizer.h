@@ -235,6 +235,7 @@ struct symbolizer_stats {
 				      that their first lookups do not */
 	uint64_t cus_prebuilt;     /* the largest compile units' function index and line program
 				      reader built by their module's open (opener thread) */
+	uint64_t cus_prebuilt_cpu_ns; /* the CPU time that took (in module_index_ns_total) */
 	uint64_t cu_builds;        /* compile units' first lookups (their function index and line
 				      program built then, on the caller's thread) */
 	uint64_t cu_build_ns;      /* their wall time in all */

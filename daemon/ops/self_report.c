@@ -321,9 +321,9 @@ void self_report_log_counters(const struct self_sources *src)
 		  (double)ss->module_index_ns_total / 1e6, ss->module_index_builds_at_lookup,
 		  (double)ss->module_open_ns_max / 1e6, (double)ss->module_open_bytes_max / (1 << 20));
 	if (ss->cu_builds || ss->cus_prebuilt)
-		log_debug("compile units: %" PRIu64 " built by their module's open; %" PRIu64 " first lookups (function "
-			  "index, line program) took %.1f ms (%.1f ms of CPU) in all, %.2f ms (%.2f ms of CPU) at most",
-			  ss->cus_prebuilt, ss->cu_builds,
+		log_debug("compile units: %" PRIu64 " built by their module's open (%.1f ms of CPU); %" PRIu64 " first "
+			  "lookups (function index, line program) took %.1f ms (%.1f ms of CPU) in all, %.2f ms (%.2f ms of "
+			  "CPU) at most", ss->cus_prebuilt, (double)ss->cus_prebuilt_cpu_ns / 1e6, ss->cu_builds,
 			  (double)ss->cu_build_ns / 1e6, (double)ss->cu_build_cpu_ns / 1e6, (double)ss->cu_build_ns_max / 1e6,
 			  (double)ss->cu_build_cpu_ns_max / 1e6);
 	if (m.ceiling.max_percent > 0) {
