@@ -52,8 +52,8 @@ void log_detect_journal(void)
  * waited for. */
 #define LOG_QUEUE_BYTES (256 * 1024)
 #define LOG_QUEUE_LINE_COST 32
-/* At exit the queue is written out while the writer makes progress: it is given up after this long
- * without a write returning (stderr a pipe nobody reads). */
+/* At exit the queue is written out while the writer makes progress: it is given up once a write has
+ * not returned for this long (stderr a pipe nobody reads). */
 #define LOG_DRAIN_STALL_MS 200
 
 struct log_line {
@@ -75,6 +75,18 @@ static bool status_changed;  /* status_text differs from what the writer drew la
 static uint64_t lines_dropped, dropped_unsaid;
 static void (*writer_at_start)(void); /* what the writer runs first */
 
+/* When the writer last made progress: a write to stderr returned, or it took lines to write (atomic:
+ * log_drain() reads it while the writer is in a write). */
+static uint64_t progress_ns;
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* Writes all of buf to stderr, as long as it takes: 0, or -errno when stderr refuses it. */
 static int write_all(const char *buf, size_t len)
 {
@@ -85,6 +97,7 @@ static int write_all(const char *buf, size_t len)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
+		__atomic_store_n(&progress_ns, monotonic_ns(), __ATOMIC_RELAXED);
 		buf += n;
 		len -= (size_t)n;
 	}
@@ -130,6 +143,7 @@ static void *writer_main(void *arg)
 		status_changed = false;
 		memcpy(status, status_text, sizeof(status));
 		writer_busy = true;
+		__atomic_store_n(&progress_ns, monotonic_ns(), __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&lock);
 
 		while (lines) {
@@ -211,12 +225,16 @@ void log_drain(void)
 		return;
 	}
 	while (head || writer_busy || dropped_unsaid || status_changed) {
+		/* A writer in a write that has not returned for that long: stderr is not read (the -d run
+		 * whose pipe was never read gives up at once), and the rest is left. */
+		if (writer_busy && monotonic_ns() - __atomic_load_n(&progress_ns, __ATOMIC_RELAXED) >=
+					   LOG_DRAIN_STALL_MS * 1000000ULL)
+			break;
 		clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
-		until.tv_nsec += LOG_DRAIN_STALL_MS * 1000000L;
+		until.tv_nsec += 20 * 1000000L;     /* progress looked at again */
 		until.tv_sec += until.tv_nsec / 1000000000L;
 		until.tv_nsec %= 1000000000L;
-		if (pthread_cond_timedwait(&written, &lock, &until) == ETIMEDOUT)
-			break; /* no write returned for that long: stderr is not read, the rest is left */
+		pthread_cond_timedwait(&written, &lock, &until);
 	}
 	pthread_mutex_unlock(&lock);
 }

@@ -25,8 +25,9 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
  * creator's capabilities and signal mask. Its queue holds max_bytes (0: 256 KiB, LOG_QUEUE_BYTES).
  * 0 or -errno (lines are then still written at once). */
 int log_start_writer(void (*at_start)(void), size_t max_bytes);
-/* Waits until the queued lines are written, or until no write has returned for 200 ms (stderr not
- * read: those lines are left). For the end of the run; does nothing without the writer. */
+/* Waits until the queued lines are written, or until a write has not returned for 200 ms (stderr not
+ * read: those lines are left; at once when it has been so long already). For the end of the run;
+ * does nothing without the writer. */
 void log_drain(void);
 /* Lines dropped so far because the queue was full (self-metric otelprofd_log_lines_dropped_total). */
 uint64_t log_lines_dropped(void);
