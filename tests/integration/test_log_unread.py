@@ -6,8 +6,8 @@ blocked it: one bench saw the daemon stand 87 s. Now lines go to a bounded queue
 of their own (its bound made small here with OTELPROFD_TEST_LOG_QUEUE_BYTES, so that -v's lines fill
 it), and those that do not fit are dropped and counted.
 
-1. -d 3s, stderr never read: the run ends within 2 s of its duration (3.06-3.44 s measured), its
-   profile written.
+1. -d 3s, stderr never read: the run ends within 2 s of its duration (2.98-3.11 s after /ready
+   measured, gcc and ASan), its profile written.
 2. SIGTERM, stderr still not read: the daemon ends within 1 s, its profile written, and /metrics
    counted the lines dropped (otelprofd_log_lines_dropped_total). The pipe is read from the SIGTERM
    on: the writer catches up and says "N log lines dropped" where they are missing."""
@@ -22,7 +22,7 @@ import urllib.request
 
 import bpftest
 
-HEAVY = os.environ["HEAVY_WORKLOAD"]
+SPLIT = os.environ["SPLIT_WORKLOAD"]  # a busy program with small debug info: its open is quick
 BOUND = 1.0  # issue 27: "-d and SIGTERM end the run within 1 s, with the profile written"
 # A -d run is timed from /ready, which comes after its start: its end, profile written and exit (an
 # ASan build's leak check) within its deadline + 2 s, the bound of test_stuck.py's -d run (issue 27
@@ -77,7 +77,7 @@ def samples(path):
     return sum(bpftest.read_folded(path).values()) if os.path.exists(path) else 0
 
 
-workload = subprocess.Popen([HEAVY, "120"])
+workload = subprocess.Popen([SPLIT, "120"])
 try:
     time.sleep(0.3)  # exec'd and mapped
 
