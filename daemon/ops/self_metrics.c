@@ -213,6 +213,18 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("loop_turns_total", NULL, "took=\"50_to_75ms\"", m->loop_turns.in_range[3]),
 		C("loop_turns_total", NULL, "took=\"75_to_100ms\"", m->loop_turns.in_range[4]),
 		C("loop_turns_total", NULL, "took=\"over_100ms\"", m->loop_turns.in_range[5]),
+		C("ring_buffer_full_during_total", "samples the ring buffer had no room for, by what the event loop "
+		  "was doing: starting, between turns (waiting for a wakeup or a CPU), or in a turn, by its longest "
+		  "phase", "during=\"start\"", m->loop_turns.dropped_at_start),
+		C("ring_buffer_full_during_total", NULL, "during=\"between_turns\"", m->loop_turns.dropped_between),
+		C("ring_buffer_full_during_total", NULL, "during=\"read\"", m->loop_turns.dropped_in[LOOP_PHASE_READ]),
+		C("ring_buffer_full_during_total", NULL, "during=\"replay\"", m->loop_turns.dropped_in[LOOP_PHASE_REPLAY]),
+		C("ring_buffer_full_during_total", NULL, "during=\"build\"", m->loop_turns.dropped_in[LOOP_PHASE_BUILD]),
+		C("ring_buffer_full_during_total", NULL, "during=\"other\"", m->loop_turns.dropped_in[LOOP_PHASE_OTHER]),
+		C("ring_buffer_full_in_long_turns_total", "of those in turns, the samples dropped in turns over 100 ms", NULL,
+		  m->loop_turns.dropped_long),
+		G("ring_buffer_unread_max_seconds", "the longest time from one read of the ring buffer to the next", NULL,
+		  (double)m->loop_turns.read_gap_max_ns / 1e9),
 		C("stack_errors_total", "stack walks the kernel could not do, by side", "side=\"kernel\"",
 		  m->bpf[OTELPROF_CNT_KSTACK_ERROR]),
 		C("stack_errors_total", NULL, "side=\"user\"", m->bpf[OTELPROF_CNT_USTACK_ERROR]),
