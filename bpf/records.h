@@ -129,6 +129,8 @@ enum otelprof_counter {
 					   spent (none kept): lost, counted */
 	OTELPROF_CNT_STACK_PRESSURE,    /* on-CPU windows asked for 2 KiB only, not --stack-copy: the
 					   ring buffer was more than half full (bpf/profile.bpf.c) */
+	OTELPROF_CNT_STACK_MAIN_TOP,    /* main threads' windows ended at the process's start of stack
+					   (mm->start_stack), above which no frame lies */
 	OTELPROF_CNT_MAX,
 };
 

@@ -409,6 +409,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_window_stack_tops_total", "windows ended at the top of the thread's stack, by how it was "
 		  "known", "how=\"unreadable_page\"", m->bpf[OTELPROF_CNT_STACK_TOP_LEARNED]),
 		C("unwind_window_stack_tops_total", NULL, "how=\"remembered\"", m->bpf[OTELPROF_CNT_STACK_TOP_USED]),
+		C("unwind_window_stack_tops_total", NULL, "how=\"main_thread_start\"", m->bpf[OTELPROF_CNT_STACK_MAIN_TOP]),
 		C("unwind_windows_short_total", "windows asked for 2 KiB only, not --stack-copy: the ring buffer was "
 		  "more than half full", NULL, m->bpf[OTELPROF_CNT_STACK_PRESSURE]),
 		C("unwind_stack_needs_total", "thread stack tops lowered to what unwinding needs, by outcome",

@@ -307,6 +307,9 @@ void self_report_log_counters(const struct self_sources *src)
 		if (bc[OTELPROF_CNT_STACK_PRESSURE])
 			log_debug("ring buffer: %" PRIu64 " windows asked for 2 KiB only: the buffer was more than half full",
 				  (uint64_t)bc[OTELPROF_CNT_STACK_PRESSURE]);
+		log_debug("ring buffer: %" PRIu64 " main threads' windows ended at their process's start of stack, "
+			  "%" PRIu64 " at a remembered top", (uint64_t)bc[OTELPROF_CNT_STACK_MAIN_TOP],
+			  (uint64_t)bc[OTELPROF_CNT_STACK_TOP_USED]);
 	}
 	{
 		const struct proc_maps_share_counters *pm = proc_maps_share_counters();
