@@ -285,7 +285,7 @@ static __always_inline __u32 stack_readable(__u32 tid, __u64 thread_start, __u64
  */
 #define MAIN_STACK_SLACK 64
 
-static __always_inline __u32 main_stack_readable(__u64 sp, __u32 want)
+static __always_inline __u32 main_stack_readable(struct sample_buf *b, __u64 sp, __u32 want)
 {
 	__u64 id = bpf_get_current_pid_tgid(), start, limit, use;
 	__u32 key = OTELPROF_CNT_STACK_MAIN_TOP;
@@ -301,6 +301,7 @@ static __always_inline __u32 main_stack_readable(__u64 sp, __u32 want)
 	value = bpf_map_lookup_elem(&counters, &key);
 	if (value)
 		*value += use;
+	b->s.flags |= (__u32)use * OTELPROF_SAMPLE_WINDOW_AT_START;
 	return (__u32)(want - use * (want - (__u32)limit));
 }
 
@@ -324,7 +325,7 @@ static __always_inline __u32 copy_stack_upto(struct sample_buf *b, __u32 want)
 	if (want > OTELPROF_MAX_STACK_COPY)
 		want = OTELPROF_MAX_STACK_COPY;
 	want = stack_readable(tid, thread_start, now, b->w.sp, want);
-	want = main_stack_readable(b->w.sp, want);
+	want = main_stack_readable(b, b->w.sp, want);
 	b->w.size = 0;
 	for (int i = 0; i <= OTELPROF_MAX_STACK_COPY / OTELPROF_STACK_PAGE; i++) {
 		__u64 off = *(volatile __u32 *)&b->w.size;

@@ -80,6 +80,9 @@ enum otelprof_sample_flag {
 	 * then the tail; hdr.size counts those bytes only. User space unpacks it into a whole struct
 	 * otelprof_sample and clears the bit (daemon/sampling/record_unpack.h). */
 	OTELPROF_SAMPLE_PACKED = 1 << 9,
+	/* The stack window ends at the process's start of stack (a main thread's: no frame lies above
+	 * it), not at a top learned or sized by need: user space learns nothing from where it ends. */
+	OTELPROF_SAMPLE_WINDOW_AT_START = 1 << 10,
 };
 
 /* Indices of the per-CPU counter array "counters". */
