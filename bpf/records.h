@@ -80,6 +80,9 @@ enum otelprof_sample_flag {
 	 * then the tail; hdr.size counts those bytes only. User space unpacks it into a whole struct
 	 * otelprof_sample and clears the bit (daemon/sampling/record_unpack.h). */
 	OTELPROF_SAMPLE_PACKED = 1 << 9,
+	/* The stack window ends at the process's start of stack (a main thread's: no frame lies above
+	 * it), not at a top learned or sized by need: user space learns nothing from where it ends. */
+	OTELPROF_SAMPLE_WINDOW_AT_START = 1 << 10,
 };
 
 /* Indices of the per-CPU counter array "counters". */
@@ -129,6 +132,8 @@ enum otelprof_counter {
 					   spent (none kept): lost, counted */
 	OTELPROF_CNT_STACK_PRESSURE,    /* on-CPU windows asked for 2 KiB only, not --stack-copy: the
 					   ring buffer was more than half full (bpf/profile.bpf.c) */
+	OTELPROF_CNT_STACK_MAIN_TOP,    /* main threads' windows ended at the process's start of stack
+					   (mm->start_stack), above which no frame lies */
 	OTELPROF_CNT_MAX,
 };
 

@@ -182,6 +182,7 @@ static int consume_samples(struct daemon *d)
 	/* The samples the last turn's deadline put off, first. */
 	record_path_replay(d->records, false, turn + TURN_READ_BUDGET_MS * 1000000ULL);
 	loop_turns_phase(&d->turns, LOOP_PHASE_READ, clock_ns(CLOCK_MONOTONIC));
+	loop_turns_read(&d->turns, clock_ns(CLOCK_MONOTONIC));
 	r = sampler_consume_until(d->sampler, turn + TURN_READ_BUDGET_MS * 1000000ULL);
 	symbolizer_set_open_deadline(d->sym, 0);
 	loop_turns_phase(&d->turns, LOOP_PHASE_OTHER, clock_ns(CLOCK_MONOTONIC));
@@ -547,11 +548,13 @@ static int run_loop(struct daemon *d)
 		int n;
 		uint64_t now;
 
+		loop_turns_dropped(&d->turns, sampler_ring_full(d->sampler));
 		loop_turns_end(&d->turns, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID));
 		n = epoll_wait(fds.epfd, events, 5, d->export_due || d->builder ? 0 : wait_ms);
 		now = d->turn_start_ns = clock_ns(CLOCK_MONOTONIC);
 		d->build_turn = (d->export_due || d->builder) && !d->build_turn;
 		loop_turns_begin(&d->turns, now, clock_ns(CLOCK_THREAD_CPUTIME_ID));
+		loop_turns_dropped(&d->turns, sampler_ring_full(d->sampler));
 		d->consumed = false;
 
 		record_path_settle(d->records, now);

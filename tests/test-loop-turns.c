@@ -43,10 +43,46 @@ static void test_turns(void **state)
 	assert_string_equal(loop_phase_name(LOOP_PHASE_REPLAY), "replay");
 }
 
+/* The ring buffer's drops put down to the start, the time between turns, or a turn's longest phase. */
+static void test_dropped(void **state)
+{
+	struct loop_turns t = { 0 };
+
+	(void)state;
+	loop_turns_dropped(&t, 7); /* the first look: the start's */
+	assert_int_equal(t.dropped_at_start, 7);
+	/* A turn mostly building: 3 dropped in it. */
+	loop_turns_begin(&t, 1000 * MS, 0);
+	loop_turns_dropped(&t, 7);
+	loop_turns_phase(&t, LOOP_PHASE_READ, 1001 * MS);
+	loop_turns_phase(&t, LOOP_PHASE_BUILD, 1003 * MS);
+	loop_turns_dropped(&t, 10);
+	loop_turns_end(&t, 1040 * MS, 0);
+	assert_int_equal(t.dropped_in[LOOP_PHASE_BUILD], 3);
+	assert_int_equal(t.dropped_long, 0);
+	/* 5 between turns, then a long turn reading: 2 in it. */
+	loop_turns_dropped(&t, 15);
+	assert_int_equal(t.dropped_between, 5);
+	loop_turns_begin(&t, 2000 * MS, 0);
+	loop_turns_phase(&t, LOOP_PHASE_READ, 2000 * MS);
+	loop_turns_dropped(&t, 17);
+	loop_turns_end(&t, 2000 * MS + (LOOP_TURN_BOUND_MS + 1) * MS, 0);
+	assert_int_equal(t.dropped_in[LOOP_PHASE_READ], 2);
+	assert_int_equal(t.dropped_long, 2);
+	assert_int_equal(t.dropped_in[LOOP_PHASE_BUILD], 3);
+	assert_int_equal(t.dropped_between, 5);
+	/* The gap between reads. */
+	loop_turns_read(&t, 100 * MS);
+	loop_turns_read(&t, 350 * MS);
+	loop_turns_read(&t, 400 * MS);
+	assert_int_equal(t.read_gap_max_ns, 250 * MS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_turns),
+		cmocka_unit_test(test_dropped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

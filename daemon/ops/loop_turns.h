@@ -8,6 +8,7 @@
 #ifndef OTELPROFD_LOOP_TURNS_H
 #define OTELPROFD_LOOP_TURNS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* What a turn does, timed apart. */
@@ -36,6 +37,19 @@ struct loop_turns {
 	uint64_t max_cpu_turn_ns;             /* the most CPU time the loop thread ran in one turn */
 	uint64_t over_bound;                  /* turns over LOOP_TURN_BOUND_MS */
 	uint64_t in_range[LOOP_TURN_RANGES];  /* turns by time: under loop_turn_range_ms[0], ... */
+	/* Where the ring buffer's drops (its ring_buffer_full counter, looked at as each turn begins and
+	 * ends: loop_turns_dropped()) happened: before the loop's first turn (the start), between turns
+	 * (the loop waiting for records or a wakeup, or for a CPU), or in a turn, by its longest phase. */
+	bool dropped_seen;                    /* the counter was looked at once */
+	uint64_t dropped_last;                /* ... its value then */
+	uint64_t dropped_turn;                /* ... of it, in the current turn so far */
+	uint64_t dropped_at_start;            /* before the first turn */
+	uint64_t dropped_between;             /* between turns */
+	uint64_t dropped_in[LOOP_PHASES];     /* in turns, by the phase that took most of the turn */
+	uint64_t dropped_long;                /* of those, in turns over LOOP_TURN_BOUND_MS */
+	/* How long the ring buffer went unread (loop_turns_read()). */
+	uint64_t last_read_ns;                /* the last read's start (0: none yet) */
+	uint64_t read_gap_max_ns;             /* the longest time from one read's start to the next */
 };
 
 /* A turn begins at now, the loop thread's CPU time (CLOCK_THREAD_CPUTIME_ID) cpu_ns (the one before,
@@ -45,6 +59,11 @@ void loop_turns_begin(struct loop_turns *t, uint64_t now, uint64_t cpu_ns);
 void loop_turns_phase(struct loop_turns *t, enum loop_phase phase, uint64_t now);
 /* The turn ends at now, with the thread's CPU time cpu_ns (none begun: nothing). */
 void loop_turns_end(struct loop_turns *t, uint64_t now, uint64_t cpu_ns);
+/* The ring buffer's drop counter (a running total) is now dropped: what it gained since the last
+ * look is put down to the turn under way, or between turns when none is. */
+void loop_turns_dropped(struct loop_turns *t, uint64_t dropped);
+/* A read of the ring buffer starts at now. */
+void loop_turns_read(struct loop_turns *t, uint64_t now);
 /* Words for a phase ("read", "replay", "build", "other"). */
 const char *loop_phase_name(enum loop_phase phase);
 

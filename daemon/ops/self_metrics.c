@@ -213,6 +213,18 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("loop_turns_total", NULL, "took=\"50_to_75ms\"", m->loop_turns.in_range[3]),
 		C("loop_turns_total", NULL, "took=\"75_to_100ms\"", m->loop_turns.in_range[4]),
 		C("loop_turns_total", NULL, "took=\"over_100ms\"", m->loop_turns.in_range[5]),
+		C("ring_buffer_full_during_total", "samples the ring buffer had no room for, by what the event loop "
+		  "was doing: starting, between turns (waiting for a wakeup or a CPU), or in a turn, by its longest "
+		  "phase", "during=\"start\"", m->loop_turns.dropped_at_start),
+		C("ring_buffer_full_during_total", NULL, "during=\"between_turns\"", m->loop_turns.dropped_between),
+		C("ring_buffer_full_during_total", NULL, "during=\"read\"", m->loop_turns.dropped_in[LOOP_PHASE_READ]),
+		C("ring_buffer_full_during_total", NULL, "during=\"replay\"", m->loop_turns.dropped_in[LOOP_PHASE_REPLAY]),
+		C("ring_buffer_full_during_total", NULL, "during=\"build\"", m->loop_turns.dropped_in[LOOP_PHASE_BUILD]),
+		C("ring_buffer_full_during_total", NULL, "during=\"other\"", m->loop_turns.dropped_in[LOOP_PHASE_OTHER]),
+		C("ring_buffer_full_in_long_turns_total", "of those in turns, the samples dropped in turns over 100 ms", NULL,
+		  m->loop_turns.dropped_long),
+		G("ring_buffer_unread_max_seconds", "the longest time from one read of the ring buffer to the next", NULL,
+		  (double)m->loop_turns.read_gap_max_ns / 1e9),
 		C("stack_errors_total", "stack walks the kernel could not do, by side", "side=\"kernel\"",
 		  m->bpf[OTELPROF_CNT_KSTACK_ERROR]),
 		C("stack_errors_total", NULL, "side=\"user\"", m->bpf[OTELPROF_CNT_USTACK_ERROR]),
@@ -417,6 +429,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("unwind_window_stack_tops_total", "windows ended at the top of the thread's stack, by how it was "
 		  "known", "how=\"unreadable_page\"", m->bpf[OTELPROF_CNT_STACK_TOP_LEARNED]),
 		C("unwind_window_stack_tops_total", NULL, "how=\"remembered\"", m->bpf[OTELPROF_CNT_STACK_TOP_USED]),
+		C("unwind_window_stack_tops_total", NULL, "how=\"main_thread_start\"", m->bpf[OTELPROF_CNT_STACK_MAIN_TOP]),
 		C("unwind_windows_short_total", "windows asked for 2 KiB only, not --stack-copy: the ring buffer was "
 		  "more than half full", NULL, m->bpf[OTELPROF_CNT_STACK_PRESSURE]),
 		C("unwind_stack_needs_total", "thread stack tops lowered to what unwinding needs, by outcome",

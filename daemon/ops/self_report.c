@@ -256,6 +256,12 @@ static void log_loop_turns(const struct loop_turns *t)
 		loop_phase_name(LOOP_PHASE_BUILD), (double)t->max_phase_ns[LOOP_PHASE_BUILD] / 1e6,
 		loop_phase_name(LOOP_PHASE_OTHER), (double)t->max_phase_ns[LOOP_PHASE_OTHER] / 1e6, t->over_bound,
 		plural(t->over_bound, "turn", "turns"), LOOP_TURN_BOUND_MS, (double)t->max_cpu_turn_ns / 1e6, ranges);
+	log_debug("loop: ring buffer full for %" PRIu64 " samples at the start, %" PRIu64 " between turns, in turns "
+		  "%" PRIu64 " reading, %" PRIu64 " replaying, %" PRIu64 " building, %" PRIu64 " else (%" PRIu64
+		  " of them in turns over %d ms); the ring went unread %.1f ms at most",
+		  t->dropped_at_start, t->dropped_between, t->dropped_in[LOOP_PHASE_READ], t->dropped_in[LOOP_PHASE_REPLAY],
+		  t->dropped_in[LOOP_PHASE_BUILD], t->dropped_in[LOOP_PHASE_OTHER], t->dropped_long, LOOP_TURN_BOUND_MS,
+		  (double)t->read_gap_max_ns / 1e6);
 }
 
 void self_report_log_counters(const struct self_sources *src)
@@ -301,6 +307,9 @@ void self_report_log_counters(const struct self_sources *src)
 		if (bc[OTELPROF_CNT_STACK_PRESSURE])
 			log_debug("ring buffer: %" PRIu64 " windows asked for 2 KiB only: the buffer was more than half full",
 				  (uint64_t)bc[OTELPROF_CNT_STACK_PRESSURE]);
+		log_debug("ring buffer: %" PRIu64 " main threads' windows ended at their process's start of stack, "
+			  "%" PRIu64 " at a remembered top", (uint64_t)bc[OTELPROF_CNT_STACK_MAIN_TOP],
+			  (uint64_t)bc[OTELPROF_CNT_STACK_TOP_USED]);
 	}
 	{
 		const struct proc_maps_share_counters *pm = proc_maps_share_counters();

@@ -301,7 +301,10 @@ static const struct otelprof_sample *unwind_record(struct record_path *rp, uint6
 	struct unwind_sample_extent extent;
 
 	s = unwind_sample(rp->sym, (pid_t)s->pid, instance, data, size, &rp->unwound, counters, &extent);
-	stack_need_update(&rp->need, s->tid, s->time_ns, &extent);
+	/* A window ended at its process's start of stack looks cut by need (not at a page), but the
+	 * thread has no top to set, refresh or withdraw. */
+	if (!(s->flags & OTELPROF_SAMPLE_WINDOW_AT_START))
+		stack_need_update(&rp->need, s->tid, s->time_ns, &extent);
 	return s;
 }
 

@@ -827,8 +827,8 @@ bool sampler_off_cpu_waiting(void *sampler, uint32_t tid, uint64_t start_ns)
 	       start.start_ns == start_ns;
 }
 
-/* Sum a per-CPU array of n counters. 0 or -errno. */
-static int sum_counters(const struct bpf_map *map, uint64_t *counters, __u32 n)
+/* Sum a per-CPU array's counters first..n-1 into counters[first..n-1]. 0 or -errno. */
+static int sum_counters_from(const struct bpf_map *map, uint64_t *counters, __u32 first, __u32 n)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t *values;
@@ -838,7 +838,7 @@ static int sum_counters(const struct bpf_map *map, uint64_t *counters, __u32 n)
 	values = calloc(ncpus, sizeof(*values));
 	if (!values)
 		return -ENOMEM;
-	for (__u32 key = 0; key < n; key++) {
+	for (__u32 key = first; key < n; key++) {
 		counters[key] = 0;
 		if (bpf_map__lookup_elem(map, &key, sizeof(key), values, ncpus * sizeof(*values), 0))
 			continue;
@@ -847,6 +847,20 @@ static int sum_counters(const struct bpf_map *map, uint64_t *counters, __u32 n)
 	}
 	free(values);
 	return 0;
+}
+
+/* Sum a per-CPU array of n counters. 0 or -errno. */
+static int sum_counters(const struct bpf_map *map, uint64_t *counters, __u32 n)
+{
+	return sum_counters_from(map, counters, 0, n);
+}
+
+uint64_t sampler_ring_full(const struct sampler *s)
+{
+	uint64_t c[OTELPROF_CNT_MAX] = { 0 };
+
+	sum_counters_from(s->skel->maps.counters, c, OTELPROF_CNT_RINGBUF_FULL, OTELPROF_CNT_RINGBUF_FULL + 1);
+	return c[OTELPROF_CNT_RINGBUF_FULL];
 }
 
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX])

@@ -80,6 +80,9 @@ uint64_t sampler_time_stops(const struct sampler *s);
 uint64_t sampler_slowest_record(const struct sampler *s, uint32_t *kind);
 /* Sum of the BPF-side per-CPU counters, indexed by enum otelprof_counter. 0 or -errno. */
 int sampler_counters(const struct sampler *s, uint64_t counters[OTELPROF_CNT_MAX]);
+/* Of them, samples the ring buffer had no room for (OTELPROF_CNT_RINGBUF_FULL): one system call,
+ * for a look at every turn of the loop. 0 when it cannot be read. */
+uint64_t sampler_ring_full(const struct sampler *s);
 /* Tell the BPF program where pid's threads keep their thread context (entry NULL: they do not).
  * 0 or -errno (-E2BIG: the map is full). */
 int sampler_set_trace_proc(struct sampler *s, uint32_t pid, const struct otelprof_trace_proc *entry);
