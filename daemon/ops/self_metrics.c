@@ -267,6 +267,12 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  y->perf_map_bytes),
 		C("symbolizer_debuglink_too_big_total", "debuglink candidates too big to CRC-check", NULL,
 		  y->debuglink_too_big),
+		C("symbolizer_debug_plain_total", "debug files with compressed DWARF: opened from their decompressed "
+		  "copy, copies made, neither (inflated at open), copies removed for the directory's bound",
+		  "result=\"read\"", y->debug_plain_read),
+		C("symbolizer_debug_plain_total", NULL, "result=\"written\"", y->debug_plain_written),
+		C("symbolizer_debug_plain_total", NULL, "result=\"failed\"", y->debug_plain_failed),
+		C("symbolizer_debug_plain_total", NULL, "result=\"evicted\"", y->debug_plain_evicted),
 		C("symbolizer_modules_too_big_total", "binaries and debug files whose compressed sections claim more "
 		  "than half of --symbol-cache allows (kept without what they would inflate)", NULL, y->modules_too_big),
 		C("symbolizer_module_opens_total", "modules opened, by tier: full (debug info) or symbols (ELF symbols "

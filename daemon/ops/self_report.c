@@ -360,6 +360,10 @@ void self_report_log_counters(const struct self_sources *src)
 			  " saves failed", ss->kallsyms_cache_hits, ss->kallsyms_full_reads, ss->kallsyms_reloads,
 			  ss->kallsyms_joined, ss->kallsyms_cache_stale, ss->kallsyms_cache_refused, ss->kallsyms_cache_writes,
 			  ss->kallsyms_cache_write_failed);
+	if (ss->debug_plain_read || ss->debug_plain_written || ss->debug_plain_failed)
+		log_debug("debug files kept decompressed: %" PRIu64 " opened from their copy, %" PRIu64 " copies made, %" PRIu64
+			  " neither (inflated at open), %" PRIu64 " removed for room", ss->debug_plain_read,
+			  ss->debug_plain_written, ss->debug_plain_failed, ss->debug_plain_evicted);
 	if (ss->modules_too_big)
 		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,
