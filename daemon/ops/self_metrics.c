@@ -96,7 +96,7 @@ static void read_heap(struct self_metrics *m)
 	m->heap_free_bytes = mi.fordblks;
 }
 
-void self_metrics_read_process(struct self_metrics *m)
+void self_metrics_read_process(struct self_metrics *m, bool served)
 {
 	struct rusage ru;
 	struct rlimit rl;
@@ -116,8 +116,10 @@ void self_metrics_read_process(struct self_metrics *m)
 		}
 		fclose(f);
 	}
-	read_heap(m);
-	m->open_fds = count_open_fds();
+	if (served) {
+		read_heap(m);
+		m->open_fds = count_open_fds();
+	}
 	if (!getrlimit(RLIMIT_NOFILE, &rl))
 		m->max_fds = rl.rlim_cur;
 	m->start_time_seconds = process_start_time();

@@ -92,7 +92,7 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		m->allocs_stale = record_path_counters(src->records)->allocs_stale;
 		m->alloc_probes = *alloc_probes_counters(src->alloc_probes);
 	}
-	self_metrics_read_process(m);
+	self_metrics_read_process(m, src->metrics != NULL);
 }
 
 void self_report_update(struct self_report *r, const struct self_sources *src, uint64_t now)
