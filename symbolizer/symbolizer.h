@@ -123,6 +123,9 @@ struct symbolizer_stats {
 				      history, or its start not recorded) */
 	uint64_t maps_read_inherited; /* ... a forked child that had not exec'd */
 	uint64_t maps_read_gap;    /* ... a history with a gap (records lost or let go, too many maps) */
+	uint64_t maps_events_gap;  /* processes served from their history whose history got a gap while
+				      they lived: read from /proc/PID/maps from then on (their start
+				      time checked first) */
 	uint64_t processes_from_history; /* ... and its mappings came from its history instead
 				      (symbolizer_set_history()) */
 	uint64_t maps_completed_from_history; /* processes gone after a read of their maps that
