@@ -663,7 +663,7 @@ int main(int argc, char **argv)
 	size_t ncgroup_ids;
 	/* Static: an open still running at exit is left to its thread (symbolizer_free()), which reads it. */
 	static const char *debug_dirs[3] = { "/usr/lib/debug", NULL, NULL };
-	static char kallsyms_cache[PATH_MAX];
+	static char kallsyms_cache[PATH_MAX], debug_plain[PATH_MAX];
 	int r, loop_r, status = 1;
 	struct self_sources src;
 	bool keep_bpf;
@@ -714,6 +714,7 @@ int main(int argc, char **argv)
 		.debug_dirs = debug_dirs, .max_module_bytes = opts.symbol_cache,
 		.open_delay_ms = run_env_test_ms("OTELPROFD_TEST_OPEN_DELAY_MS"),
 		.kallsyms_cache_path = run_env_kallsyms_cache(kallsyms_cache),
+		.debug_plain_dir = run_env_debug_plain(debug_plain),
 	});
 	if (debuginfod_lib_error())
 		log_warn("Debug files from debuginfod (DEBUGINFOD_URLS) need %s; symbolizing goes on without them",

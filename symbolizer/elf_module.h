@@ -43,6 +43,9 @@ struct elf_module_options {
 	const char *const *debug_dirs; /* host directories holding .build-id/xx/yyyy.debug and
 					  DIR/<binary dir>/<debuglink>; NULL-terminated; NULL means
 					  { "/usr/lib/debug", NULL } */
+	const char *debug_plain_dir;   /* where debug files with compressed DWARF are kept
+					  decompressed (debug_plain.h); NULL: nowhere, libdw inflates
+					  them at each open */
 	struct debuginfo_fetch *debuginfod; /* last resort: a debuginfod file already in the cache
 					  (else the build id is queued for download); NULL: none */
 	size_t cache_slots;            /* remembered address results; 0: by the symbol count */
@@ -69,6 +72,10 @@ struct elf_module_counters {
 	uint64_t go_lookups;        /* lookups answered from the Go function table */
 	uint64_t inflate_refused;   /* files (the binary or a debug file) whose compressed sections
 				       claim more than max_bytes allows: not handed to libdw */
+	uint64_t debug_plain_read;  /* debug files read from their decompressed copy (debug_plain.h) */
+	uint64_t debug_plain_written; /* decompressed copies made by this open */
+	uint64_t debug_plain_failed; /* copies that could be neither read nor made (libdw inflated) */
+	uint64_t debug_plain_evicted; /* older copies removed to make room for one */
 	uint64_t refused_bytes;     /* the most a refused file would have made the module account for */
 	uint64_t index_ns;          /* time the open spent building the module's indexes (symbol
 				       table, result cache, address-to-CU table, .eh_frame table) */

@@ -6,6 +6,7 @@
  * binary (build id, else CRC) and fits the module's byte bound.
  */
 #include "elf_module_internal.h"
+#include "debug_plain.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -54,6 +55,30 @@ static bool same_crc(struct elf_module *m, int fd, GElf_Word crc)
 	return off == st.st_size && (GElf_Word)c == crc;
 }
 
+/* fd, or its decompressed copy when one is kept (or made now) and has the module's build id. */
+static int plain_copy(struct elf_module *m, int fd, size_t inflated)
+{
+	enum debug_plain_result result;
+	int plain;
+
+	if (!m->opening || !m->opening->debug_plain_dir || !m->build_id_len)
+		return fd;
+	plain = debug_plain_open(m->opening->debug_plain_dir, fd, m->build_id, inflated, DEBUG_PLAIN_MIN_INFLATED, &result,
+				 &m->counters.debug_plain_evicted);
+	if (plain >= 0 && !same_build_id(m, plain)) {
+		close(plain);
+		plain = -1;
+		result = DEBUG_PLAIN_FAILED;
+	}
+	m->counters.debug_plain_read += result == DEBUG_PLAIN_READ;
+	m->counters.debug_plain_written += result == DEBUG_PLAIN_WRITTEN;
+	m->counters.debug_plain_failed += result == DEBUG_PLAIN_FAILED;
+	if (plain < 0)
+		return fd;
+	close(fd);
+	return plain;
+}
+
 /* A candidate is used only when it is a regular, sane ELF that belongs to this binary, and when
  * what libdw would inflate of it fits the module's bound (else refused, counted). */
 static int accept_debug_fd(struct elf_module *m, int fd, GElf_Word crc, bool check_crc)
@@ -69,7 +94,9 @@ static int accept_debug_fd(struct elf_module *m, int fd, GElf_Word crc, bool che
 			m->file_bytes += size;
 			m->libdw_bytes += cost.symbols + cost.dwarf;
 			m->cfi_bytes_max += cost.cfi / LIBDW_FDE_MIN_SIZE * LIBDW_FDE_BYTES;
-			return fd;
+			/* Accounted as the file it copies: the copy's pages are mapped rather than
+			 * inflated on the heap, about as many bytes. */
+			return plain_copy(m, fd, cost.dwarf);
 		}
 		elf_module__refused(m, elf_cost_add(size, cost.symbols, cost.dwarf));
 	}

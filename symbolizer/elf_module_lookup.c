@@ -8,11 +8,13 @@
 
 #include <dwarf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "demangle.h"
+#include "sort_u64.h"
 
 /* Result cache slots per module: four per function symbol, rounded up, within these bounds. */
 #define MIN_CACHE_SLOTS 1024
@@ -293,7 +295,15 @@ static void build_symbols(struct elf_module *m)
 			.rank = m->strong_names && GELF_ST_BIND(sym.st_info) == STB_WEAK,
 		};
 	}
-	qsort(m->syms, m->nsyms, sizeof(*m->syms), by_addr);
+	/* By address (stable), then each address's symbols in by_addr()'s order: a few at most. */
+	sort_u64(m->syms, m->nsyms, sizeof(*m->syms), offsetof(struct func_sym, addr));
+	for (size_t i = 1; i < m->nsyms; i++)
+		for (size_t j = i; j > 0 && m->syms[j - 1].addr == m->syms[j].addr && by_addr(&m->syms[j - 1], &m->syms[j]) > 0; j--) {
+			struct func_sym t = m->syms[j];
+
+			m->syms[j] = m->syms[j - 1];
+			m->syms[j - 1] = t;
+		}
 	m->own_bytes += cap * sizeof(*m->syms);
 }
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kallsyms.h"
 #include "kallsyms_table.h"
+#include "sort_u64.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +15,6 @@ struct pool {
 	char *data;
 	size_t len, cap;
 };
-
-static int by_address(const void *a, const void *b)
-{
-	const struct ksym_entry *x = a, *y = b;
-
-	return x->address < y->address ? -1 : x->address > y->address;
-}
 
 /* Markers of the end of the kernel's text: an address at or past one is not the marker's. */
 static bool is_end_marker(const char *name, size_t len)
@@ -234,7 +229,7 @@ struct kallsyms *kallsyms_parse(FILE *f)
 	st.k->strings_len = st.pool.len;
 	st.k->hidden = st.seen > 0 && st.zero == st.seen;
 	if (!st.sorted) /* the kernel's own symbols come sorted; modules and BPF may not */
-		qsort(st.k->syms, st.k->count, sizeof(*st.k->syms), by_address);
+		sort_u64(st.k->syms, st.k->count, sizeof(*st.k->syms), offsetof(struct ksym_entry, address));
 	return st.k;
 
 fail:

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kallsyms_cache.h"
+#include "cache_file.h"
 #include "kallsyms_table.h"
 
 #include <errno.h>
@@ -100,50 +101,6 @@ int kallsyms_cache_key_read(struct kallsyms_cache_key *key, const char *kallsyms
 	return 0;
 }
 
-/* The directory of path into dir (PATH_MAX bytes), and where the file's name starts in path. */
-static const char *split_path(const char *path, char *dir)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash) {
-		strcpy(dir, ".");
-		return path;
-	}
-	if ((size_t)(slash - path) >= PATH_MAX)
-		return NULL;
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = 0;
-	if (slash == path)
-		strcpy(dir, "/");
-	return slash + 1;
-}
-
-/* path's file opened for reading within its directory, which only the reader or root can write
- * (checked on the directory opened, then the file opened in it: no swap between the two); -1 with
- * errno (EPERM: not trusted). */
-static int open_trusted(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *name = split_path(path, dir);
-	struct stat st;
-	int dfd, fd;
-
-	if (!name)
-		return errno = ENAMETOOLONG, -1;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	if (fstat(dfd, &st) || (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) {
-		close(dfd);
-		return errno = EPERM, -1;
-	}
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0 && errno == ELOOP)
-		errno = EPERM;
-	close(dfd);
-	return fd;
-}
-
 /* The names' pool ends a name, the modules' names are within it. The entries are checked as they
  * are used (kallsyms_lookup() bounds each one it returns): checking them all here would touch all
  * 2 MiB of them, which a run that names a few hundred kernel functions never needs. */
@@ -173,11 +130,9 @@ struct kallsyms *kallsyms_cache_read(const char *path, const struct kallsyms_cac
 	char *map = MAP_FAILED;
 	int fd, err = EBADMSG;
 
-	fd = open_trusted(path);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		err = EPERM;
+	fd = cache_file_open_own(path);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = errno;
 		goto fail;
 	}
 	if ((uint64_t)st.st_size < sizeof(*hdr) || (uint64_t)st.st_size > 2 * MAX_STRINGS)
@@ -229,42 +184,12 @@ fail:
 	return NULL;
 }
 
-static bool write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 /* The lasting symbols: the kernel's own, and those of modules whose range is known. */
 static bool lasting(const struct kallsyms *k, const struct ksym_entry *e)
 {
 	uint32_t m = e->module & ~KSYM_END_MARKER;
 
 	return m == 0 || k->modules[m].end != 0;
-}
-
-/* Make the directory of path and its parent (0700) when they are missing: a directory of the
- * cache's own, trusted even inside a shared one (a Kubernetes emptyDir is mode 0777). */
-static void make_directory(const char *path)
-{
-	char dir[PATH_MAX], parent[PATH_MAX];
-
-	if (!split_path(path, dir))
-		return;
-	if (split_path(dir, parent))
-		(void)mkdir(parent, 0700);
-	(void)mkdir(dir, 0700);
 }
 
 int kallsyms_cache_write(const char *path, const struct kallsyms *k, const struct kallsyms_cache_key *key)
@@ -287,15 +212,15 @@ int kallsyms_cache_write(const char *path, const struct kallsyms *k, const struc
 	hdr.nsyms = n;
 	hdr.nmodules = k->nmodules;
 	hdr.strings_len = k->strings_len;
-	make_directory(path);
+	cache_file_make_directory(path);
 	fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
 	if (fd < 0) {
 		r = -errno;
 		goto out;
 	}
-	if (fchmod(fd, 0600) || !write_all(fd, &hdr, sizeof(hdr)) ||
-	    !write_all(fd, k->modules, k->nmodules * sizeof(*k->modules)) ||
-	    !write_all(fd, syms, n * sizeof(*syms)) || !write_all(fd, k->strings, k->strings_len))
+	if (fchmod(fd, 0600) || !cache_file_write_all(fd, &hdr, sizeof(hdr)) ||
+	    !cache_file_write_all(fd, k->modules, k->nmodules * sizeof(*k->modules)) ||
+	    !cache_file_write_all(fd, syms, n * sizeof(*syms)) || !cache_file_write_all(fd, k->strings, k->strings_len))
 		r = errno ? -errno : -EIO;
 	if (close(fd) && !r)
 		r = -errno;

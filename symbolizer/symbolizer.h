@@ -90,6 +90,8 @@ struct symbolizer_config {
 				      --symbol-cache: 32 MiB) */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
+	const char *debug_plain_dir; /* debug files with compressed DWARF kept decompressed here for
+				      later opens (debug_plain.h); NULL: none */
 	bool no_debuginfod;        /* never ask debuginfod, even with DEBUGINFOD_URLS set */
 	uint64_t debuginfod_cache_bytes; /* bound of the debuginfod cache directory
 				      ($DEBUGINFOD_CACHE_PATH); default 1 GiB */
@@ -121,6 +123,9 @@ struct symbolizer_stats {
 				      history, or its start not recorded) */
 	uint64_t maps_read_inherited; /* ... a forked child that had not exec'd */
 	uint64_t maps_read_gap;    /* ... a history with a gap (records lost or let go, too many maps) */
+	uint64_t maps_events_gap;  /* processes served from their history whose history got a gap while
+				      they lived: read from /proc/PID/maps from then on (their start
+				      time checked first) */
 	uint64_t processes_from_history; /* ... and its mappings came from its history instead
 				      (symbolizer_set_history()) */
 	uint64_t maps_completed_from_history; /* processes gone after a read of their maps that
@@ -194,6 +199,10 @@ struct symbolizer_stats {
 	uint64_t die_bound_hit;    /* DWARF lookups stopped by the DIE depth or visit bound */
 	uint64_t lines_by_libdw;   /* compile units whose line program only libdw could read */
 	uint64_t debuglink_too_big; /* .gnu_debuglink candidates too big to CRC-check (not used) */
+	uint64_t debug_plain_read;  /* debug files opened from their decompressed copy */
+	uint64_t debug_plain_written; /* decompressed copies made */
+	uint64_t debug_plain_failed; /* copies neither read nor made (libdw inflated the file) */
+	uint64_t debug_plain_evicted; /* copies removed to keep the directory's bound */
 	uint64_t modules_too_big;  /* binaries and debug files whose compressed sections claim more than
 				      half of max_module_bytes allows: kept without the DWARF (or the symbols)
 				      they would inflate, so frames keep their mapping and build id */

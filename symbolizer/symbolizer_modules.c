@@ -460,7 +460,13 @@ static struct cached_module *finish_open(struct symbolizer *s, struct cached_mod
 	if (s->debuginfod)
 		debuginfo_fetch_stats(s->debuginfod, &s->stats.debuginfod);
 	if (m->elf) {
-		s->stats.debuglink_too_big += elf_module_counters(m->elf)->debuglink_too_big;
+		const struct elf_module_counters *c = elf_module_counters(m->elf);
+
+		s->stats.debuglink_too_big += c->debuglink_too_big;
+		s->stats.debug_plain_read += c->debug_plain_read;
+		s->stats.debug_plain_written += c->debug_plain_written;
+		s->stats.debug_plain_failed += c->debug_plain_failed;
+		s->stats.debug_plain_evicted += c->debug_plain_evicted;
 		s->stats.module_index_ns_total += elf_module_counters(m->elf)->index_ns;
 		s->stats.cus_prebuilt += elf_module_counters(m->elf)->cus_prebuilt;
 		s->stats.cus_prebuilt_cpu_ns += elf_module_counters(m->elf)->cus_prebuilt_cpu_ns;
@@ -669,6 +675,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 		}
 		options = (struct elf_module_options){
 			.root_fd = root, .path = map->path, .debug_dirs = s->config.debug_dirs,
+			.debug_plain_dir = s->config.debug_plain_dir,
 			.debuginfod = s->debuginfod, .max_bytes = module_cap(s),
 			.symbols_only = m->tier == MODULE_TIER_SYMBOLS,
 		};

@@ -440,11 +440,42 @@ static int maps_from_history(struct symbolizer *s, struct sym_process *p, uint64
 }
 
 /*
+ * p, served from its history until that history got a gap while it lived (records lost, events let
+ * go): read from /proc/PID/maps from now on, as a process without a history is. The pid must still
+ * be the instance's (its start time, as a new process's first read checks it): else p keeps the
+ * mappings it had and is retired. 0 or -errno.
+ */
+static int maps_after_gap(struct symbolizer *s, struct sym_process *p)
+{
+	struct process_identity now;
+	size_t text_len;
+	char *text;
+	int r;
+
+	p->from_events = false;
+	s->stats.maps_events_gap++;
+	r = read_identity(p->pid, &now);
+	if (r)
+		return r;
+	if (!proc_stat_same_start(p->start_ns, now.start_ticks)) {
+		p->retired = true;
+		s->stats.process_changed++;
+		return -ESRCH;
+	}
+	p->identity = now;
+	p->identity_known = true;
+	r = read_maps(p, &s->stats, &text, &text_len);
+	if (!r)
+		text_offer(p, &text, &text_len);
+	return r;
+}
+
+/*
  * p, alive, given all its mappings from its history (the kernel's records of its exec and every
  * mapping since) in place of a /proc/PID/maps read: p->from_events, and its later refreshes ask the
  * history again (the program at p->record_ns, with what it mapped since). 0, or -ENODATA when the
  * history is not whole (counted by why in the first ask, when p has no mapping yet: then /proc is
- * read), or -ENOMEM.
+ * read; asked again, p is read from /proc from then on: maps_after_gap()), or -ENOMEM.
  */
 static int maps_from_events(struct symbolizer *s, struct sym_process *p)
 {
@@ -460,6 +491,8 @@ static int maps_from_events(struct symbolizer *s, struct sym_process *p)
 	r = s->history_fn(s->history_ctx, p->pid, p->start_ns, p->record_ns, hist, SYMBOLIZER_HISTORY_MAX_MAPS, &n,
 			  &root_pid, &whole);
 	if (r || whole != SYMBOLIZER_HISTORY_WHOLE || !n) {
+		if (!first)
+			return maps_after_gap(s, p) ? -ENODATA : 0;
 		if (first && (r == -ENOENT || r == -EINVAL))
 			s->stats.maps_read_no_history++;
 		else if (first && !r && whole == SYMBOLIZER_HISTORY_INHERITED)
@@ -620,7 +653,8 @@ int symbolizer_instance_maps_any(struct symbolizer *s, pid_t pid, uint64_t insta
 	/* Asked anew unless just asked (the same record's prepare): what it mapped since is in the
 	 * history. */
 	if (!p || !p->from_events || p->retired ||
-	    (symbolizer__now_ns() - p->refreshed_ns > MAPS_ASKED_FRESH_NS && maps_from_events(s, p)))
+	    (symbolizer__now_ns() - p->refreshed_ns > MAPS_ASKED_FRESH_NS && maps_from_events(s, p)) ||
+	    !p->from_events) /* read from /proc after a gap: the check reads the file itself */
 		return -ENODATA;
 	s->stats.maps_checks_from_events++;
 	for (size_t i = 0; i < p->nmaps; i++)

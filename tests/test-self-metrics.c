@@ -167,8 +167,11 @@ static void test_process_figures(void **state)
 {
 	struct self_metrics m = { 0 };
 
-	self_metrics_read_process(&m);
+	self_metrics_read_process(&m, false);
 	assert_true(m.rss_bytes > 0);
+	assert_int_equal(m.open_fds, 0); /* walked only when a metrics server shows it */
+	self_metrics_read_process(&m, true);
+	assert_true(m.open_fds >= 3);
 	assert_true(m.peak_rss_bytes >= m.rss_bytes / 2);
 	assert_true(self_metrics_busy_cpu_ticks() > 0);
 }

@@ -23,6 +23,13 @@ uint64_t run_env_test_ms(const char *name);
  */
 const char *run_env_kallsyms_cache(char *path);
 
+/*
+ * Where debug files with compressed DWARF are kept decompressed (symbolizer/debug_plain.h):
+ * OTELPROFD_DEBUG_CACHE (a directory; empty: none), else debug/ beside kernel/kallsyms above
+ * ($CACHE_DIRECTORY, or /var/cache/otelprofd for root); otherwise NULL. path holds PATH_MAX bytes.
+ */
+const char *run_env_debug_plain(char *path);
+
 /* The allocation sampler that --alloc attaches at start and preloads into a program it starts:
  * OTELPROFD_ALLOC_LIB, else the installed one. */
 const char *run_env_alloc_library(void);

@@ -96,7 +96,7 @@ static void read_heap(struct self_metrics *m)
 	m->heap_free_bytes = mi.fordblks;
 }
 
-void self_metrics_read_process(struct self_metrics *m)
+void self_metrics_read_process(struct self_metrics *m, bool served)
 {
 	struct rusage ru;
 	struct rlimit rl;
@@ -116,8 +116,10 @@ void self_metrics_read_process(struct self_metrics *m)
 		}
 		fclose(f);
 	}
-	read_heap(m);
-	m->open_fds = count_open_fds();
+	if (served) {
+		read_heap(m);
+		m->open_fds = count_open_fds();
+	}
 	if (!getrlimit(RLIMIT_NOFILE, &rl))
 		m->max_fds = rl.rlim_cur;
 	m->start_time_seconds = process_start_time();
@@ -281,6 +283,12 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  y->perf_map_bytes),
 		C("symbolizer_debuglink_too_big_total", "debuglink candidates too big to CRC-check", NULL,
 		  y->debuglink_too_big),
+		C("symbolizer_debug_plain_total", "debug files with compressed DWARF: opened from their decompressed "
+		  "copy, copies made, neither (inflated at open), copies removed for the directory's bound",
+		  "result=\"read\"", y->debug_plain_read),
+		C("symbolizer_debug_plain_total", NULL, "result=\"written\"", y->debug_plain_written),
+		C("symbolizer_debug_plain_total", NULL, "result=\"failed\"", y->debug_plain_failed),
+		C("symbolizer_debug_plain_total", NULL, "result=\"evicted\"", y->debug_plain_evicted),
 		C("symbolizer_modules_too_big_total", "binaries and debug files whose compressed sections claim more "
 		  "than half of --symbol-cache allows (kept without what they would inflate)", NULL, y->modules_too_big),
 		C("symbolizer_module_opens_total", "modules opened, by tier: full (debug info) or symbols (ELF symbols "
@@ -604,6 +612,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  "did not serve", "reason=\"no_history\"", y->maps_read_no_history),
 		C("symbolizer_maps_read_new_total", NULL, "reason=\"inherited\"", y->maps_read_inherited),
 		C("symbolizer_maps_read_new_total", NULL, "reason=\"gap\"", y->maps_read_gap),
+		C("symbolizer_maps_events_gap_total", "processes served from the mmap events whose history got a gap "
+		  "while they lived (records lost): read from /proc/PID/maps from then on", NULL, y->maps_events_gap),
 	};
 	static char end_labels[UNWIND_END_MAX][48];
 	static char reject_labels[TRACE_REJECT_MAX][48];

@@ -92,7 +92,7 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		m->allocs_stale = record_path_counters(src->records)->allocs_stale;
 		m->alloc_probes = *alloc_probes_counters(src->alloc_probes);
 	}
-	self_metrics_read_process(m);
+	self_metrics_read_process(m, src->metrics != NULL);
 }
 
 void self_report_update(struct self_report *r, const struct self_sources *src, uint64_t now)
@@ -357,9 +357,10 @@ void self_report_log_counters(const struct self_sources *src)
 	log_debug("process maps: %" PRIu64 " new processes from the kernel's mmap events (no /proc/PID/maps read), "
 		  "asked again %" PRIu64 " times; /proc/PID/maps read %" PRIu64 " times, new processes read: %" PRIu64
 		  " with no history, %" PRIu64 " forked not exec'd, %" PRIu64 " with a gap in their history; %" PRIu64
-		  " process checks answered from the events' mappings", ss->processes_from_events, ss->maps_events_rereads,
+		  " process checks answered from the events' mappings; %" PRIu64 " served from the events read from /proc "
+		  "after a gap", ss->processes_from_events, ss->maps_events_rereads,
 		  ss->maps_file_reads, ss->maps_read_no_history, ss->maps_read_inherited, ss->maps_read_gap,
-		  ss->maps_checks_from_events);
+		  ss->maps_checks_from_events, ss->maps_events_gap);
 	if (m.mmap_events_enabled)
 		log_debug("mmap events: %" PRIu64 " records read on %u CPUs, %" PRIu64 " lost, %" PRIu64 " malformed; "
 			  "histories: %" PRIu64 " pids now, %" PRIu64 " events kept, %" PRIu64 " pids dropped (full), %"
@@ -378,6 +379,10 @@ void self_report_log_counters(const struct self_sources *src)
 			  ss->kallsyms_joined, ss->kallsyms_cache_stale, ss->kallsyms_cache_refused, ss->kallsyms_cache_writes,
 			  ss->kallsyms_cache_write_failed, (double)ss->kallsyms_thread_ns / 1e6,
 			  (double)ss->kallsyms_thread_cpu_ns / 1e6, ss->kallsyms_lookups_before_read);
+	if (ss->debug_plain_read || ss->debug_plain_written || ss->debug_plain_failed)
+		log_debug("debug files kept decompressed: %" PRIu64 " opened from their copy, %" PRIu64 " copies made, %" PRIu64
+			  " neither (inflated at open), %" PRIu64 " removed for room", ss->debug_plain_read,
+			  ss->debug_plain_written, ss->debug_plain_failed, ss->debug_plain_evicted);
 	if (ss->modules_too_big)
 		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,

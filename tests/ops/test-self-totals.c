@@ -103,7 +103,7 @@ static void test_process_metrics(void **state)
 				"\nprocess_start_time_seconds " };
 
 	(void)state;
-	self_metrics_read_process(&m);
+	self_metrics_read_process(&m, true);
 	assert_true(m.open_fds >= 3);
 	assert_true(m.max_fds >= m.open_fds);
 	assert_true(m.virtual_bytes >= m.rss_bytes && m.rss_bytes > 0);

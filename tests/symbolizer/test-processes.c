@@ -10,12 +10,14 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -210,6 +212,105 @@ static void test_files_after_exit(void **state)
 	symbolizer_free(s);
 }
 
+/* A fake history: this process's own executable mapping only (the one holding marker_function),
+ * whole until gap is set. */
+struct fake_history {
+	struct symbolizer_mapping own;
+	char path[4096];
+	bool gap;
+	unsigned asked;
+};
+
+static int fake_history(void *ctx, pid_t pid, uint64_t start_ns, uint64_t time_ns, struct symbolizer_mapping *out,
+			size_t max, size_t *n, pid_t *root_pid, enum symbolizer_history_whole *whole)
+{
+	struct fake_history *h = ctx;
+
+	(void)pid, (void)start_ns, (void)time_ns, (void)max;
+	h->asked++;
+	out[0] = h->own;
+	*n = 1;
+	*root_pid = 0;
+	if (whole)
+		*whole = h->gap ? SYMBOLIZER_HISTORY_GAP : SYMBOLIZER_HISTORY_WHOLE;
+	return 0;
+}
+
+static void own_mapping(struct fake_history *h)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4608];
+	struct stat st;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, offset;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*u %4095s", &start, &end, &offset, h->path) == 4 &&
+		    marker >= start && marker < end) {
+			assert_int_equal(stat(h->path, &st), 0);
+			h->own = (struct symbolizer_mapping){ .start = start, .end = end, .offset = offset,
+				.dev = st.st_dev, .inode = st.st_ino, .path = h->path };
+			break;
+		}
+	}
+	fclose(f);
+	assert_non_null(h->own.path);
+}
+
+/* A process served from its history (no /proc/PID/maps read) whose history gets a gap while it lives
+ * (records lost): asked again, it is read from /proc from then on (counted), so a library it mapped
+ * is found; with a start time that is not the pid's any more, it is not read (its pid taken by
+ * another process): it keeps what it had, and is counted as changed. */
+static void test_gap_reads_proc(void **state)
+{
+	struct fake_history h = { 0 };
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_config){ .no_debuginfod = true });
+	uint64_t start = own_start_ns(), libc = (uint64_t)(uintptr_t)&getppid;
+	const struct symbolizer_stats *st = symbolizer_stats(s);
+	struct sym_frame f;
+
+	(void)state;
+	own_mapping(&h);
+	symbolizer_set_history(s, fake_history, &h);
+	assert_int_equal(symbolizer_prepare_instance_at(s, getpid(), 21, start, 1), 0);
+	assert_int_equal(st->processes_from_events, 1);
+	assert_int_equal(st->maps_file_reads, 0);
+	assert_int_equal(lookup(s, 21, marker, &f), 0);
+	assert_string_equal(f.lines[0].function, "marker_function");
+	/* Whole, the history is all there is: libc is not in it, and /proc is not read. */
+	assert_int_equal(symbolizer_refresh_instance(s, getpid(), 21, start), 0);
+	assert_int_equal(lookup(s, 21, libc, &f), -ENOENT); /* outside every mapping */
+	assert_int_equal(st->maps_file_reads, 0);
+	/* The gap: read from /proc once asked again. */
+	h.gap = true;
+	assert_int_equal(symbolizer_refresh_instance(s, getpid(), 21, start), 0);
+	assert_int_equal(st->maps_events_gap, 1);
+	assert_int_equal(st->maps_file_reads, 1);
+	assert_int_equal(lookup(s, 21, libc, &f), 0);
+	assert_true(f.has_mapping);
+	assert_int_equal(lookup(s, 21, marker, &f), 0);
+	assert_string_equal(f.lines[0].function, "marker_function");
+	/* From then on the history is not asked for it. */
+	h.asked = 0;
+	assert_int_equal(symbolizer_refresh_instance(s, getpid(), 21, start), 0);
+	assert_int_equal(h.asked, 0);
+	assert_int_equal(st->maps_file_reads, 2);
+
+	/* Another instance whose start time is not this pid's: refused after the gap, keeps its own. */
+	h.gap = false;
+	assert_int_equal(symbolizer_prepare_instance_at(s, getpid(), 22, start + 5000000000ULL, 1), 0);
+	h.gap = true;
+	assert_int_equal(symbolizer_refresh_instance(s, getpid(), 22, start + 5000000000ULL), -ESRCH);
+	assert_int_equal(st->maps_events_gap, 2);
+	assert_int_equal(st->process_changed, 1);
+	assert_int_equal(st->maps_file_reads, 2);
+	assert_int_equal(lookup(s, 22, marker, &f), 0);
+	assert_string_equal(f.lines[0].function, "marker_function");
+	assert_int_equal(lookup(s, 22, libc, &f), -ENOENT);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_start_time_checked),
 		cmocka_unit_test(test_stat_parse),
 		cmocka_unit_test(test_files_after_exit),
+		cmocka_unit_test(test_gap_reads_proc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
