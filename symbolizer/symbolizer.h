@@ -123,6 +123,8 @@ struct symbolizer_stats {
 				      history, or its start not recorded) */
 	uint64_t maps_read_inherited; /* ... a forked child that had not exec'd */
 	uint64_t maps_read_gap;    /* ... a history with a gap (records lost or let go, too many maps) */
+	uint64_t maps_read_unmapped; /* ... a whole history with no mapping yet (its first record taken
+				      in its execve, before the new program was mapped) */
 	uint64_t maps_events_gap;  /* processes served from their history whose history got a gap while
 				      they lived: read from /proc/PID/maps from then on (their start
 				      time checked first) */

@@ -497,6 +497,8 @@ static int maps_from_events(struct symbolizer *s, struct sym_process *p)
 			s->stats.maps_read_no_history++;
 		else if (first && !r && whole == SYMBOLIZER_HISTORY_INHERITED)
 			s->stats.maps_read_inherited++;
+		else if (first && !r && whole == SYMBOLIZER_HISTORY_WHOLE)
+			s->stats.maps_read_unmapped++; /* no mapping yet: sampled in its execve */
 		else if (first)
 			s->stats.maps_read_gap++;
 		return -ENODATA;

@@ -612,6 +612,7 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  "did not serve", "reason=\"no_history\"", y->maps_read_no_history),
 		C("symbolizer_maps_read_new_total", NULL, "reason=\"inherited\"", y->maps_read_inherited),
 		C("symbolizer_maps_read_new_total", NULL, "reason=\"gap\"", y->maps_read_gap),
+		C("symbolizer_maps_read_new_total", NULL, "reason=\"unmapped\"", y->maps_read_unmapped),
 		C("symbolizer_maps_events_gap_total", "processes served from the mmap events whose history got a gap "
 		  "while they lived (records lost): read from /proc/PID/maps from then on", NULL, y->maps_events_gap),
 	};

@@ -356,11 +356,12 @@ void self_report_log_counters(const struct self_sources *src)
 		  ss->modules_loaded, ss->module_open_failed);
 	log_debug("process maps: %" PRIu64 " new processes from the kernel's mmap events (no /proc/PID/maps read), "
 		  "asked again %" PRIu64 " times; /proc/PID/maps read %" PRIu64 " times, new processes read: %" PRIu64
-		  " with no history, %" PRIu64 " forked not exec'd, %" PRIu64 " with a gap in their history; %" PRIu64
+		   " with no history, %" PRIu64 " forked not exec'd, %" PRIu64 " with a gap in their history, %" PRIu64
+		  " with nothing mapped yet (in their execve); %" PRIu64
 		  " process checks answered from the events' mappings; %" PRIu64 " served from the events read from /proc "
 		  "after a gap", ss->processes_from_events, ss->maps_events_rereads,
 		  ss->maps_file_reads, ss->maps_read_no_history, ss->maps_read_inherited, ss->maps_read_gap,
-		  ss->maps_checks_from_events, ss->maps_events_gap);
+		  ss->maps_read_unmapped, ss->maps_checks_from_events, ss->maps_events_gap);
 	if (m.mmap_events_enabled)
 		log_debug("mmap events: %" PRIu64 " records read on %u CPUs, %" PRIu64 " lost, %" PRIu64 " malformed; "
 			  "histories: %" PRIu64 " pids now, %" PRIu64 " events kept, %" PRIu64 " pids dropped (full), %"
