@@ -31,6 +31,7 @@
 #include "ops/cpu_ceiling.h"
 #include "ops/loop_fds.h"
 #include "ops/loop_turns.h"
+#include "ops/memory_limit.h"
 #include "ops/memory_tune.h"
 #include "ops/metrics_server.h"
 #include "ops/run_env.h"
@@ -107,6 +108,8 @@ struct daemon {
 	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
 	struct status_line *status;        /* on a terminal, during the run: its progress, or NULL */
 	struct cpu_ceiling ceiling;        /* --max-cpu: what to shed now */
+	struct memory_limit memory;        /* --memory-limit: the symbol cache's share of it */
+	bool memory_over_logged;           /* the limit that cannot be kept is said once */
 	enum cpu_shed_level shed;          /* the level the last turn ran at */
 	struct aggregate *alloc_agg;       /* --alloc: the interval's sampled allocations, or NULL */
 	struct aggregate *inuse_agg;       /* --alloc: the live ones at the interval's end, or NULL */
@@ -137,7 +140,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.opts = d->opts, .sampler = d->sampler, .agg = d->agg, .sym = d->sym, .processes = d->processes,
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces, .jvm = d->jvm,
-		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .heap = d->heap, .alloc_probes = d->alloc_probes,
+		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .memory = &d->memory, .heap = d->heap, .alloc_probes = d->alloc_probes,
 		.turns = &d->turns, .mmap_events = d->mmap_events,
 	};
 }
@@ -394,6 +397,29 @@ static bool interval_full(struct daemon *d)
 	return d->export && aggregate_over_budget(d->agg, budget > bytes ? budget - bytes : 0);
 }
 
+/* --memory-limit: the symbol cache gets what the rest of the daemon leaves of it (ops/memory_limit.h);
+ * what it gives up goes back to the kernel at once, so the next check sees it gone. */
+static void keep_memory_limit(struct daemon *d, uint64_t now)
+{
+	const struct symbolizer_stats *st = symbolizer_stats(d->sym);
+	uint64_t rss, bound, evicted = st->byte_bound_evictions;
+
+	if (!d->memory.limit || memory_limit_read_rss(&rss))
+		return;
+	bound = memory_limit_update(&d->memory, now, rss, st->module_bytes + st->perf_map_bytes);
+	symbolizer_set_byte_bound(d->sym, bound > SIZE_MAX ? SIZE_MAX : (size_t)bound);
+	if (symbolizer_stats(d->sym)->byte_bound_evictions != evicted)
+		memory_tune_release();
+	if (rss > d->memory.limit && bound < SYMBOLIZER_MIN_BYTE_BOUND && !d->memory_over_logged) {
+		d->memory_over_logged = true;
+		log_warn("The memory limit (%.1f MiB) is not kept: %.1f MiB resident, of which %.1f MiB besides the "
+			 "symbol cache, at its least (%.0f MiB); otelprofd_memory_limit_over_total counts the checks over it",
+			 d->memory.limit / 1048576.0, rss / 1048576.0,
+			 (double)(rss > st->module_bytes + st->perf_map_bytes ? rss - st->module_bytes - st->perf_map_bytes : 0) / 1048576.0,
+			 SYMBOLIZER_MIN_BYTE_BOUND / 1048576.0);
+	}
+}
+
 /* Once a second: processes gone unsampled, then readiness, the metrics the server publishes, and
  * the periodic log summary. */
 static void tick(struct daemon *d, uint64_t now)
@@ -406,6 +432,7 @@ static void tick(struct daemon *d, uint64_t now)
 	/* Processes that ended without a sample wait for nothing: without this, a run writing one file
 	 * at its end would keep every process it saw. */
 	process_table_sweep_unsampled(d->processes, forget_process, d);
+	keep_memory_limit(d, now);
 	if (d->traces)
 		trace_table_tick(d->traces, now);
 	log_symbol_notices(d);
@@ -824,6 +851,7 @@ int main(int argc, char **argv)
 	record_path_set_time_offset(d.records, d.monotonic_to_unix_ns);
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;
 	cpu_ceiling_init(&d.ceiling, opts.max_cpu, d.start_monotonic_ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+	memory_limit_init(&d.memory, opts.memory_limit, d.start_monotonic_ns);
 	self_report_log_start(&opts, sampler_cpu_count(d.sampler));
 
 	d.status = status_line_new(&opts, d.start_monotonic_ns);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * --memory-limit: the daemon's resident memory (RSS) kept under a bound by the one part of it that
+ * follows the host's programs, the symbol cache. Each check gives the cache what the rest leaves:
+ *     bound = limit - the most RSS outside the cache (RSS - the cache's bytes) seen lately
+ * "lately": this window of MEMORY_LIMIT_WINDOW_NS and the one before, so that what comes and goes
+ * (an export's profile and requests, an interval's tables) is left room for between its peaks, and
+ * what comes to stay (gRPC's libraries at the first request, tables that grew) lowers the bound for
+ * good. The cache's bytes count whole the files it maps, of which only the pages touched are
+ * resident: the rest is then underestimated, never over, and the cache is not shrunk past what
+ * the limit needs. The symbolizer keeps the bound (symbolizer_set_byte_bound(): a floor of 16 MiB,
+ * no more than --symbol-cache; evictions counted) and admits no module at full cost again soon
+ * after it was evicted, so a bound that moves does not thrash. When the rest alone is over the
+ * limit, nothing more can be given up: counted (checks_over), the cache at its floor.
+ * Pure arithmetic on figures the caller reads (testable), but for memory_limit_read_rss().
+ */
+#ifndef OTELPROFD_MEMORY_LIMIT_H
+#define OTELPROFD_MEMORY_LIMIT_H
+
+#include <stdint.h>
+
+#define MEMORY_LIMIT_WINDOW_NS (30ULL * 1000000000ULL)
+
+struct memory_limit {
+	uint64_t limit;             /* bytes of RSS; 0: off (the cache keeps --symbol-cache) */
+	uint64_t window_start_ns;   /* CLOCK_MONOTONIC start of the current window */
+	uint64_t rest_now;          /* the most RSS outside the symbol cache seen in this window */
+	uint64_t rest_before;       /* ... in the window before */
+	uint64_t rss;               /* RSS at the last check */
+	uint64_t bound;             /* the symbol cache's bound the last check gave (before the
+				       symbolizer's floor and ceiling) */
+	uint64_t checks;            /* checks made */
+	uint64_t checks_over;       /* checks that found RSS over the limit */
+	uint64_t lowered;           /* checks that lowered the bound */
+};
+
+/* Start at now; limit 0 turns it off. */
+void memory_limit_init(struct memory_limit *l, uint64_t limit, uint64_t now);
+/* A check at now with the process's RSS and the bytes the symbol cache holds (its own account):
+ * the symbol cache's bound from now on (0 when the rest alone takes the limit). Off: UINT64_MAX. */
+uint64_t memory_limit_update(struct memory_limit *l, uint64_t now, uint64_t rss, uint64_t cache_bytes);
+/* The process's resident bytes now (/proc/self/statm). 0, or -errno. */
+int memory_limit_read_rss(uint64_t *bytes);
+
+#endif

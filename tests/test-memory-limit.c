@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+/* --memory-limit's arithmetic (ops/memory_limit.c): the symbol cache gets what the rest of the
+ * daemon leaves, the rest's peaks of this window and the last are left room for, and the limit
+ * that the rest alone is over is counted. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ops/memory_limit.h"
+
+#define MIB (1ULL << 20)
+#define S 1000000000ULL
+
+static void test_off(void **state)
+{
+	struct memory_limit l;
+
+	(void)state;
+	memory_limit_init(&l, 0, 0);
+	assert_true(memory_limit_update(&l, S, 500 * MIB, 0) == UINT64_MAX);
+	assert_int_equal(l.checks_over, 0);
+}
+
+/* The cache gets the limit less the rest (RSS less what the cache accounts for). */
+static void test_rest(void **state)
+{
+	struct memory_limit l;
+
+	(void)state;
+	memory_limit_init(&l, 48 * MIB, 0);
+	/* 20 MiB resident, 4 of them the cache's: the rest is 16, the cache may grow to 32. */
+	assert_int_equal(memory_limit_update(&l, S, 20 * MIB, 4 * MIB), 32 * MIB);
+	/* gRPC's libraries loaded: the rest is 26, the cache 22 (it held 30: lowered). */
+	assert_int_equal(memory_limit_update(&l, 2 * S, 56 * MIB, 30 * MIB), 22 * MIB);
+	assert_int_equal(l.checks_over, 1);
+	assert_int_equal(l.lowered, 1);
+	/* The cache accounts for more than is resident (its files' untouched pages): the rest is
+	 * never taken below 0, the bound never above the limit. */
+	memory_limit_init(&l, 48 * MIB, 0);
+	assert_int_equal(memory_limit_update(&l, S, 10 * MIB, 30 * MIB), 48 * MIB);
+}
+
+/* A peak of the rest (an export's profile) holds the bound down for this window and the next,
+ * then is forgotten; what stays keeps it down. */
+static void test_windows(void **state)
+{
+	struct memory_limit l;
+	uint64_t t = S;
+
+	(void)state;
+	memory_limit_init(&l, 48 * MIB, 0);
+	assert_int_equal(memory_limit_update(&l, t, 30 * MIB, 10 * MIB), 28 * MIB); /* rest 20 */
+	t += S;
+	assert_int_equal(memory_limit_update(&l, t, 38 * MIB, 10 * MIB), 20 * MIB); /* export: rest 28 */
+	t += S;
+	assert_int_equal(memory_limit_update(&l, t, 30 * MIB, 10 * MIB), 20 * MIB); /* held */
+	t += MEMORY_LIMIT_WINDOW_NS;
+	assert_int_equal(memory_limit_update(&l, t, 30 * MIB, 10 * MIB), 20 * MIB); /* the window before's */
+	t += MEMORY_LIMIT_WINDOW_NS;
+	assert_int_equal(memory_limit_update(&l, t, 30 * MIB, 10 * MIB), 28 * MIB); /* forgotten */
+	/* A stall of two windows forgets both. */
+	assert_int_equal(memory_limit_update(&l, t + S, 40 * MIB, 10 * MIB), 18 * MIB);
+	t += 3 * MEMORY_LIMIT_WINDOW_NS;
+	assert_int_equal(memory_limit_update(&l, t, 30 * MIB, 10 * MIB), 28 * MIB);
+}
+
+/* The rest alone over the limit: nothing left for the cache, every such check counted. */
+static void test_over(void **state)
+{
+	struct memory_limit l;
+
+	(void)state;
+	memory_limit_init(&l, 8 * MIB, 0);
+	assert_int_equal(memory_limit_update(&l, S, 30 * MIB, 4 * MIB), 0);
+	assert_int_equal(memory_limit_update(&l, 2 * S, 29 * MIB, 4 * MIB), 0);
+	assert_int_equal(l.checks_over, 2);
+	assert_int_equal(l.checks, 2);
+	assert_int_equal(l.rss, 29 * MIB);
+}
+
+/* The process's own RSS reads as a plausible size. */
+static void test_read_rss(void **state)
+{
+	uint64_t rss = 0;
+
+	(void)state;
+	assert_int_equal(memory_limit_read_rss(&rss), 0);
+	assert_true(rss > 64 * 1024 && rss < 64 * 1024 * MIB);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_off),
+		cmocka_unit_test(test_rest),
+		cmocka_unit_test(test_windows),
+		cmocka_unit_test(test_over),
+		cmocka_unit_test(test_read_rss),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
