@@ -316,6 +316,8 @@ static void submit_interval(struct daemon *d, struct profile *p, bool last)
 	}
 	if (last)
 		self_report_log_counters(&src);
+	if (d->memory.limit)
+		memory_limit_note_rss(); /* the interval's tables and the profile built from them */
 	export_loop_submit(d->export, p); /* p is the export loop's now */
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d->processes, forget_process, d);
@@ -406,6 +408,7 @@ static void keep_memory_limit(struct daemon *d, uint64_t now)
 
 	if (!d->memory.limit || memory_limit_read_rss(&rss))
 		return;
+	rss = memory_limit_take_noted(rss); /* an export's high point since the last check */
 	bound = memory_limit_update(&d->memory, now, rss, st->module_bytes + st->perf_map_bytes);
 	symbolizer_set_byte_bound(d->sym, bound > SIZE_MAX ? SIZE_MAX : (size_t)bound);
 	if (symbolizer_stats(d->sym)->byte_bound_evictions != evicted)
@@ -818,7 +821,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (d.export) /* each interval's profile and requests freed: the heap's free pages back */
-		export_loop_on_encoded(d.export, memory_tune_release);
+		export_loop_on_encoded(d.export, memory_tune_release, opts.memory_limit ? memory_limit_note_rss : NULL);
 	/* Exporting, an interval's samples are set aside at its end to be built in slices. */
 	if (d.export && (!(d.built_agg = aggregate_new(&limits)) || (d.off_agg && !(d.built_off_agg = aggregate_new(&limits))) ||
 			 (d.alloc_agg && !(d.built_alloc_agg = aggregate_new(&limits))))) {

@@ -90,6 +90,20 @@ static void test_read_rss(void **state)
 	assert_true(rss > 64 * 1024 && rss < 64 * 1024 * MIB);
 }
 
+/* A high point noted between checks (another thread's) counts at the next check, once. */
+static void test_noted(void **state)
+{
+	uint64_t rss = 0;
+
+	(void)state;
+	assert_int_equal(memory_limit_read_rss(&rss), 0);
+	assert_true(memory_limit_take_noted(1) == 1); /* nothing noted */
+	memory_limit_note_rss();
+	assert_true(memory_limit_take_noted(1) >= rss / 2);
+	assert_true(memory_limit_take_noted(1) == 1); /* forgotten once taken */
+	assert_true(memory_limit_take_noted(UINT64_MAX / 2) == UINT64_MAX / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -98,6 +112,7 @@ int main(void)
 		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_over),
 		cmocka_unit_test(test_read_rss),
+		cmocka_unit_test(test_noted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -56,4 +57,25 @@ int memory_limit_read_rss(uint64_t *bytes)
 		return -EIO;
 	*bytes = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
 	return 0;
+}
+
+/* The most RSS noted since the last check (0: none). */
+static _Atomic uint64_t noted_rss;
+
+void memory_limit_note_rss(void)
+{
+	uint64_t rss, seen;
+
+	if (memory_limit_read_rss(&rss))
+		return;
+	seen = atomic_load(&noted_rss);
+	while (rss > seen && !atomic_compare_exchange_weak(&noted_rss, &seen, rss))
+		;
+}
+
+uint64_t memory_limit_take_noted(uint64_t rss)
+{
+	uint64_t noted = atomic_exchange(&noted_rss, 0);
+
+	return noted > rss ? noted : rss;
 }

@@ -12,7 +12,9 @@
  * no more than --symbol-cache; evictions counted) and admits no module at full cost again soon
  * after it was evicted, so a bound that moves does not thrash. When the rest alone is over the
  * limit, nothing more can be given up: counted (checks_over), the cache at its floor.
- * Pure arithmetic on figures the caller reads (testable), but for memory_limit_read_rss().
+ * The checks are a second apart, and an export's memory (the profile built, then its requests) can
+ * come and go between two: its high points are noted as they happen (memory_limit_note_rss()).
+ * Pure arithmetic on figures the caller reads (testable), but for reading and noting the RSS.
  */
 #ifndef OTELPROFD_MEMORY_LIMIT_H
 #define OTELPROFD_MEMORY_LIMIT_H
@@ -41,5 +43,10 @@ void memory_limit_init(struct memory_limit *l, uint64_t limit, uint64_t now);
 uint64_t memory_limit_update(struct memory_limit *l, uint64_t now, uint64_t rss, uint64_t cache_bytes);
 /* The process's resident bytes now (/proc/self/statm). 0, or -errno. */
 int memory_limit_read_rss(uint64_t *bytes);
+/* Any thread, at a high point of memory that comes and goes between checks (an export's profile
+ * built, then encoded into requests): the RSS now is kept for the next check, the most of them. */
+void memory_limit_note_rss(void);
+/* The most of rss and the RSS noted since the last call (which forgets them): what a check uses. */
+uint64_t memory_limit_take_noted(uint64_t rss);
 
 #endif
