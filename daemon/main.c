@@ -388,12 +388,12 @@ static void export_last(struct daemon *d)
 	step_export(d, 0, open_deadline, true);
 }
 
-/* Exporting, the interval is over --interval-memory (all its aggregates together): the profile built
- * from it, its requests and the symbolizer's work at export grow with it. Ended now (counted), the
- * next one from now. */
+/* Exporting, the interval is over --interval-memory (all its aggregates together; less while
+ * --memory-limit is not kept: ops/memory_limit.h): the profile built from it, its requests and the
+ * symbolizer's work at export grow with it. Ended now (counted), the next one from now. */
 static bool interval_full(struct daemon *d)
 {
-	size_t budget = d->opts->interval_memory;
+	size_t budget = d->memory.limit ? d->memory.interval_budget : d->opts->interval_memory;
 	size_t bytes = (d->off_agg ? aggregate_bytes(d->off_agg) : 0) + (d->alloc_agg ? aggregate_bytes(d->alloc_agg) : 0);
 
 	return d->export && aggregate_over_budget(d->agg, budget > bytes ? budget - bytes : 0);
@@ -854,7 +854,8 @@ int main(int argc, char **argv)
 	record_path_set_time_offset(d.records, d.monotonic_to_unix_ns);
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;
 	cpu_ceiling_init(&d.ceiling, opts.max_cpu, d.start_monotonic_ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
-	memory_limit_init(&d.memory, opts.memory_limit, d.start_monotonic_ns);
+	memory_limit_init(&d.memory, opts.memory_limit, SYMBOLIZER_MIN_BYTE_BOUND, opts.interval_memory,
+			  d.start_monotonic_ns);
 	self_report_log_start(&opts, sampler_cpu_count(d.sampler));
 
 	d.status = status_line_new(&opts, d.start_monotonic_ns);

@@ -18,7 +18,7 @@ static void test_off(void **state)
 	struct memory_limit l;
 
 	(void)state;
-	memory_limit_init(&l, 0, 0);
+	memory_limit_init(&l, 0, 16 * MIB, 4 * MIB, 0);
 	assert_true(memory_limit_update(&l, S, 500 * MIB, 0) == UINT64_MAX);
 	assert_int_equal(l.checks_over, 0);
 }
@@ -29,7 +29,7 @@ static void test_rest(void **state)
 	struct memory_limit l;
 
 	(void)state;
-	memory_limit_init(&l, 48 * MIB, 0);
+	memory_limit_init(&l, 48 * MIB, 16 * MIB, 4 * MIB, 0);
 	/* 20 MiB resident, 4 of them the cache's: the rest is 16, the cache may grow to 32. */
 	assert_int_equal(memory_limit_update(&l, S, 20 * MIB, 4 * MIB), 32 * MIB);
 	/* gRPC's libraries loaded: the rest is 26, the cache 22 (it held 30: lowered). */
@@ -38,7 +38,7 @@ static void test_rest(void **state)
 	assert_int_equal(l.lowered, 1);
 	/* The cache accounts for more than is resident (its files' untouched pages): the rest is
 	 * never taken below 0, the bound never above the limit. */
-	memory_limit_init(&l, 48 * MIB, 0);
+	memory_limit_init(&l, 48 * MIB, 16 * MIB, 4 * MIB, 0);
 	assert_int_equal(memory_limit_update(&l, S, 10 * MIB, 30 * MIB), 48 * MIB);
 }
 
@@ -50,7 +50,7 @@ static void test_windows(void **state)
 	uint64_t t = S;
 
 	(void)state;
-	memory_limit_init(&l, 48 * MIB, 0);
+	memory_limit_init(&l, 48 * MIB, 16 * MIB, 4 * MIB, 0);
 	assert_int_equal(memory_limit_update(&l, t, 30 * MIB, 10 * MIB), 28 * MIB); /* rest 20 */
 	t += S;
 	assert_int_equal(memory_limit_update(&l, t, 38 * MIB, 10 * MIB), 20 * MIB); /* export: rest 28 */
@@ -72,12 +72,50 @@ static void test_over(void **state)
 	struct memory_limit l;
 
 	(void)state;
-	memory_limit_init(&l, 8 * MIB, 0);
+	memory_limit_init(&l, 8 * MIB, 16 * MIB, 4 * MIB, 0);
 	assert_int_equal(memory_limit_update(&l, S, 30 * MIB, 4 * MIB), 0);
 	assert_int_equal(memory_limit_update(&l, 2 * S, 29 * MIB, 4 * MIB), 0);
 	assert_int_equal(l.checks_over, 2);
 	assert_int_equal(l.checks, 2);
 	assert_int_equal(l.rss, 29 * MIB);
+}
+
+/* The cache at its floor and the limit still not kept: intervals end at half the bytes, at most
+ * once in MEMORY_LIMIT_SHRINK_NS, down to 1 MiB; back up once the cache has room, at most once in
+ * MEMORY_LIMIT_GROW_NS. */
+static void test_interval(void **state)
+{
+	struct memory_limit l;
+	uint64_t t = 100 * S;
+
+	(void)state;
+	memory_limit_init(&l, 48 * MIB, 16 * MIB, 4 * MIB, 0);
+	memory_limit_update(&l, t, 40 * MIB, 20 * MIB); /* rest 20: the cache gets 28, room */
+	assert_int_equal(l.interval_budget, 4 * MIB);
+	memory_limit_update(&l, t += S, 60 * MIB, 16 * MIB); /* rest 44: the cache would get 4 */
+	assert_int_equal(l.interval_budget, 2 * MIB);
+	assert_int_equal(l.intervals_shrunk, 1);
+	memory_limit_update(&l, t += S, 60 * MIB, 16 * MIB); /* not again within 10 s */
+	assert_int_equal(l.interval_budget, 2 * MIB);
+	memory_limit_update(&l, t += MEMORY_LIMIT_SHRINK_NS, 60 * MIB, 16 * MIB);
+	assert_int_equal(l.interval_budget, 1 * MIB);
+	memory_limit_update(&l, t += MEMORY_LIMIT_SHRINK_NS, 60 * MIB, 16 * MIB); /* 1 MiB at least */
+	assert_int_equal(l.interval_budget, 1 * MIB);
+	assert_int_equal(l.intervals_shrunk, 2);
+	/* Two quiet windows forget the peak: rest 20, the cache would get 28 >= 16 + 4 x 1: doubled,
+	 * then not again before MEMORY_LIMIT_GROW_NS, and only with room for 4 x 2 MiB over the floor. */
+	t += 2 * MEMORY_LIMIT_WINDOW_NS;
+	memory_limit_update(&l, t, 36 * MIB, 16 * MIB);
+	assert_int_equal(l.interval_budget, 2 * MIB);
+	memory_limit_update(&l, t += S, 36 * MIB, 16 * MIB);
+	assert_int_equal(l.interval_budget, 2 * MIB);
+	memory_limit_update(&l, t += MEMORY_LIMIT_GROW_NS, 42 * MIB, 16 * MIB); /* rest 26: 22 < 16 + 4 x 2 */
+	assert_int_equal(l.interval_budget, 2 * MIB);
+	t += 2 * MEMORY_LIMIT_WINDOW_NS;
+	memory_limit_update(&l, t, 30 * MIB, 16 * MIB); /* rest 14: 34 >= 16 + 4 x 2 */
+	assert_int_equal(l.interval_budget, 4 * MIB); /* never over --interval-memory */
+	memory_limit_update(&l, t += MEMORY_LIMIT_GROW_NS, 30 * MIB, 16 * MIB);
+	assert_int_equal(l.interval_budget, 4 * MIB);
 }
 
 /* The process's own RSS reads as a plausible size. */
@@ -113,6 +151,7 @@ int main(void)
 		cmocka_unit_test(test_over),
 		cmocka_unit_test(test_read_rss),
 		cmocka_unit_test(test_noted),
+		cmocka_unit_test(test_interval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,9 +8,31 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-void memory_limit_init(struct memory_limit *l, uint64_t limit, uint64_t now)
+void memory_limit_init(struct memory_limit *l, uint64_t limit, uint64_t cache_floor, size_t interval_memory,
+		       uint64_t now)
 {
-	*l = (struct memory_limit){ .limit = limit, .window_start_ns = now, .bound = limit ? limit : UINT64_MAX };
+	*l = (struct memory_limit){
+		.limit = limit, .window_start_ns = now, .bound = limit ? limit : UINT64_MAX, .cache_floor = cache_floor,
+		.interval_max = interval_memory, .interval_budget = interval_memory,
+	};
+}
+
+/* The second lever (see MEMORY_LIMIT_INTERVAL_MIN): intervals end smaller while the cache cannot
+ * give what the limit needs, and larger again once it has room. */
+static void step_interval(struct memory_limit *l, uint64_t now, uint64_t bound)
+{
+	if (bound < l->cache_floor && l->interval_budget > MEMORY_LIMIT_INTERVAL_MIN &&
+	    (!l->interval_changed_ns || now - l->interval_changed_ns >= MEMORY_LIMIT_SHRINK_NS)) {
+		l->interval_budget = l->interval_budget / 2 > MEMORY_LIMIT_INTERVAL_MIN ? l->interval_budget / 2
+											 : MEMORY_LIMIT_INTERVAL_MIN;
+		l->interval_changed_ns = now;
+		l->intervals_shrunk++;
+	} else if (l->interval_budget < l->interval_max &&
+		   bound >= l->cache_floor + MEMORY_LIMIT_GROW_ROOM * (uint64_t)l->interval_budget &&
+		   now - l->interval_changed_ns >= MEMORY_LIMIT_GROW_NS) {
+		l->interval_budget = l->interval_budget * 2 < l->interval_max ? l->interval_budget * 2 : l->interval_max;
+		l->interval_changed_ns = now;
+	}
 }
 
 uint64_t memory_limit_update(struct memory_limit *l, uint64_t now, uint64_t rss, uint64_t cache_bytes)
@@ -36,6 +58,7 @@ uint64_t memory_limit_update(struct memory_limit *l, uint64_t now, uint64_t rss,
 		l->lowered++;
 	l->rss = rss;
 	l->bound = bound;
+	step_interval(l, now, bound);
 	return bound;
 }
 

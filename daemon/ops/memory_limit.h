@@ -19,9 +19,20 @@
 #ifndef OTELPROFD_MEMORY_LIMIT_H
 #define OTELPROFD_MEMORY_LIMIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define MEMORY_LIMIT_WINDOW_NS (30ULL * 1000000000ULL)
+/* The second lever, once the symbol cache is at its floor and the limit still not kept: an export's
+ * memory (the profile built from the interval, its requests) grows with the interval, so intervals
+ * end at half the bytes (down to MEMORY_LIMIT_INTERVAL_MIN; at most once in
+ * MEMORY_LIMIT_SHRINK_NS), and at twice again (up to --interval-memory; at most once in
+ * MEMORY_LIMIT_GROW_NS) once the cache would have MEMORY_LIMIT_GROW_ROOM times the interval's
+ * bytes over its floor. Nothing is dropped: more, smaller requests are sent. */
+#define MEMORY_LIMIT_INTERVAL_MIN ((size_t)1 << 20)
+#define MEMORY_LIMIT_SHRINK_NS (10ULL * 1000000000ULL)
+#define MEMORY_LIMIT_GROW_NS (30ULL * 1000000000ULL)
+#define MEMORY_LIMIT_GROW_ROOM 4
 
 struct memory_limit {
 	uint64_t limit;             /* bytes of RSS; 0: off (the cache keeps --symbol-cache) */
@@ -34,12 +45,20 @@ struct memory_limit {
 	uint64_t checks;            /* checks made */
 	uint64_t checks_over;       /* checks that found RSS over the limit */
 	uint64_t lowered;           /* checks that lowered the bound */
+	uint64_t cache_floor;       /* the least bound the symbol cache takes */
+	size_t interval_max;        /* --interval-memory */
+	size_t interval_budget;     /* the bytes an interval may hold now: interval_max, or less */
+	uint64_t interval_changed_ns; /* when interval_budget last changed (0: never) */
+	uint64_t intervals_shrunk;  /* times interval_budget was halved */
 };
 
-/* Start at now; limit 0 turns it off. */
-void memory_limit_init(struct memory_limit *l, uint64_t limit, uint64_t now);
+/* Start at now; limit 0 turns it off. cache_floor: the symbol cache's least bound;
+ * interval_memory: --interval-memory. */
+void memory_limit_init(struct memory_limit *l, uint64_t limit, uint64_t cache_floor, size_t interval_memory,
+		       uint64_t now);
 /* A check at now with the process's RSS and the bytes the symbol cache holds (its own account):
- * the symbol cache's bound from now on (0 when the rest alone takes the limit). Off: UINT64_MAX. */
+ * the symbol cache's bound from now on (0 when the rest alone takes the limit; then
+ * interval_budget may be halved). Off: UINT64_MAX. */
 uint64_t memory_limit_update(struct memory_limit *l, uint64_t now, uint64_t rss, uint64_t cache_bytes);
 /* The process's resident bytes now (/proc/self/statm). 0, or -errno. */
 int memory_limit_read_rss(uint64_t *bytes);

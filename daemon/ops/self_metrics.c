@@ -354,6 +354,10 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  "otelprofd under (0: none)", NULL, m->memory.limit),
 		C("memory_limit_over_total", "checks (one a second) that found otelprofd's resident memory over "
 		  "--memory-limit", NULL, m->memory.checks_over),
+		G("memory_limit_interval_bytes", "--memory-limit: the bytes an export interval may hold now "
+		  "(--interval-memory, or less while the limit is not kept)", NULL, m->memory.interval_budget),
+		C("memory_limit_intervals_shrunk_total", "times --memory-limit halved the bytes an export interval "
+		  "may hold (the symbol cache at its floor and the limit still not kept)", NULL, m->memory.intervals_shrunk),
 		G("heap_bytes", "the C library allocator's bytes: given out (in_use) and held free in its arenas (free)",
 		  "state=\"in_use\"", m->heap_in_use_bytes),
 		G("heap_bytes", NULL, "state=\"free\"", m->heap_free_bytes),

@@ -325,9 +325,10 @@ void self_report_log_counters(const struct self_sources *src)
 	if (m.memory.limit)
 		log_debug("memory limit %.1f MiB: %" PRIu64 " of %" PRIu64 " checks over it (%.1f MiB resident at the last); "
 			  "symbol cache kept under %.1f MiB, %" PRIu64 " times lowered, %" PRIu64 " modules and perf maps "
-			  "evicted for it", (double)m.memory.limit / (1 << 20), m.memory.checks_over, m.memory.checks,
-			  (double)m.memory.rss / (1 << 20), (double)ss->module_byte_bound / (1 << 20), m.memory.lowered,
-			  ss->byte_bound_evictions);
+			  "evicted for it; intervals end at %.1f MiB (%" PRIu64 " times halved)", (double)m.memory.limit / (1 << 20),
+			  m.memory.checks_over, m.memory.checks, (double)m.memory.rss / (1 << 20),
+			  (double)ss->module_byte_bound / (1 << 20), m.memory.lowered, ss->byte_bound_evictions,
+			  (double)m.memory.interval_budget / (1 << 20), m.memory.intervals_shrunk);
 	if (m.ceiling.max_percent > 0) {
 		uint64_t kernel_lost = m.bpf[OTELPROF_CNT_CPU_SHED_SPENT], sampled = m.bpf[OTELPROF_CNT_CPU_SHED_SAMPLED];
 
