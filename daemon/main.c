@@ -404,11 +404,15 @@ static bool interval_full(struct daemon *d)
 static void keep_memory_limit(struct daemon *d, uint64_t now)
 {
 	const struct symbolizer_stats *st = symbolizer_stats(d->sym);
-	uint64_t rss, bound, evicted = st->byte_bound_evictions;
+	uint64_t rss, noted, bound, evicted = st->byte_bound_evictions;
 
 	if (!d->memory.limit || memory_limit_read_rss(&rss))
 		return;
-	rss = memory_limit_take_noted(rss); /* an export's high point since the last check */
+	noted = memory_limit_take_noted(); /* an export's high point since the last check */
+	if (noted) {
+		memory_limit_export_seen(&d->memory, now);
+		rss = noted > rss ? noted : rss;
+	}
 	bound = memory_limit_update(&d->memory, now, rss, st->module_bytes + st->perf_map_bytes);
 	symbolizer_set_byte_bound(d->sym, bound > SIZE_MAX ? SIZE_MAX : (size_t)bound);
 	if (symbolizer_stats(d->sym)->byte_bound_evictions != evicted)
@@ -856,6 +860,8 @@ int main(int argc, char **argv)
 	cpu_ceiling_init(&d.ceiling, opts.max_cpu, d.start_monotonic_ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
 	memory_limit_init(&d.memory, opts.memory_limit, SYMBOLIZER_MIN_BYTE_BOUND, opts.interval_memory,
 			  d.start_monotonic_ns);
+	if (d.export)
+		d.memory.reserve = MEMORY_LIMIT_FIRST_EXPORT;
 	self_report_log_start(&opts, sampler_cpu_count(d.sampler));
 
 	d.status = status_line_new(&opts, d.start_monotonic_ns);

@@ -118,6 +118,29 @@ static void test_interval(void **state)
 	assert_int_equal(l.interval_budget, 4 * MIB);
 }
 
+/* Exporting, the first exports' memory is counted before they come, and for a window after the
+ * first is seen. */
+static void test_reserve(void **state)
+{
+	struct memory_limit l;
+	uint64_t t = S;
+
+	(void)state;
+	memory_limit_init(&l, 48 * MIB, 16 * MIB, 4 * MIB, 0);
+	l.reserve = MEMORY_LIMIT_FIRST_EXPORT;
+	assert_int_equal(memory_limit_update(&l, t, 14 * MIB, 4 * MIB), 22 * MIB); /* rest 10 + 16 */
+	memory_limit_update(&l, t += 60 * S, 14 * MIB, 4 * MIB);
+	assert_int_equal(l.reserve, 16 * MIB); /* no export seen yet */
+	memory_limit_export_seen(&l, t);
+	memory_limit_export_seen(&l, t + 5 * S); /* the first only */
+	memory_limit_update(&l, t += MEMORY_LIMIT_WINDOW_NS - S, 14 * MIB, 4 * MIB);
+	assert_int_equal(l.reserve, 16 * MIB);
+	memory_limit_update(&l, t += S, 14 * MIB, 4 * MIB);
+	assert_int_equal(l.reserve, 0);
+	/* The reserve's peak leaves with its windows. */
+	assert_int_equal(memory_limit_update(&l, t += 2 * MEMORY_LIMIT_WINDOW_NS, 24 * MIB, 4 * MIB), 28 * MIB);
+}
+
 /* The process's own RSS reads as a plausible size. */
 static void test_read_rss(void **state)
 {
@@ -135,11 +158,11 @@ static void test_noted(void **state)
 
 	(void)state;
 	assert_int_equal(memory_limit_read_rss(&rss), 0);
-	assert_true(memory_limit_take_noted(1) == 1); /* nothing noted */
+	assert_true(memory_limit_take_noted() == 0); /* nothing noted */
 	memory_limit_note_rss();
-	assert_true(memory_limit_take_noted(1) >= rss / 2);
-	assert_true(memory_limit_take_noted(1) == 1); /* forgotten once taken */
-	assert_true(memory_limit_take_noted(UINT64_MAX / 2) == UINT64_MAX / 2);
+	memory_limit_note_rss();
+	assert_true(memory_limit_take_noted() >= rss / 2);
+	assert_true(memory_limit_take_noted() == 0); /* forgotten once taken */
 }
 
 int main(void)
@@ -152,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_read_rss),
 		cmocka_unit_test(test_noted),
 		cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_reserve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,9 @@ uint64_t memory_limit_update(struct memory_limit *l, uint64_t now, uint64_t rss,
 
 	if (!l->limit)
 		return UINT64_MAX;
+	if (l->reserve && l->reserve_until_ns && now >= l->reserve_until_ns)
+		l->reserve = 0;
+	rest += l->reserve;
 	if (now - l->window_start_ns >= MEMORY_LIMIT_WINDOW_NS) {
 		/* A window with no check between (a stalled loop) leaves nothing to remember. */
 		l->rest_before = now - l->window_start_ns >= 2 * MEMORY_LIMIT_WINDOW_NS ? 0 : l->rest_now;
@@ -96,9 +99,13 @@ void memory_limit_note_rss(void)
 		;
 }
 
-uint64_t memory_limit_take_noted(uint64_t rss)
+uint64_t memory_limit_take_noted(void)
 {
-	uint64_t noted = atomic_exchange(&noted_rss, 0);
+	return atomic_exchange(&noted_rss, 0);
+}
 
-	return noted > rss ? noted : rss;
+void memory_limit_export_seen(struct memory_limit *l, uint64_t now)
+{
+	if (l->reserve && !l->reserve_until_ns)
+		l->reserve_until_ns = now + MEMORY_LIMIT_WINDOW_NS;
 }

@@ -33,6 +33,11 @@
 #define MEMORY_LIMIT_SHRINK_NS (10ULL * 1000000000ULL)
 #define MEMORY_LIMIT_GROW_NS (30ULL * 1000000000ULL)
 #define MEMORY_LIMIT_GROW_ROOM 4
+/* Counted in the rest before an export was seen (and for a window after the first, until its
+ * peaks are the window's): what the first exports bring, gRPC's libraries loaded at the first
+ * request (10 MiB here) and an export's profile and requests. Without it the cache filled to what
+ * the start left and the first exports went over the limit before the checks saw them. */
+#define MEMORY_LIMIT_FIRST_EXPORT ((uint64_t)16 << 20)
 
 struct memory_limit {
 	uint64_t limit;             /* bytes of RSS; 0: off (the cache keeps --symbol-cache) */
@@ -50,6 +55,9 @@ struct memory_limit {
 	size_t interval_budget;     /* the bytes an interval may hold now: interval_max, or less */
 	uint64_t interval_changed_ns; /* when interval_budget last changed (0: never) */
 	uint64_t intervals_shrunk;  /* times interval_budget was halved */
+	uint64_t reserve;           /* counted in the rest until reserve_until_ns: set by the caller
+				       (MEMORY_LIMIT_FIRST_EXPORT when exporting), 0 once past */
+	uint64_t reserve_until_ns;  /* 0: until the first export is seen (memory_limit_export_seen()) */
 };
 
 /* Start at now; limit 0 turns it off. cache_floor: the symbol cache's least bound;
@@ -60,12 +68,14 @@ void memory_limit_init(struct memory_limit *l, uint64_t limit, uint64_t cache_fl
  * the symbol cache's bound from now on (0 when the rest alone takes the limit; then
  * interval_budget may be halved). Off: UINT64_MAX. */
 uint64_t memory_limit_update(struct memory_limit *l, uint64_t now, uint64_t rss, uint64_t cache_bytes);
+/* An export's high point was noted at now: the reserve goes a window later (the first only). */
+void memory_limit_export_seen(struct memory_limit *l, uint64_t now);
 /* The process's resident bytes now (/proc/self/statm). 0, or -errno. */
 int memory_limit_read_rss(uint64_t *bytes);
 /* Any thread, at a high point of memory that comes and goes between checks (an export's profile
  * built, then encoded into requests): the RSS now is kept for the next check, the most of them. */
 void memory_limit_note_rss(void);
-/* The most of rss and the RSS noted since the last call (which forgets them): what a check uses. */
-uint64_t memory_limit_take_noted(uint64_t rss);
+/* The most RSS noted since the last call (which forgets it); 0: none. */
+uint64_t memory_limit_take_noted(void);
 
 #endif
