@@ -81,41 +81,39 @@ static void test_over(void **state)
 }
 
 /* The cache at its floor and the limit still not kept: intervals end at half the bytes, at most
- * once in MEMORY_LIMIT_SHRINK_NS, down to 1 MiB; back up once the cache has room, at most once in
- * MEMORY_LIMIT_GROW_NS. */
+ * once in MEMORY_LIMIT_SHRINK_NS, down to 2 MiB; back up once the cache has room. */
 static void test_interval(void **state)
 {
 	struct memory_limit l;
 	uint64_t t = 100 * S;
 
 	(void)state;
-	memory_limit_init(&l, 48 * MIB, 16 * MIB, 4 * MIB, 0);
+	memory_limit_init(&l, 48 * MIB, 16 * MIB, 8 * MIB, 0);
 	memory_limit_update(&l, t, 40 * MIB, 20 * MIB); /* rest 20: the cache gets 28, room */
-	assert_int_equal(l.interval_budget, 4 * MIB);
+	assert_int_equal(l.interval_budget, 8 * MIB);
 	memory_limit_update(&l, t += S, 60 * MIB, 16 * MIB); /* rest 44: the cache would get 4 */
-	assert_int_equal(l.interval_budget, 2 * MIB);
+	assert_int_equal(l.interval_budget, 4 * MIB);
 	assert_int_equal(l.intervals_shrunk, 1);
 	memory_limit_update(&l, t += S, 60 * MIB, 16 * MIB); /* not again within 10 s */
-	assert_int_equal(l.interval_budget, 2 * MIB);
+	assert_int_equal(l.interval_budget, 4 * MIB);
 	memory_limit_update(&l, t += MEMORY_LIMIT_SHRINK_NS, 60 * MIB, 16 * MIB);
-	assert_int_equal(l.interval_budget, 1 * MIB);
-	memory_limit_update(&l, t += MEMORY_LIMIT_SHRINK_NS, 60 * MIB, 16 * MIB); /* 1 MiB at least */
-	assert_int_equal(l.interval_budget, 1 * MIB);
+	assert_int_equal(l.interval_budget, 2 * MIB);
+	memory_limit_update(&l, t += MEMORY_LIMIT_SHRINK_NS, 60 * MIB, 16 * MIB); /* 2 MiB at least */
+	assert_int_equal(l.interval_budget, 2 * MIB);
 	assert_int_equal(l.intervals_shrunk, 2);
-	/* Two quiet windows forget the peak: rest 20, the cache would get 28 >= 16 + 4 x 1: doubled,
-	 * then not again before MEMORY_LIMIT_GROW_NS, and only with room for 4 x 2 MiB over the floor. */
+	/* Two windows later, rest 26: the cache would get 22 < 16 + 4 x 2 MiB: not yet. */
+	t += 2 * MEMORY_LIMIT_WINDOW_NS;
+	memory_limit_update(&l, t, 42 * MIB, 16 * MIB);
+	assert_int_equal(l.interval_budget, 2 * MIB);
+	/* Two more, rest 20: 28 >= 24, doubled; then not again before MEMORY_LIMIT_GROW_NS. */
 	t += 2 * MEMORY_LIMIT_WINDOW_NS;
 	memory_limit_update(&l, t, 36 * MIB, 16 * MIB);
-	assert_int_equal(l.interval_budget, 2 * MIB);
-	memory_limit_update(&l, t += S, 36 * MIB, 16 * MIB);
-	assert_int_equal(l.interval_budget, 2 * MIB);
-	memory_limit_update(&l, t += MEMORY_LIMIT_GROW_NS, 42 * MIB, 16 * MIB); /* rest 26: 22 < 16 + 4 x 2 */
-	assert_int_equal(l.interval_budget, 2 * MIB);
-	t += 2 * MEMORY_LIMIT_WINDOW_NS;
-	memory_limit_update(&l, t, 30 * MIB, 16 * MIB); /* rest 14: 34 >= 16 + 4 x 2 */
-	assert_int_equal(l.interval_budget, 4 * MIB); /* never over --interval-memory */
-	memory_limit_update(&l, t += MEMORY_LIMIT_GROW_NS, 30 * MIB, 16 * MIB);
 	assert_int_equal(l.interval_budget, 4 * MIB);
+	t += 2 * MEMORY_LIMIT_WINDOW_NS;
+	memory_limit_update(&l, t, 20 * MIB, 16 * MIB); /* rest 4: 44 >= 16 + 4 x 4 */
+	assert_int_equal(l.interval_budget, 8 * MIB);
+	memory_limit_update(&l, t += MEMORY_LIMIT_GROW_NS, 20 * MIB, 16 * MIB);
+	assert_int_equal(l.interval_budget, 8 * MIB); /* never over --interval-memory */
 }
 
 /* Exporting, the first exports' memory is counted before they come, and for a window after the

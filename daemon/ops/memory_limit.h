@@ -25,11 +25,12 @@
 #define MEMORY_LIMIT_WINDOW_NS (30ULL * 1000000000ULL)
 /* The second lever, once the symbol cache is at its floor and the limit still not kept: an export's
  * memory (the profile built from the interval, its requests) grows with the interval, so intervals
- * end at half the bytes (down to MEMORY_LIMIT_INTERVAL_MIN; at most once in
+ * end at half the bytes (down to MEMORY_LIMIT_INTERVAL_MIN, 2 MiB: at 1 MiB, a build every half
+ * second at 20,000 samples a second, more were dropped; at most once in
  * MEMORY_LIMIT_SHRINK_NS), and at twice again (up to --interval-memory; at most once in
  * MEMORY_LIMIT_GROW_NS) once the cache would have MEMORY_LIMIT_GROW_ROOM times the interval's
  * bytes over its floor. Nothing is dropped: more, smaller requests are sent. */
-#define MEMORY_LIMIT_INTERVAL_MIN ((size_t)1 << 20)
+#define MEMORY_LIMIT_INTERVAL_MIN ((size_t)2 << 20)
 #define MEMORY_LIMIT_SHRINK_NS (10ULL * 1000000000ULL)
 #define MEMORY_LIMIT_GROW_NS (30ULL * 1000000000ULL)
 #define MEMORY_LIMIT_GROW_ROOM 4
