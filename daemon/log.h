@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Logging for the daemon: one line per event on stderr, prefixed with the program name; when stderr
- * is the journal, with the line's sd-daemon priority prefix ("<4>") instead. */
+ * is the journal, with the line's sd-daemon priority prefix ("<4>") instead.
+ *
+ * Once log_start_writer() has run, a line logged never waits for stderr: it goes to a bounded queue
+ * that a thread of its own writes out (stderr a full pipe or a stalled journal stops that thread,
+ * not the caller). A line that does not fit is dropped and counted (log_lines_dropped()), and a
+ * "N log lines dropped" line is written where they are missing once the writer catches up. Before
+ * that, and in a forked child, lines are written at once. */
 #ifndef OTELPROFD_LOG_H
 #define OTELPROFD_LOG_H
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
@@ -13,6 +21,16 @@ enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBU
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Starts the writer thread (once), which runs at_start (NULL: nothing) first: the thread has its
+ * creator's capabilities and signal mask. Its queue holds max_bytes (0: 256 KiB, LOG_QUEUE_BYTES).
+ * 0 or -errno (lines are then still written at once). */
+int log_start_writer(void (*at_start)(void), size_t max_bytes);
+/* Waits until the queued lines are written, or until a write has not returned for 200 ms (stderr not
+ * read: those lines are left; at once when it has been so long already). For the end of the run;
+ * does nothing without the writer. */
+void log_drain(void);
+/* Lines dropped so far because the queue was full (self-metric otelprofd_log_lines_dropped_total). */
+uint64_t log_lines_dropped(void);
 /* Logs each line of text (split at newlines, empty lines skipped) as "<tag>: line". */
 void log_lines(enum log_level level, const char *tag, const char *text);
 

@@ -678,6 +678,12 @@ out:
 	return r;
 }
 
+/* The log writer thread's first act: it only writes to stderr. */
+static void drop_all_capabilities(void)
+{
+	privileges_keep_only(0);
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts;
@@ -715,6 +721,12 @@ int main(int argc, char **argv)
 		log_error("Failed to block signals: %s", strerror(-r));
 		goto out;
 	}
+	/* From here on a line logged never waits for stderr (a full pipe, a stalled journal): the run
+	 * goes on, lines that do not fit the writer's queue are dropped and counted. After the signals are
+	 * blocked (the thread inherits that); the thread drops every capability itself. */
+	r = log_start_writer(drop_all_capabilities, run_env_test_ms("OTELPROFD_TEST_LOG_QUEUE_BYTES"));
+	if (r)
+		log_warn("Failed to start the log writer thread: %s; a stderr not read in time stops the run", strerror(-r));
 	/* Forked now, small and with every capability still there: it keeps only what taking on a
 	 * JVM's user needs, and the daemon drops those below. */
 	if (!opts.no_jvm_attach && !(d.jvm_broker = jvm_broker_start(JVM_BROKER_CAPS)))
@@ -924,6 +936,7 @@ out:
 	aggregate_free(d.built_off_agg);
 	aggregate_free(d.built_alloc_agg);
 	options_free(&opts);
+	log_drain(); /* bounded: a stderr nobody reads leaves its lines */
 	if (symbolizer_open_left_running()) {
 		/* An open still runs on its thread: exit handlers (libraries', the leak checker's) must
 		 * not run under it. */

@@ -75,6 +75,15 @@ struct elf_module_counters {
 	uint64_t index_builds_at_lookup; /* module indexes a lookup built instead: what the open could
 				       not (out of memory), and .debug_frame read alone, which the
 				       open leaves to the rare lookup that needs it */
+	uint64_t cus_prebuilt;      /* the largest compile units' (CU_PREBUILD_MIN_BYTES) function
+				       index and line program reader built by the open instead */
+	uint64_t cus_prebuilt_cpu_ns; /* the CPU time that took */
+	uint64_t cu_builds;         /* compile units' first lookups: their function index and line
+				       program reader built by the lookup, on the caller's thread */
+	uint64_t cu_build_ns;       /* their wall time in all */
+	uint64_t cu_build_cpu_ns;   /* their CPU time in all (the wall time less waits for a CPU) */
+	uint64_t cu_build_ns_max;   /* the longest, wall */
+	uint64_t cu_build_cpu_ns_max; /* the most CPU time of one */
 };
 
 struct elf_module;

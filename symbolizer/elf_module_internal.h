@@ -117,6 +117,7 @@ struct elf_module {
 	struct func_range *cu_ranges; /* compile units by address (files without .debug_aranges) */
 	size_t ncu_ranges;
 	bool cu_ranges_built;
+	bool in_open;             /* the open builds the largest CUs' indexes (not a lookup's work) */
 
 	struct gopclntab *go;     /* the Go function table, or NULL (not Go, or refused) */
 	char *go_build_id;        /* from .note.go.buildid, or NULL */

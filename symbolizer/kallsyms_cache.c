@@ -382,7 +382,7 @@ int kallsyms_cache_write(const char *path, const struct kallsyms *k, const struc
 	size_t n = 0;
 	int fd, r = 0;
 
-	if (!k || k->hidden || k->partial || !k->count)
+	if (!k || k->file || k->hidden || k->partial || !k->count) /* a full read's, in memory */
 		return -EINVAL;
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -420,7 +420,7 @@ int kallsyms_cache_join(struct kallsyms *cached, const struct kallsyms *full)
 	struct kallsyms *c;
 	size_t n = 0, names = 0, at = 0, lasting_count = 0;
 
-	if (!cached || !full || !cached->file || cached->changing || full->hidden || full->partial)
+	if (!cached || !full || !cached->file || cached->changing || full->file || full->hidden || full->partial)
 		return -EINVAL;
 	for (size_t i = 0; i < full->count; i++) {
 		if (lasting(full, &full->syms[i])) {

@@ -2,7 +2,7 @@
 /* The symbolizer's life cycle, kernel lookups through kallsyms, and the periodic maintenance. */
 #include "symbolizer_internal.h"
 #include "proc_maps_share.h"
-#include "kallsyms_cache.h"
+#include "kallsyms_reader.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,119 +21,79 @@ uint64_t symbolizer__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* FNV-1a of a small file (0 when it cannot be read): tells when kernel modules changed. */
-static uint64_t hash_file(const char *path)
+/* A read of the kernel's symbols (whole when full) as s knows the cache now. */
+static struct kallsyms_read kallsyms_job(const struct symbolizer *s, bool full)
 {
-	uint64_t h = 1469598103934665603ULL;
-	char buf[4096];
-	size_t n;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return 0;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		for (size_t i = 0; i < n; i++)
-			h = (h ^ (unsigned char)buf[i]) * 1099511628211ULL;
-	fclose(f);
-	return h;
+	return (struct kallsyms_read){
+		.kallsyms_path = s->config.kallsyms_path, .cache_path = s->config.kallsyms_cache_path, .full = full,
+		.cache_known = s->kallsyms_cache_known, .cached_modules_hash = s->kallsyms_cached_modules_hash,
+	};
 }
 
-/* The table saved by an earlier run of this boot (kallsyms_cache.h), or NULL; key is filled for a
- * save after a full read (key->head_len 0: no cache). */
-static struct kallsyms *cached_kallsyms(struct symbolizer *s, struct kallsyms_cache_key *key)
+/* A read done: its table replaces the one held (kept when the read failed), its counts added. */
+static void take_kallsyms(struct symbolizer *s, struct kallsyms_read *job)
 {
-	struct kallsyms *k;
+	const struct kallsyms_read_counts *c = &job->counts;
 
-	key->head_len = 0;
-	if (!s->config.kallsyms_cache_path ||
-	    kallsyms_cache_key_read(key, s->config.kallsyms_path, s->modules_hash, NULL, NULL)) {
-		key->head_len = 0;
-		return NULL;
-	}
-	if (s->kallsyms_cache_known && s->kallsyms_cached_modules_hash != s->modules_hash)
-		return NULL; /* modules changed since this run read or wrote it */
-	k = kallsyms_cache_read(s->config.kallsyms_cache_path, key);
-	if (k) {
-		s->stats.kallsyms_cache_hits++;
-		s->kallsyms_cache_known = true;
-		s->kallsyms_cached_modules_hash = s->modules_hash;
-	} else if (errno == EPERM || errno == EBADMSG) {
-		s->stats.kallsyms_cache_refused++;
-	} else if (errno != ENOMEM) {
-		s->stats.kallsyms_cache_stale++;
-	}
-	return k;
-}
-
-/* Save a full read for the next run of this boot, unless the file holds it already. */
-static void save_kallsyms(struct symbolizer *s, const struct kallsyms *k, const struct kallsyms_cache_key *key)
-{
-	if (!key->head_len || !k || kallsyms_hidden(k) || !kallsyms_count(k) ||
-	    (s->kallsyms_cache_known && s->kallsyms_cached_modules_hash == s->modules_hash) ||
-	    hash_file("/proc/modules") != s->modules_hash) /* changed during the read: not this key's */
-		return;
-	if (kallsyms_cache_write(s->config.kallsyms_cache_path, k, key)) {
-		s->stats.kallsyms_cache_write_failed++;
-		return;
-	}
-	s->stats.kallsyms_cache_writes++;
-	s->kallsyms_cache_known = true;
-	s->kallsyms_cached_modules_hash = s->modules_hash;
-}
-
-/* A full read kept as the cache's table, mapped, and the few symbols the cache leaves out, when the
- * cache holds this key's table: the same lookups with 5 MiB less on the heap. Else full itself. */
-static struct kallsyms *joined_with_cache(struct symbolizer *s, struct kallsyms *full,
-					  const struct kallsyms_cache_key *key)
-{
-	struct kallsyms *cached;
-
-	if (!full || !key->head_len || !s->kallsyms_cache_known || s->kallsyms_cached_modules_hash != s->modules_hash)
-		return full;
-	cached = kallsyms_cache_read(s->config.kallsyms_cache_path, key);
-	if (!cached || kallsyms_cache_join(cached, full)) {
-		kallsyms_free(cached);
-		return full;
-	}
-	s->stats.kallsyms_joined++;
-	kallsyms_free(full);
-	return cached;
-}
-
-/* Kernel symbols from the cache when it holds this boot's (unless full), else read whole. */
-static void load_kallsyms(struct symbolizer *s, bool full)
-{
-	struct kallsyms_cache_key key = { 0 };
-	struct kallsyms *k = NULL;
-
-	s->modules_hash = hash_file("/proc/modules");
-	if (!full)
-		k = cached_kallsyms(s, &key);
-	else if (s->config.kallsyms_cache_path &&
-		 kallsyms_cache_key_read(&key, s->config.kallsyms_path, s->modules_hash, NULL, NULL))
-		key.head_len = 0;
-	if (!k) {
-		s->stats.kallsyms_full_reads++;
-		k = kallsyms_load(s->config.kallsyms_path);
-		if (k && !strcmp(s->config.kallsyms_path, "/proc/kallsyms")) {
-			FILE *modules = fopen("/proc/modules", "re"); /* bounds each module's last symbol */
-
-			if (modules) {
-				kallsyms_set_module_ranges(k, modules);
-				fclose(modules);
-			}
-		}
-		save_kallsyms(s, k, &key);
-		k = joined_with_cache(s, k, &key);
-	}
+	s->modules_hash = job->modules_hash;
+	s->kallsyms_cache_known = job->cache_known;
+	s->kallsyms_cached_modules_hash = job->cached_modules_hash;
+	s->stats.kallsyms_cache_hits += c->cache_hits;
+	s->stats.kallsyms_cache_stale += c->cache_stale;
+	s->stats.kallsyms_cache_refused += c->cache_refused;
+	s->stats.kallsyms_cache_writes += c->cache_writes;
+	s->stats.kallsyms_cache_write_failed += c->cache_write_failed;
+	s->stats.kallsyms_full_reads += c->full_reads;
+	s->stats.kallsyms_joined += c->joined;
 	s->kallsyms_loaded_ns = symbolizer__now_ns();
 	s->changeable_lookups_at_load = s->changeable_lookups;
-	s->kallsyms_full_failed = !k;
-	if (!k && s->kallsyms)
+	s->kallsyms_full_failed = !job->table;
+	if (!job->table && s->kallsyms)
 		return; /* keep the old table rather than none */
 	kallsyms_free(s->kallsyms);
-	s->kallsyms = k;
-	s->stats.kallsyms_hidden = kallsyms_hidden(k);
+	s->kallsyms = job->table;
+	s->stats.kallsyms_hidden = kallsyms_hidden(job->table);
+}
+
+/* Kernel symbols from the cache when it holds this boot's (unless full), else read whole; here. */
+static void load_kallsyms(struct symbolizer *s, bool full)
+{
+	struct kallsyms_read job = kallsyms_job(s, full);
+
+	kallsyms_read_run(&job);
+	take_kallsyms(s, &job);
+}
+
+/* The read running on the reader's thread, taken in when it is done by deadline_ns (a past one such
+ * as 1: no wait; 0: until it is). Whether one was taken. */
+static bool settle_kallsyms(struct symbolizer *s, uint64_t deadline_ns)
+{
+	struct kallsyms_read job;
+
+	if (!s->kallsyms_reader || !kallsyms_reader_wait(s->kallsyms_reader, deadline_ns))
+		return false;
+	job = kallsyms_reader_take(s->kallsyms_reader);
+	s->kallsyms_reader = NULL;
+	s->stats.kallsyms_thread_ns += job.wall_ns;
+	s->stats.kallsyms_thread_cpu_ns += job.cpu_ns;
+	take_kallsyms(s, &job);
+	return true;
+}
+
+/* kallsyms read whole on the reader's thread (started unless running): whether it was taken in by
+ * deadline_ns (as settle_kallsyms()). Without a thread, read here. */
+static bool read_kallsyms_in_thread(struct symbolizer *s, uint64_t deadline_ns)
+{
+	if (!s->kallsyms_reader) {
+		struct kallsyms_read job = kallsyms_job(s, true);
+
+		s->kallsyms_reader = kallsyms_reader_start(&job);
+		if (!s->kallsyms_reader) {
+			load_kallsyms(s, true);
+			return true;
+		}
+	}
+	return settle_kallsyms(s, deadline_ns);
 }
 
 void symbolizer_load_kallsyms(struct symbolizer *s)
@@ -219,6 +179,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->history);
 	free(s->rules);
 	free(s->long_rules);
+	kallsyms_reader_free(s->kallsyms_reader); /* a read running: waited for (one read, 50 ms of CPU) */
 	kallsyms_free(s->kallsyms);
 	python_cache_free(s->python);
 	free(s);
@@ -249,15 +210,21 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t address, struct sym_frame *
 	 * never needs; from the cache, a few large reads, when a run of this boot saved it. */
 	if (!s->kallsyms_loaded_ns)
 		read_kallsyms_for_lookup(s, false);
+	else /* a read on the thread done is taken in; a caller without a deadline waits for it */
+		settle_kallsyms(s, s->open_deadline_ns ? 1 : 0);
 	sym = kallsyms_lookup(s->kallsyms, address);
 	/* Code that comes and goes without /proc/modules changing: BPF programs, ftrace and kprobe
 	 * trampolines (module names in brackets, with no known end), and addresses no symbol covers. A
-	 * table from the cache has none of that code: such a lookup reads the whole file now, once,
-	 * so that no frame goes unnamed for the cache. */
+	 * table from the cache has none of that code: such a lookup has the whole file read, once, so
+	 * that no frame goes unnamed for the cache. That read (~50 ms of CPU) runs on the reader's
+	 * thread, waited for until the caller's deadline as a module's open is (none set: to its end);
+	 * a lookup not answered by then is answered from the table held, and counted. */
 	if ((!sym || (sym->module != kallsyms_vmlinux && !sym->end)) && kallsyms_partial(s->kallsyms) &&
 	    !s->kallsyms_full_failed) {
-		read_kallsyms_for_lookup(s, true); /* failed: the table stays; maintain() tries again */
-		sym = kallsyms_lookup(s->kallsyms, address);
+		if (read_kallsyms_in_thread(s, s->open_deadline_ns)) /* failed: the table stays */
+			sym = kallsyms_lookup(s->kallsyms, address);
+		else
+			s->stats.kallsyms_lookups_before_read++;
 	}
 	if (!sym || (sym->module != kallsyms_vmlinux && !sym->end))
 		s->changeable_lookups++;
@@ -288,11 +255,13 @@ void symbolizer_maintain(struct symbolizer *s)
 	/* Kernel modules loaded or removed: read kallsyms again. BPF programs come and go without
 	 * touching /proc/modules, so while frames are looked up in such code (or miss) it is also re-read
 	 * now and then; the kernel's own text never moves, and frames in it alone cost no re-read. */
-	if (s->kallsyms_loaded_ns &&
-	    (hash_file("/proc/modules") != s->modules_hash ||
+	settle_kallsyms(s, 1);
+	if (s->kallsyms_loaded_ns && !s->kallsyms_reader &&
+	    (kallsyms_hash_file("/proc/modules") != s->modules_hash ||
 	     (s->changeable_lookups != s->changeable_lookups_at_load &&
 	      symbolizer__now_ns() - s->kallsyms_loaded_ns >= s->config.kallsyms_refresh_ns))) {
-		load_kallsyms(s, true);
+		/* On the reader's thread: the table held serves until the new one is taken in. */
+		read_kallsyms_in_thread(s, 1);
 		s->stats.kallsyms_reloads++;
 	}
 }

@@ -180,6 +180,12 @@ struct symbolizer_stats {
 	uint64_t kallsyms_cache_write_failed; /* saves that failed (no directory, read-only, full) */
 	uint64_t kallsyms_full_reads; /* kallsyms read whole (the first read without a cache, reloads,
 				      and lookups a table from the cache could not answer) */
+	uint64_t kallsyms_thread_ns; /* time reads of kallsyms took on the reader's thread (the loop's
+				      lookups went on meanwhile), wall */
+	uint64_t kallsyms_thread_cpu_ns; /* ... and the CPU time they ran */
+	uint64_t kallsyms_lookups_before_read; /* kernel lookups a table from the cache could not
+				      answer, answered from it before kallsyms read whole was ready (by
+				      the caller's deadline): a new BPF program's frame unnamed then */
 	uint64_t kallsyms_joined;  /* full reads kept as the cache's mapped table plus the symbols it
 				      leaves out (kallsyms_cache_join()), not whole on the heap */
 	uint64_t unwinds;          /* symbolizer_unwind() calls */
@@ -232,6 +238,15 @@ struct symbolizer_stats {
 	uint64_t module_index_ns_total; /* of module_open_ns_total: building the modules' indexes (symbol
 				      table, result cache, address-to-CU table, .eh_frame table) so
 				      that their first lookups do not */
+	uint64_t cus_prebuilt;     /* the largest compile units' function index and line program
+				      reader built by their module's open (opener thread) */
+	uint64_t cus_prebuilt_cpu_ns; /* the CPU time that took (in module_index_ns_total) */
+	uint64_t cu_builds;        /* compile units' first lookups (their function index and line
+				      program built then, on the caller's thread) */
+	uint64_t cu_build_ns;      /* their wall time in all */
+	uint64_t cu_build_cpu_ns;  /* their CPU time in all */
+	uint64_t cu_build_ns_max;  /* the longest one's wall time */
+	uint64_t cu_build_cpu_ns_max; /* the most CPU time of one */
 	uint64_t module_index_builds_at_lookup; /* module indexes a lookup built instead (while a
 				      deadline is set, the caller's thread did: elf_module.h) */
 	uint64_t notices_dropped;   /* cheaper-tier notices not kept (the caller did not take them) */

@@ -23,6 +23,7 @@
 #include "elf_module.h"
 #include "htlhash.h"
 #include "kallsyms.h"
+#include "kallsyms_reader.h"
 #include "module_history.h"
 #include "module_opener.h"
 #include "perf_map.h"
@@ -190,6 +191,7 @@ struct symbolizer {
 	uint64_t kallsyms_loaded_ns; /* 0: not read yet (it is read at the first kernel lookup) */
 	uint64_t changeable_lookups_at_load;
 	uint64_t kallsyms_cached_modules_hash; /* the cache file's, once read or written this run */
+	struct kallsyms_reader *kallsyms_reader; /* a read of kallsyms running on its thread, or NULL */
 	bool kallsyms_full_failed; /* the last read of kallsyms failed (a partial table is kept) */
 	bool kallsyms_cache_known;  /* the cache file holds this boot's table (read or written by us) */
 	struct sym_process *buckets[PROCESS_BUCKETS];

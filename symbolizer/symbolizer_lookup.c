@@ -54,7 +54,8 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 	{
 		const struct elf_module_counters *c = elf_module_counters(module->elf);
 		uint64_t truncated = c->inline_truncated, bound = c->die_bound_hit, libdw = c->lines_by_libdw;
-		uint64_t built = c->index_builds_at_lookup;
+		uint64_t built = c->index_builds_at_lookup, cus = c->cu_builds, cu_ns = c->cu_build_ns;
+		uint64_t cu_cpu_ns = c->cu_build_cpu_ns;
 
 		if (elf_module_symbolize(module->elf, frame->file_address, frame))
 			s->stats.symbolized++;
@@ -65,6 +66,13 @@ int symbolizer_user_instance(struct symbolizer *s, pid_t pid, uint64_t instance,
 		s->stats.die_bound_hit += c->die_bound_hit - bound;
 		s->stats.lines_by_libdw += c->lines_by_libdw - libdw;
 		s->stats.module_index_builds_at_lookup += c->index_builds_at_lookup - built;
+		s->stats.cu_builds += c->cu_builds - cus;
+		s->stats.cu_build_ns += c->cu_build_ns - cu_ns;
+		s->stats.cu_build_cpu_ns += c->cu_build_cpu_ns - cu_cpu_ns;
+		if (c->cu_build_ns_max > s->stats.cu_build_ns_max)
+			s->stats.cu_build_ns_max = c->cu_build_ns_max;
+		if (c->cu_build_cpu_ns_max > s->stats.cu_build_cpu_ns_max)
+			s->stats.cu_build_cpu_ns_max = c->cu_build_cpu_ns_max;
 	}
 	symbolizer__module_measure(s, module);
 	return 0;

@@ -480,6 +480,8 @@ static struct cached_module *finish_open(struct symbolizer *s, struct cached_mod
 	if (m->elf) {
 		s->stats.debuglink_too_big += elf_module_counters(m->elf)->debuglink_too_big;
 		s->stats.module_index_ns_total += elf_module_counters(m->elf)->index_ns;
+		s->stats.cus_prebuilt += elf_module_counters(m->elf)->cus_prebuilt;
+		s->stats.cus_prebuilt_cpu_ns += elf_module_counters(m->elf)->cus_prebuilt_cpu_ns;
 		s->stats.modules_too_big += elf_module_counters(m->elf)->inflate_refused;
 		s->stats.go_tables_refused += elf_module_counters(m->elf)->go_refused;
 		s->stats.go_tables += elf_module_is_go(m->elf);

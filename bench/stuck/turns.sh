@@ -29,5 +29,6 @@ for build in "$@"; do
     # turns took), then the module cache's opens.
     echo "$build run $run: $(grep -o 'the longest turn took .*' "$tmp/log" || echo 'no loop line');" \
          "$(grep -o 'opens took .*' "$tmp/log" || true); load $(cut -d' ' -f1 /proc/loadavg)"
+    grep -o 'compile units: .*' "$tmp/log" | sed 's/^/  /' || true
   done
 done

@@ -6,7 +6,8 @@
 # "loop:" line (otelprofd -v) says its longest turn, and in builds that time them where that turn's
 # time went and how long all the turns took.
 # Usage: bench/stuck/turns_host.sh BUILD_DIR...   (as root; RUNS=2 by default; each BUILD_DIR needs
-# tests/otlp/test-collector; NICE=N runs otelprofd at that nice value)
+# tests/otlp/test-collector; NICE=N runs otelprofd at that nice value). Builds that time them also say
+# what compile units' first lookups took and kallsyms' reads on their thread.
 set -euo pipefail
 tmp=$(mktemp -d /tmp/otelprofd-turns-host-XXXXXX)
 collector=
@@ -26,5 +27,7 @@ for build in "$@"; do
     collector=
     echo "$build run $run: $(grep -o 'the longest turn took .*' "$tmp/log" || echo 'no loop line');" \
          "$(grep -o '[0-9]* requests sent' "$tmp/log" || true); load $(cut -d' ' -f1 /proc/loadavg)"
+    # Builds that time them: compile units' first lookups, and kallsyms read on its thread.
+    grep -o 'compile units: .*\|reads on the reader.s thread .*' "$tmp/log" | sed 's/^/  /' || true
   done
 done

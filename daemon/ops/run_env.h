@@ -10,7 +10,8 @@
 
 /* Tests only: the milliseconds a knob such as OTELPROFD_TEST_OPEN_DELAY_MS (every module open that
  * much slower) or OTELPROFD_TEST_TURN_DELAY_MS (each ring-buffer read held back that long) asks for;
- * 0 when it is not set. */
+ * 0 when it is not set. Also a knob's number that is no time: OTELPROFD_TEST_LOG_QUEUE_BYTES (the log
+ * writer's queue, log.h). */
 uint64_t run_env_test_ms(const char *name);
 
 /*

@@ -225,6 +225,8 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("symbolizer_failures_total", NULL, "cause=\"module_cache_full\"", y->module_cache_full),
 		C("symbolizer_failures_total", NULL, "cause=\"process_maps_full\"", y->process_table_full),
 		C("symbolizer_failures_total", NULL, "cause=\"process_maps_unknown\"", y->instance_unknown),
+		C("log_lines_dropped_total", "log lines not written: stderr (a pipe, the journal) was not read in time "
+		  "and the writer's queue was full", NULL, log_lines_dropped()),
 		C("strings_repaired_total", "names given to profiles that were not UTF-8 (a process's name, a path, a "
 		  "binary's symbol), each byte that starts no well-formed sequence replaced by '?'", NULL,
 		  profile_strings_repaired()),
@@ -296,6 +298,17 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		  (double)y->module_index_ns_total / 1e9),
 		C("symbolizer_index_builds_at_lookup_total", "module indexes built by a lookup rather than by the "
 		  "module's open", NULL, y->module_index_builds_at_lookup),
+		C("symbolizer_cus_built_at_open_total", "the largest compile units (192 KiB of DWARF or more, 4 a module "
+		  "at most) whose function index and line program were built by their module's open, so that their "
+		  "first lookups do not", NULL, y->cus_prebuilt),
+		C("symbolizer_cu_first_lookups_total", "compile units' first lookups: their function index and line "
+		  "program built by the lookup, on the loop", NULL, y->cu_builds),
+		C("symbolizer_cu_first_lookup_seconds_total", "the time those took, by clock: wall, or the loop's CPU",
+		  "clock=\"wall\"", (double)y->cu_build_ns / 1e9),
+		C("symbolizer_cu_first_lookup_seconds_total", NULL, "clock=\"cpu\"", (double)y->cu_build_cpu_ns / 1e9),
+		G("symbolizer_cu_first_lookup_seconds_max", "the longest of those, by clock", "clock=\"wall\"",
+		  (double)y->cu_build_ns_max / 1e9),
+		G("symbolizer_cu_first_lookup_seconds_max", NULL, "clock=\"cpu\"", (double)y->cu_build_cpu_ns_max / 1e9),
 		G("symbolizer_module_open_bytes_max", "the most bytes one module open accounted for", NULL,
 		  y->module_open_bytes_max),
 		C("symbolizer_notices_dropped_total", "symbols-tier notices not logged (too many at once)", NULL,
@@ -304,6 +317,13 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("kallsyms_reads_total", "kernel symbol tables read, by source: the per-boot cache file, or "
 		  "/proc/kallsyms whole", "source=\"cache\"", y->kallsyms_cache_hits),
 		C("kallsyms_reads_total", NULL, "source=\"kallsyms\"", y->kallsyms_full_reads),
+		C("kallsyms_thread_read_seconds_total", "time reads of kallsyms whole took on their own thread (a frame "
+		  "the cache's table could not name, a reload), by clock: wall, or the thread's CPU", "clock=\"wall\"",
+		  (double)y->kallsyms_thread_ns / 1e9),
+		C("kallsyms_thread_read_seconds_total", NULL, "clock=\"cpu\"", (double)y->kallsyms_thread_cpu_ns / 1e9),
+		C("kallsyms_lookups_before_read_total", "kernel lookups the cache's table could not answer, answered "
+		  "from it before kallsyms read whole on its thread was ready (by the turn's deadline)", NULL,
+		  y->kallsyms_lookups_before_read),
 		C("kallsyms_cache_failures_total", "the kernel symbols' cache file not read or not saved, by reason: "
 		  "refused (owner, mode, link, malformed) or a save that failed", "reason=\"refused\"",
 		  y->kallsyms_cache_refused),

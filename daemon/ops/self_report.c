@@ -329,6 +329,12 @@ void self_report_log_counters(const struct self_sources *src)
 			  m.memory.checks_over, m.memory.checks, (double)m.memory.rss / (1 << 20),
 			  (double)ss->module_byte_bound / (1 << 20), m.memory.lowered, ss->byte_bound_evictions,
 			  (double)m.memory.interval_budget / (1 << 20), m.memory.intervals_shrunk);
+	if (ss->cu_builds || ss->cus_prebuilt)
+		log_debug("compile units: %" PRIu64 " built by their module's open (%.1f ms of CPU); %" PRIu64 " first "
+			  "lookups (function index, line program) took %.1f ms (%.1f ms of CPU) in all, %.2f ms (%.2f ms of "
+			  "CPU) at most", ss->cus_prebuilt, (double)ss->cus_prebuilt_cpu_ns / 1e6, ss->cu_builds,
+			  (double)ss->cu_build_ns / 1e6, (double)ss->cu_build_cpu_ns / 1e6, (double)ss->cu_build_ns_max / 1e6,
+			  (double)ss->cu_build_cpu_ns_max / 1e6);
 	if (m.ceiling.max_percent > 0) {
 		uint64_t kernel_lost = m.bpf[OTELPROF_CNT_CPU_SHED_SPENT], sampled = m.bpf[OTELPROF_CNT_CPU_SHED_SAMPLED];
 
@@ -366,9 +372,12 @@ void self_report_log_counters(const struct self_sources *src)
 	if (ss->kallsyms_full_reads || ss->kallsyms_cache_hits)
 		log_debug("kernel symbols: %" PRIu64 " read from the cache, %" PRIu64 " full reads of kallsyms (%" PRIu64
 			  " reloads, %" PRIu64 " kept as the cache's table and what it leaves out); cache: %" PRIu64 " stale or missing, %" PRIu64 " refused, %" PRIu64 " saved, %" PRIu64
-			  " saves failed", ss->kallsyms_cache_hits, ss->kallsyms_full_reads, ss->kallsyms_reloads,
+			  " saves failed; reads on the reader's thread %.1f ms (%.1f ms of CPU), %" PRIu64 " lookups answered "
+			  "before its read was ready",
+			  ss->kallsyms_cache_hits, ss->kallsyms_full_reads, ss->kallsyms_reloads,
 			  ss->kallsyms_joined, ss->kallsyms_cache_stale, ss->kallsyms_cache_refused, ss->kallsyms_cache_writes,
-			  ss->kallsyms_cache_write_failed);
+			  ss->kallsyms_cache_write_failed, (double)ss->kallsyms_thread_ns / 1e6,
+			  (double)ss->kallsyms_thread_cpu_ns / 1e6, ss->kallsyms_lookups_before_read);
 	if (ss->modules_too_big)
 		log_info("%" PRIu64 " %s not inflated: compressed sections claim more than half of --symbol-cache allows "
 			 "(their frames keep build ids and ELF symbols)", ss->modules_too_big,

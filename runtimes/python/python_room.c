@@ -16,17 +16,16 @@ struct python_room {
 	struct symbolizer *sym;                  /* borrowed */
 	struct python_sample_counters *counters; /* borrowed: the record path's */
 	struct otelprof_sample with_python;      /* the sample being added, with its Python frames */
-	uint64_t instance;                       /* the instance being checked */
 };
 
-/* The interpreter of the instance being checked: none, with no /proc/PID/maps read, when the
- * symbolizer knows all its executable mappings (the kernel's mmap events) and none is an
- * interpreter's; else looked for in its maps. */
-static int python_find(void *ctx, const char *proc_root, uint32_t pid, struct python_process *out)
+/* The instance's interpreter: none, with no /proc/PID/maps read, when the symbolizer knows all its
+ * executable mappings (the kernel's mmap events) and none is an interpreter's; else looked for in
+ * its maps. */
+static int python_find(void *ctx, const char *proc_root, uint32_t pid, uint64_t instance, struct python_process *out)
 {
 	struct python_room *room = ctx;
 
-	if (!symbolizer_instance_maps_any(room->sym, (pid_t)pid, room->instance, python_process_interpreter_name))
+	if (!symbolizer_instance_maps_any(room->sym, (pid_t)pid, instance, python_process_interpreter_name))
 		return -ENOENT;
 	return python_process_find(proc_root, pid, out);
 }
@@ -72,7 +71,6 @@ static void python_check(void *r, const struct runtime_sample *rs)
 
 	if (!rs->pi)
 		return;
-	room->instance = rs->instance;
 	e = python_table_check(room->table, rs->s->pid, rs->s->process_start_ns, rs->instance, rs->pi->samples);
 	if (e)
 		symbolizer_python_attach(room->sym, (pid_t)rs->s->pid, rs->instance, &e->proc.layout, e->proc.code_type);

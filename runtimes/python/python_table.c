@@ -21,9 +21,11 @@ struct python_table {
 	struct python_table_counters counters;
 };
 
-static int find_interpreter(void *ctx, const char *proc_root, uint32_t pid, struct python_process *out)
+static int find_interpreter(void *ctx, const char *proc_root, uint32_t pid, uint64_t instance,
+			    struct python_process *out)
 {
 	(void)ctx;
+	(void)instance;
 	return python_process_find(proc_root, pid, out);
 }
 
@@ -102,7 +104,7 @@ const struct python_entry *python_table_check(struct python_table *t, uint32_t p
 	if (find_slot(t, pid, start_ns, instance))
 		return NULL;
 	t->counters.checks++;
-	r = t->cfg.find(t->cfg.find_ctx, t->cfg.proc_root, pid, &proc);
+	r = t->cfg.find(t->cfg.find_ctx, t->cfg.proc_root, pid, instance, &proc);
 	if (r && r != -ENOTSUP)
 		return NULL;
 	if (t->n >= t->max) {

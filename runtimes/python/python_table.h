@@ -43,8 +43,9 @@ struct python_table_counters {
 
 /* Set (entry) or clear (NULL) pid's Python part in the BPF program's map. 0 or -errno. */
 typedef int (*python_publish_fn)(void *ctx, uint32_t pid, uint64_t start_ns, const struct otelprof_python_proc *entry);
-/* Find pid's interpreter, as python_process_find(). */
-typedef int (*python_find_fn)(void *ctx, const char *proc_root, uint32_t pid, struct python_process *out);
+/* Find the interpreter of pid's program instance, as python_process_find(). */
+typedef int (*python_find_fn)(void *ctx, const char *proc_root, uint32_t pid, uint64_t instance,
+			      struct python_process *out);
 
 struct python_table_config {
 	const char *proc_root;     /* NULL: "/proc" */

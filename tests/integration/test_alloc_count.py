@@ -13,7 +13,8 @@ prints the library's own count of the allocations it sampled (the probes it fire
 - run twice: as it is, and with every module open 300 ms late (on purpose), so the first
   programs' stacks are put off to a later turn and their processes have exited when they come back
   (they were dropped without an allocation counter before: in the profile now, until their
-  process's interval ends, as any other allocation it held at its exit).
+  process's interval ends, as any other allocation it held at its exit), their stacks as whole as
+  the others' (work() in at least 95% of them).
 """
 import os
 import re
@@ -122,6 +123,15 @@ def run(name, extra_env, n):
                      f"inside and {outside} outside")
     if in_profile < inside // 2:
         bpftest.fail(f"{name}: only {in_profile} of {inside} sampled allocations reached the profile")
+    # Their stacks: nearly all of the programs' allocations are made by work() (main's few are the
+    # threads' and stdio's), put off or not, their process gone or not when they were handled.
+    named = total = 0
+    for (_labels, frames, _first), v in zip(pprofdecode.samples(pprof, frames=True), values):
+        total += v[i]
+        named += v[i] if "work" in frames else 0
+    print(f"{name}: {named} of {total} allocations with work() in their stack")
+    if total != in_profile or named < 0.95 * total:
+        bpftest.fail(f"{name}: only {named} of {total} allocations have work() in their stack")
     return log
 
 

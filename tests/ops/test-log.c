@@ -3,6 +3,8 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +152,65 @@ static void test_error_stream(void **state)
 	assert_string_equal(logged(), "<3>error: --pid: 'x' is not a process id\n<3>error: second line\n");
 }
 
+/* Lines of text numbered in order ("otelprofd: line N"), and the lines the notes say are dropped. */
+static void count_lines(const char *text, int *lines, uint64_t *noted)
+{
+	int last = -1;
+
+	*lines = 0;
+	*noted = 0;
+	for (const char *at = text; (at = strstr(at, "otelprofd: ")); at++) {
+		if (!strncmp(at, "otelprofd: line ", 16)) {
+			assert_true(atoi(at + 16) > last);
+			last = atoi(at + 16);
+			++*lines;
+		} else if (!strncmp(at, "otelprofd: warning: ", 20) && strstr(at, " log lines dropped")) {
+			*noted += strtoull(at + 20, NULL, 10);
+		}
+	}
+}
+
+/* Once the writer runs, a line never waits for stderr: a pipe nobody reads fills, the queue fills,
+ * and the lines after are dropped and counted; once the pipe is read the writer catches up and says
+ * how many are missing, where they are missing. Last: the writer thread stays. */
+static void test_writer_never_waits(void **state)
+{
+	char buf[65536], *text = NULL;
+	size_t len = 0;
+	int fds[2], lines = 0;
+	uint64_t noted = 0;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	fcntl(fds[1], F_SETPIPE_SZ, 4096);
+	dup2(fds[1], STDERR_FILENO);
+	close(fds[1]);
+	log_set_level(LOG_LEVEL_INFO);
+	assert_int_equal(log_start_writer(NULL, 4096), 0);
+	for (int i = 0; i < 2000; i++) /* 200 KiB: would block on the 8th KiB written at once */
+		log_info("line %04d %080d", i, 0);
+	assert_true(log_lines_dropped() > 1000);
+	/* Read until every line is written or said dropped: in order, and as many dropped as counted. */
+	while (lines + (int)noted < 2000) {
+		ssize_t n = read(fds[0], buf, sizeof(buf));
+
+		assert_true(n > 0);
+		text = realloc(text, len + (size_t)n + 1);
+		assert_non_null(text);
+		memcpy(text + len, buf, (size_t)n);
+		len += (size_t)n;
+		text[len] = 0;
+		count_lines(text, &lines, &noted);
+	}
+	assert_int_equal(noted, log_lines_dropped());
+	assert_int_equal(lines + (int)noted, 2000);
+	free(text);
+	log_info("after");
+	log_drain();
+	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 0);
+	close(fds[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -159,6 +220,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_level_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_never_waits, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -263,11 +263,12 @@ static void test_cache(void **state)
 }
 
 /* The table's interpreter: 3.12 with _PyEval_EvalFrameDefault at [0x5000, 0x6000). */
-static int fake_find(void *ctx, const char *proc_root, uint32_t pid, struct python_process *out)
+static int fake_find(void *ctx, const char *proc_root, uint32_t pid, uint64_t instance, struct python_process *out)
 {
 	(void)ctx;
 	(void)proc_root;
 	(void)pid;
+	(void)instance;
 	memset(out, 0, sizeof(*out));
 	python_layout_for_version(0x030c01f0, &out->layout);
 	out->version_hex = 0x030c01f0;

@@ -356,6 +356,35 @@ static void test_opener_builds_indexes(void **state)
 	symbolizer_free(s);
 }
 
+/* The largest compile units' first-lookup work (their function index, their line program reader) is
+ * the open's, on the opener's thread: the heavy program's one CU (486 KiB of .debug_info) costs its
+ * lookups nothing more, and they still find its lines. */
+static const char *heavy;
+static uint64_t heavy_text;
+
+static void test_open_builds_large_cus(void **state)
+{
+	struct symbolizer *s = new_symbolizer(1ULL << 30);
+	const struct symbolizer_stats *st;
+	struct timespec now;
+	struct sym_frame f;
+	unsigned lined = 0;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	symbolizer_set_open_deadline(s, (uint64_t)now.tv_sec * SECOND + (uint64_t)now.tv_nsec + 60 * SECOND);
+	for (uint64_t at = 0; at < 0x50000; at += 0x800) {
+		assert_int_equal(symbolizer_user(s, getpid(), heavy_text + at, &f), 0);
+		lined += f.nlines && f.lines[0].line && f.lines[0].file;
+	}
+	st = symbolizer_stats(s);
+	assert_int_equal(st->modules_full, 1);
+	assert_int_equal(st->cus_prebuilt, 1);
+	assert_int_equal(st->cu_builds, 0);
+	assert_true(lined > 100);
+	symbolizer_free(s);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest history[] = {
@@ -371,12 +400,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_working_set_over_cache),
 		cmocka_unit_test(test_open_deadline),
 		cmocka_unit_test(test_opener_builds_indexes),
+		cmocka_unit_test(test_open_builds_large_cus),
 	};
 	int r;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s PROGRAM PROGRAM PROGRAM (ELF files with DWARF, the first compressed)\n",
-			argv[0]);
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s PROGRAM PROGRAM PROGRAM HEAVY (ELF files with DWARF, the first compressed; "
+			"HEAVY with a compile unit over 192 KiB)\n", argv[0]);
 		return 2;
 	}
 	r = cmocka_run_group_tests_name("module history", history, NULL, NULL);
@@ -385,5 +415,7 @@ int main(int argc, char **argv)
 		programs[i] = argv[i + 1];
 		text[i] = map_program(argv[i + 1]);
 	}
+	heavy = argv[4];
+	heavy_text = map_program(heavy);
 	return r | cmocka_run_group_tests_name("module cache admission", cache, NULL, NULL);
 }

@@ -19,7 +19,9 @@
 
 static char path[] = "/tmp/test-sym-kernel-XXXXXX";
 
-static void write_kallsyms(const char *bpf_name)
+/* kallsyms with fillers more symbols of the kernel's text before _stext (the real file's size:
+ * 200,000 makes its read take tens of milliseconds). */
+static void write_kallsyms_sized(const char *bpf_name, int fillers)
 {
 	FILE *f = fopen(path, "w");
 
@@ -28,12 +30,19 @@ static void write_kallsyms(const char *bpf_name)
 	 * kernel's file: changing a BPF program leaves its head as it was. */
 	for (int i = 0; i < 16; i++)
 		fprintf(f, "ffffffff800%05x t early_text_%d\n", i * 0x100, i);
+	for (int i = 0; i < fillers; i++)
+		fprintf(f, "ffffffff80%06x t filler_text_%d\n", 0x10000 + i * 0x10, i);
 	fprintf(f, "ffffffff81000000 T _stext\n"
 		   "ffffffff81000100 t schedule\n"
 		   "ffffffff81000300 T _etext\n"
 		   "ffffffffa0001000 t %s\t[bpf]\n",
 		bpf_name);
 	fclose(f);
+}
+
+static void write_kallsyms(const char *bpf_name)
+{
+	write_kallsyms_sized(bpf_name, 0);
 }
 
 static const char *kernel_name(struct symbolizer *s, uint64_t address, struct sym_frame *f)
@@ -133,6 +142,19 @@ static void test_never_read_without_kernel_frames(void **state)
 	symbolizer_free(s);
 }
 
+/* A fresh kallsyms file (path) and a directory for the cache (dir, the file cache in it). */
+static void cache_files(char *dir, char *cache, size_t size)
+{
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cache, size, "%s/kallsyms", dir);
+	strcpy(path, "/tmp/test-sym-kernel-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
 /*
  * The cache (symbolizer/kallsyms_cache.h): a full read saves the lasting symbols, the next symbolizer
  * of the boot reads them back instead, and a frame the saved table cannot name (a BPF program's)
@@ -148,15 +170,9 @@ static void test_cache(void **state)
 	struct symbolizer *s;
 	struct sym_frame f;
 	FILE *hidden;
-	int fd;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(cache, sizeof(cache), "%s/kallsyms", dir);
-	strcpy(path, "/tmp/test-sym-kernel-XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	cache_files(dir, cache, sizeof(cache));
 	write_kallsyms("bpf_prog_7777_saved");
 
 	s = symbolizer_new(&config);
@@ -203,6 +219,59 @@ static void test_cache(void **state)
 	unlink(path);
 }
 
+/*
+ * A BPF frame the cache's table cannot name has kallsyms read whole on the reader's thread, not the
+ * caller's: a caller past its deadline (the daemon's loop at the end of its turn's budget) is answered
+ * from the table it has at once, counted; a later lookup takes the read in once it is done, and one
+ * without a deadline waits for it.
+ */
+static void test_read_on_thread(void **state)
+{
+	char dir[] = "/tmp/test-sym-kernel-cache-XXXXXX", cache[64];
+	const struct symbolizer_stats *st;
+	struct symbolizer_config config = { .kallsyms_path = path, .kallsyms_cache_path = cache,
+					    .no_debuginfod = true };
+	struct symbolizer *s;
+	struct sym_frame f;
+
+	(void)state;
+	cache_files(dir, cache, sizeof(cache));
+	write_kallsyms_sized("bpf_prog_1234_saved", 200000);
+	s = symbolizer_new(&config);
+	assert_string_equal(kernel_name(s, 0xffffffff81000150ULL, &f), "schedule"); /* saves the cache */
+	symbolizer_free(s);
+
+	write_kallsyms_sized("bpf_prog_5678_now", 200000);
+	s = symbolizer_new(&config);
+	st = symbolizer_stats(s);
+	assert_string_equal(kernel_name(s, 0xffffffff81000150ULL, &f), "schedule");
+	assert_int_equal(st->kallsyms_cache_hits, 1);
+	/* Past its deadline: not named now, the read runs on. */
+	symbolizer_set_open_deadline(s, 1);
+	assert_int_equal(symbolizer_kernel(s, 0xffffffffa0001010ULL, &f), -ENOENT);
+	assert_int_equal(st->kallsyms_lookups_before_read, 1);
+	assert_int_equal(st->kallsyms_full_reads, 0);
+	assert_string_equal(kernel_name(s, 0xffffffff81000150ULL, &f), "schedule"); /* the table held */
+	/* No deadline: waited for, and named with today's program. */
+	symbolizer_set_open_deadline(s, 0);
+	assert_string_equal(kernel_name(s, 0xffffffffa0001010ULL, &f), "bpf_prog_5678_now");
+	assert_int_equal(st->kallsyms_full_reads, 1);
+	assert_int_equal(st->kallsyms_lookups_before_read, 1);
+	assert_true(st->kallsyms_thread_ns > 0);
+	symbolizer_free(s);
+
+	/* A read still running at symbolizer_free() is waited for and freed (ASan: no leak). */
+	s = symbolizer_new(&config);
+	assert_string_equal(kernel_name(s, 0xffffffff81000150ULL, &f), "schedule");
+	symbolizer_set_open_deadline(s, 1);
+	symbolizer_kernel(s, 0xffffffffa0001010ULL, &f);
+	symbolizer_free(s);
+
+	unlink(cache);
+	rmdir(dir);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_load_ahead),
 		cmocka_unit_test(test_never_read_without_kernel_frames),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_read_on_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
