@@ -31,6 +31,7 @@
 #include "ops/cpu_ceiling.h"
 #include "ops/loop_fds.h"
 #include "ops/loop_turns.h"
+#include "ops/memory_limit.h"
 #include "ops/memory_tune.h"
 #include "ops/metrics_server.h"
 #include "ops/run_env.h"
@@ -107,6 +108,8 @@ struct daemon {
 	struct off_cpu *off_cpu;           /* --off-cpu: stacks waiting for their end, or NULL */
 	struct status_line *status;        /* on a terminal, during the run: its progress, or NULL */
 	struct cpu_ceiling ceiling;        /* --max-cpu: what to shed now */
+	struct memory_limit memory;        /* --memory-limit: the symbol cache's share of it */
+	bool memory_over_logged;           /* the limit that cannot be kept is said once */
 	enum cpu_shed_level shed;          /* the level the last turn ran at */
 	struct aggregate *alloc_agg;       /* --alloc: the interval's sampled allocations, or NULL */
 	struct aggregate *inuse_agg;       /* --alloc: the live ones at the interval's end, or NULL */
@@ -137,7 +140,7 @@ static struct self_sources self_sources_of(const struct daemon *d)
 		.opts = d->opts, .sampler = d->sampler, .agg = d->agg, .sym = d->sym, .processes = d->processes,
 		.records = d->records, .export = d->export, .k8s = d->k8s, .metrics = d->metrics,
 		.traces = d->traces, .jvm = d->jvm,
-		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .heap = d->heap, .alloc_probes = d->alloc_probes,
+		.off_cpu = d->off_cpu, .ceiling = &d->ceiling, .memory = &d->memory, .heap = d->heap, .alloc_probes = d->alloc_probes,
 		.turns = &d->turns, .mmap_events = d->mmap_events,
 	};
 }
@@ -314,6 +317,8 @@ static void submit_interval(struct daemon *d, struct profile *p, bool last)
 	}
 	if (last)
 		self_report_log_counters(&src);
+	if (d->memory.limit)
+		memory_limit_note_rss(); /* the interval's tables and the profile built from them */
 	export_loop_submit(d->export, p); /* p is the export loop's now */
 	/* The exited processes' last samples are built: their table entries and mappings can go. */
 	process_table_sweep(d->processes, forget_process, d);
@@ -384,15 +389,43 @@ static void export_last(struct daemon *d)
 	step_export(d, 0, open_deadline, true);
 }
 
-/* Exporting, the interval is over --interval-memory (all its aggregates together): the profile built
- * from it, its requests and the symbolizer's work at export grow with it. Ended now (counted), the
- * next one from now. */
+/* Exporting, the interval is over --interval-memory (all its aggregates together; less while
+ * --memory-limit is not kept: ops/memory_limit.h): the profile built from it, its requests and the
+ * symbolizer's work at export grow with it. Ended now (counted), the next one from now. */
 static bool interval_full(struct daemon *d)
 {
-	size_t budget = d->opts->interval_memory;
+	size_t budget = d->memory.limit ? d->memory.interval_budget : d->opts->interval_memory;
 	size_t bytes = (d->off_agg ? aggregate_bytes(d->off_agg) : 0) + (d->alloc_agg ? aggregate_bytes(d->alloc_agg) : 0);
 
 	return d->export && aggregate_over_budget(d->agg, budget > bytes ? budget - bytes : 0);
+}
+
+/* --memory-limit: the symbol cache gets what the rest of the daemon leaves of it (ops/memory_limit.h);
+ * what it gives up goes back to the kernel at once, so the next check sees it gone. */
+static void keep_memory_limit(struct daemon *d, uint64_t now)
+{
+	const struct symbolizer_stats *st = symbolizer_stats(d->sym);
+	uint64_t rss, noted, bound, evicted = st->byte_bound_evictions;
+
+	if (!d->memory.limit || memory_limit_read_rss(&rss))
+		return;
+	noted = memory_limit_take_noted(); /* an export's high point since the last check */
+	if (noted) {
+		memory_limit_export_seen(&d->memory, now);
+		rss = noted > rss ? noted : rss;
+	}
+	bound = memory_limit_update(&d->memory, now, rss, st->module_bytes + st->perf_map_bytes);
+	symbolizer_set_byte_bound(d->sym, bound > SIZE_MAX ? SIZE_MAX : (size_t)bound);
+	if (symbolizer_stats(d->sym)->byte_bound_evictions != evicted)
+		memory_tune_release();
+	if (rss > d->memory.limit && bound < SYMBOLIZER_MIN_BYTE_BOUND && !d->memory_over_logged) {
+		d->memory_over_logged = true;
+		log_warn("The memory limit (%.1f MiB) is not kept: %.1f MiB resident, of which %.1f MiB besides the "
+			 "symbol cache, at its least (%.0f MiB); otelprofd_memory_limit_over_total counts the checks over it",
+			 d->memory.limit / 1048576.0, rss / 1048576.0,
+			 (double)(rss > st->module_bytes + st->perf_map_bytes ? rss - st->module_bytes - st->perf_map_bytes : 0) / 1048576.0,
+			 SYMBOLIZER_MIN_BYTE_BOUND / 1048576.0);
+	}
 }
 
 /* Once a second: processes gone unsampled, then readiness, the metrics the server publishes, and
@@ -407,6 +440,7 @@ static void tick(struct daemon *d, uint64_t now)
 	/* Processes that ended without a sample wait for nothing: without this, a run writing one file
 	 * at its end would keep every process it saw. */
 	process_table_sweep_unsampled(d->processes, forget_process, d);
+	keep_memory_limit(d, now);
 	if (d->traces)
 		trace_table_tick(d->traces, now);
 	log_symbol_notices(d);
@@ -807,7 +841,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (d.export) /* each interval's profile and requests freed: the heap's free pages back */
-		export_loop_on_encoded(d.export, memory_tune_release);
+		export_loop_on_encoded(d.export, memory_tune_release, opts.memory_limit ? memory_limit_note_rss : NULL);
 	/* Exporting, an interval's samples are set aside at its end to be built in slices. */
 	if (d.export && (!(d.built_agg = aggregate_new(&limits)) || (d.off_agg && !(d.built_off_agg = aggregate_new(&limits))) ||
 			 (d.alloc_agg && !(d.built_alloc_agg = aggregate_new(&limits))))) {
@@ -840,6 +874,10 @@ int main(int argc, char **argv)
 	record_path_set_time_offset(d.records, d.monotonic_to_unix_ns);
 	d.interval_start_monotonic_ns = d.start_monotonic_ns;
 	cpu_ceiling_init(&d.ceiling, opts.max_cpu, d.start_monotonic_ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+	memory_limit_init(&d.memory, opts.memory_limit, SYMBOLIZER_MIN_BYTE_BOUND, opts.interval_memory,
+			  d.start_monotonic_ns);
+	if (d.export)
+		d.memory.reserve = MEMORY_LIMIT_FIRST_EXPORT;
 	self_report_log_start(&opts, sampler_cpu_count(d.sampler));
 
 	d.status = status_line_new(&opts, d.start_monotonic_ns);

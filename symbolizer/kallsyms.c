@@ -8,7 +8,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* Growing string pool; offsets stay valid across growth, pointers are made once it is final. */
 struct pool {
@@ -311,13 +310,10 @@ void kallsyms_free(struct kallsyms *k)
 	if (!k)
 		return;
 	kallsyms_free(k->changing);
-	if (k->map) {
-		munmap(k->map, k->map_len);
-	} else {
-		free(k->strings);
-		free(k->syms);
-		free(k->modules);
-	}
+	kallsyms_file_free(k->file);
+	free(k->strings);
+	free(k->syms);
+	free(k->modules);
 	free(k->found);
 	free(k);
 }
@@ -327,6 +323,8 @@ static const struct ksym_entry *last_at_or_below(const struct kallsyms *k, uint6
 {
 	size_t lo = 0, hi;
 
+	if (k && k->file)
+		return kallsyms_file_entry(k, address);
 	if (!k || !k->count || address < k->syms[0].address)
 		return NULL;
 	hi = k->count;
@@ -364,6 +362,15 @@ const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address)
 	end = e->module & KSYM_END_MARKER ? e->address : m->end;
 	if (end && address >= end)
 		return NULL; /* past the end of the module or of the kernel's text */
+	if (k->file) {
+		const char *name = kallsyms_file_string(k, e->name, k->file->name);
+		const char *module = m == k->modules ? kallsyms_vmlinux : kallsyms_file_string(k, m->name, k->file->module);
+
+		if (!name || !module)
+			return NULL;
+		*k->found = (struct ksym){ .address = e->address, .name = name, .end = end, .module = module };
+		return k->found;
+	}
 	*k->found = (struct ksym){
 		.address = e->address, .name = k->strings + e->name, .end = end,
 		.module = m == k->modules ? kallsyms_vmlinux : k->strings + m->name,

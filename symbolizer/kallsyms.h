@@ -33,8 +33,9 @@ void kallsyms_free(struct kallsyms *k);
  * -ENOMEM.
  */
 int kallsyms_set_module_ranges(struct kallsyms *k, FILE *modules);
-/* The symbol covering address (the last one at or below it, within its bound), or NULL. The struct is
- * the table's, valid until its next lookup; its strings live as long as the table. */
+/* The symbol covering address (the last one at or below it, within its bound), or NULL. The struct and
+ * its strings are the table's, valid until its next lookup (a table read back from the cache reads
+ * its names at each lookup). */
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t address);
 size_t kallsyms_count(const struct kallsyms *k);
 /* Every address was zero: kptr_restrict hides them from us. */

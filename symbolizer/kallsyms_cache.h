@@ -53,7 +53,7 @@ struct kallsyms *kallsyms_cache_read(const char *path, const struct kallsyms_cac
  * Make cached (read from the cache under the key of full's read) answer as full does: full's
  * symbols that the cache leaves out (BPF programs, trampolines, modules without a range: a few
  * hundred) are copied to a small table of cached's own on the heap, and cached is no longer
- * partial. The lasting symbols' 5 MiB stay in the file's pages, mapped, rather than on the heap.
+ * partial. The lasting symbols' 5 MiB stay in the file, read at each lookup, rather than on the heap.
  * 0; -ESTALE when cached does not hold full's lasting symbols (then unchanged), -EINVAL for a
  * hidden or partial full, -ENOMEM. full stays the caller's.
  */

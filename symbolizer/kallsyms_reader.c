@@ -67,8 +67,9 @@ static void save(struct kallsyms_read *job, const struct kallsyms *k, const stru
 	job->cached_modules_hash = job->modules_hash;
 }
 
-/* A full read kept as the cache's table, mapped, and the few symbols the cache leaves out, when the
- * cache holds this key's table: the same lookups with 5 MiB less on the heap. Else full itself. */
+/* A full read kept as the cache's table, read from its file at each lookup, and the few symbols the
+ * cache leaves out, when the cache holds this key's table: the same lookups with 5 MiB less on the
+ * heap. Else full itself. */
 static struct kallsyms *joined_with_cache(struct kallsyms_read *job, struct kallsyms *full,
 					  const struct kallsyms_cache_key *key)
 {

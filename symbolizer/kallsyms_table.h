@@ -25,6 +25,27 @@ struct ksym_module {
 	uint64_t end;  /* no address at or past this is the module's; 0: not known */
 };
 
+/* Entries per block of a cache file's table: a lookup reads one block (1 KiB) and one name. */
+#define KSYM_FILE_BLOCK 64
+/* The longest name read back (the kernel's KSYM_NAME_LEN is 512); a longer one is not named. */
+#define KSYM_FILE_NAME_MAX 512
+
+/*
+ * A table read back from the cache file, whose entries and names are read with pread() at each
+ * lookup rather than mapped: a busy host's lookups touched most of a mapped file over a run (large
+ * folios, fault-around: 4-4.4 MiB of its 5 MiB in the daemon's RSS), where this keeps 2 KiB per
+ * 100,000 symbols and two small reads per lookup (one per distinct kernel address in a profile).
+ */
+struct kallsyms_file {
+	int fd;
+	uint64_t syms_off, strings_off; /* where the entries and the names start in it */
+	uint64_t *index;                /* the address of every KSYM_FILE_BLOCK'th entry */
+	size_t nindex;
+	uint64_t first_address, last_address; /* of its first and last entries */
+	struct ksym_entry block[KSYM_FILE_BLOCK]; /* the block the last lookup read */
+	char name[KSYM_FILE_NAME_MAX], module[KSYM_FILE_NAME_MAX]; /* the last lookup's names */
+};
+
 struct kallsyms {
 	struct ksym_entry *syms;
 	size_t count;
@@ -35,12 +56,19 @@ struct kallsyms {
 	struct ksym *found; /* what kallsyms_lookup() returns: the last lookup's symbol */
 	bool hidden;
 	bool partial; /* read from the cache: code that comes and goes (BPF, ftrace) left out */
-	void *map;      /* the cache file mapped (read only; syms, strings and modules point into it),
-			   or NULL: they are this table's allocations */
-	size_t map_len;
+	struct kallsyms_file *file; /* read back from the cache: its entries and names stay in the file
+			   (syms and strings NULL), read at each lookup; NULL: all in this table's
+			   allocations */
 	/* With map: the symbols a full read found that the cache leaves out (BPF programs, trampolines,
 	 * modules without a range), a table of its own on the heap (kallsyms_cache_join()); NULL: none. */
 	struct kallsyms *changing;
 };
+
+/* k's entry (a file's) at or below address, in k->file->block; NULL when none or unreadable. */
+const struct ksym_entry *kallsyms_file_entry(const struct kallsyms *k, uint64_t address);
+/* The NUL-terminated string at offset off of k's names (a file's), read into buf
+ * (KSYM_FILE_NAME_MAX); NULL when unreadable or longer. */
+const char *kallsyms_file_string(const struct kallsyms *k, uint32_t off, char *buf);
+void kallsyms_file_free(struct kallsyms_file *f);
 
 #endif

@@ -120,6 +120,8 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		s->config.max_processes = SYMBOLIZER_DEFAULT_MAX_PROCESSES;
 	if (!s->config.max_module_bytes)
 		s->config.max_module_bytes = (size_t)2 << 30;
+	s->byte_bound = s->config.max_module_bytes;
+	s->stats.module_byte_bound = s->byte_bound;
 	if (!s->config.bad_file_retry_ns)
 		s->config.bad_file_retry_ns = 60ULL * 1000000000ULL;
 	s->modules = calloc(s->config.max_modules, sizeof(*s->modules));

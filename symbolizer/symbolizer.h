@@ -87,7 +87,8 @@ struct symbolizer_config {
 				      loaded perf maps; one module's sections are never inflated past
 				      half of it (a module over that share gets the symbols tier, see
 				      symbolizer_next_notice()); default 2 GiB (the daemon's
-				      --symbol-cache: 32 MiB) */
+				      --symbol-cache: 32 MiB); symbolizer_set_byte_bound() may keep
+				      the cache under less */
 	const char *const *debug_dirs; /* host directories with .build-id/xx/yyyy.debug files and
 				      debuglink targets, NULL-terminated; default /usr/lib/debug */
 	const char *debug_plain_dir; /* debug files with compressed DWARF kept decompressed here for
@@ -157,6 +158,10 @@ struct symbolizer_stats {
 	uint64_t module_bytes;     /* bytes the cached modules account for now (measured after each
 				      use: they grow as they are looked up) */
 	uint64_t module_bytes_over; /* the byte bound could not be kept: only the module in use was left */
+	uint64_t module_byte_bound; /* the byte bound kept now: max_module_bytes, or what
+				      symbolizer_set_byte_bound() set */
+	uint64_t byte_bound_evictions; /* modules and perf maps evicted at once because
+				      symbolizer_set_byte_bound() lowered the bound under what was held */
 	uint64_t files_kept;       /* files kept open for mappings whose module was evicted or not
 				      opened yet (now; at most SYMBOLIZER_MAX_KEPT_FILES) */
 	uint64_t files_kept_dropped; /* such files not kept (SYMBOLIZER_MAX_KEPT_FILES kept, or no
@@ -398,6 +403,21 @@ void symbolizer_forget_instance(struct symbolizer *s, pid_t pid, uint64_t instan
 void symbolizer_forget_mappings(struct symbolizer *s, pid_t pid, uint64_t instance);
 /* Drop what is kept for pid, every instance. */
 void symbolizer_forget_process(struct symbolizer *s, pid_t pid);
+/* The least byte bound symbolizer_set_byte_bound() sets (or max_module_bytes when smaller): a module
+ * gets half of it, so files up to 8 MiB (a large program's, Python's) keep their ELF symbols, and
+ * their frames their names, however little the rest of the caller leaves (at 4 MiB, a 4 MiB binary's
+ * frames were left as offsets). */
+#define SYMBOLIZER_MIN_BYTE_BOUND ((size_t)16 << 20)
+/*
+ * Keep the cache's bytes under bytes from now on rather than under max_module_bytes (a caller that
+ * bounds its whole memory gives the cache what the rest leaves), never more than max_module_bytes
+ * nor less than SYMBOLIZER_MIN_BYTE_BOUND; call it again to raise it back. Lowered under what is
+ * held, the least recently used modules and perf maps are evicted at once (counted in
+ * byte_bound_evictions, and as evictions under pressure: their next opens are at the symbols tier
+ * for a while, so a bound that moves does not reopen modules at full cost in a loop). A module's
+ * share (the full tier's admission) is half of the bound now.
+ */
+void symbolizer_set_byte_bound(struct symbolizer *s, size_t bytes);
 /* Housekeeping between batches: drop modules unused for a while, reload kallsyms when kernel
  * modules changed (or every kallsyms_refresh_ns while frames land in BPF or ftrace code, or miss). */
 void symbolizer_maintain(struct symbolizer *s);

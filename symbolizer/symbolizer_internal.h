@@ -199,7 +199,9 @@ struct symbolizer {
 	struct cached_module **modules;
 	size_t nmodules;
 	size_t module_bytes;
-	size_t perf_map_bytes;      /* of every loaded perf map: shares max_module_bytes */
+	size_t perf_map_bytes;      /* of every loaded perf map: shares the byte bound */
+	size_t byte_bound;          /* what module_bytes + perf_map_bytes are kept under now: the config's
+				       max_module_bytes, or less (symbolizer_set_byte_bound()) */
 	size_t nkept;               /* evicted modules kept with their file open (cached_module.kept) */
 	size_t nperf_maps;          /* processes holding a perf map */
 	uint64_t tick;
@@ -276,7 +278,7 @@ bool symbolizer__pending_free(struct symbolizer *s);
 /* Remove modules[i]; mappings still pointing at it open the file again when next used: through its
  * file, kept open, when it could be kept (SYMBOLIZER_MAX_KEPT_FILES), else through /proc. */
 void symbolizer__evict_at(struct symbolizer *s, size_t i);
-/* Bytes of every cached module and loaded perf map: what max_module_bytes bounds. */
+/* Bytes of every cached module and loaded perf map: what byte_bound bounds. */
 size_t symbolizer__bytes_held(const struct symbolizer *s);
 /* Evict until at most max_modules - room modules are cached and modules and perf maps fit the byte
  * bound, least recently used first; keep and keep_jit's perf map stay. */

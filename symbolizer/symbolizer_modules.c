@@ -189,7 +189,7 @@ void symbolizer__evict_at(struct symbolizer *s, size_t i)
 /* The most bytes one module may account for at the full tier: its share of the cache. */
 static size_t module_cap(const struct symbolizer *s)
 {
-	return s->config.max_module_bytes / MODULE_SHARE_DIVISOR;
+	return s->byte_bound / MODULE_SHARE_DIVISOR;
 }
 
 /* m leaves to make room: remembered, so that it is not opened at full cost again soon after. */
@@ -251,7 +251,7 @@ size_t symbolizer__bytes_held(const struct symbolizer *s)
 void symbolizer__enforce_bounds(struct symbolizer *s, size_t room, const struct cached_module *keep,
 				const struct sym_process *keep_jit)
 {
-	while (s->nmodules + room > s->config.max_modules || symbolizer__bytes_held(s) > s->config.max_module_bytes) {
+	while (s->nmodules + room > s->config.max_modules || symbolizer__bytes_held(s) > s->byte_bound) {
 		size_t victim = lru_victim(s, keep);
 		struct sym_process *jit = NULL;
 
@@ -263,13 +263,31 @@ void symbolizer__enforce_bounds(struct symbolizer *s, size_t room, const struct 
 			continue;
 		}
 		if (victim == SIZE_MAX) {
-			if (keep && symbolizer__bytes_held(s) > s->config.max_module_bytes)
+			if (keep && symbolizer__bytes_held(s) > s->byte_bound)
 				s->stats.module_bytes_over++;
 			break;
 		}
 		evicted_for_room(s, s->modules[victim]);
 		symbolizer__evict_at(s, victim);
 	}
+}
+
+void symbolizer_set_byte_bound(struct symbolizer *s, size_t bytes)
+{
+	size_t floor = s->config.max_module_bytes < SYMBOLIZER_MIN_BYTE_BOUND ? s->config.max_module_bytes
+									    : SYMBOLIZER_MIN_BYTE_BOUND;
+	uint64_t evicted = s->stats.modules_evicted + s->stats.perf_maps_evicted;
+
+	if (bytes > s->config.max_module_bytes)
+		bytes = s->config.max_module_bytes;
+	if (bytes < floor)
+		bytes = floor;
+	s->byte_bound = bytes;
+	s->stats.module_byte_bound = bytes;
+	if (symbolizer__bytes_held(s) <= bytes)
+		return;
+	symbolizer__enforce_bounds(s, 0, NULL, NULL);
+	s->stats.byte_bound_evictions += s->stats.modules_evicted + s->stats.perf_maps_evicted - evicted;
 }
 
 /* A module grows as it is used (result cache, indexes, libdw's line tables and CFI): measure it
@@ -290,7 +308,7 @@ void symbolizer__module_measure(struct symbolizer *s, struct cached_module *m)
 		if (e)
 			module_history_measured(e, bytes, module_cap(s));
 	}
-	if (symbolizer__bytes_held(s) > s->config.max_module_bytes)
+	if (symbolizer__bytes_held(s) > s->byte_bound)
 		symbolizer__enforce_bounds(s, 0, m, NULL);
 }
 
@@ -663,7 +681,7 @@ static struct cached_module *open_module(struct symbolizer *s, pid_t pid, struct
 
 		m->tier = module_history_decide(e, started, &reason);
 		if (module_history_must_fit(e, started) &&
-		    elf_cost_add(symbolizer__bytes_held(s), e->bytes, 0) > s->config.max_module_bytes) {
+		    elf_cost_add(symbolizer__bytes_held(s), e->bytes, 0) > s->byte_bound) {
 			/* Twice out under pressure already: not again at another module's expense. */
 			s->stats.modules_not_admitted++;
 			*not_admitted = true;

@@ -84,7 +84,7 @@ static int jit_keep(struct symbolizer *s, struct sym_process *p, struct perf_map
 	s->nperf_maps++;
 	s->stats.perf_map_bytes = s->perf_map_bytes;
 	symbolizer__enforce_bounds(s, 0, NULL, p);
-	if (symbolizer__bytes_held(s) <= s->config.max_module_bytes)
+	if (symbolizer__bytes_held(s) <= s->byte_bound)
 		return 0;
 	symbolizer__jit_drop(s, p);
 	return -EFBIG;

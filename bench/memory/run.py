@@ -167,14 +167,15 @@ def run_case(args, case, tmp, collector):
     peak_kinds, peak_files, peak_smaps_rss = None, None, 0
     rss_series = []
     metrics = {}
-    end = time.monotonic() + args.seconds
+    started = time.monotonic()
+    end = started + args.seconds
     next_smaps = 0
     try:
         while time.monotonic() < end:
             if daemon.poll() is not None:
                 raise RuntimeError(f"otelprofd exited {daemon.returncode}: see {errlog.name}")
             st = status_kib(daemon.pid)
-            rss_series.append(st["VmRSS"])
+            rss_series.append((round(time.monotonic() - started, 2), st["VmRSS"]))
             if st["VmRSS"] > peak["VmRSS"]:
                 peak = st
             if time.monotonic() >= next_smaps:
@@ -201,7 +202,7 @@ def run_case(args, case, tmp, collector):
     kept = re.search(r"(\d+) samples kept, (\d+) dropped", text)
     row = dict(case=case, freq=freq, seconds=args.seconds, hwm_mib=final["VmHWM"] / 1024,
                maxrss_mib=usage.ru_maxrss / 1024, end_rss_mib=final["VmRSS"] / 1024,
-               tail_rss_mib=max(rss_series[len(rss_series) // 2:]) / 1024 if rss_series else 0,
+               tail_rss_mib=max(r for _, r in rss_series[len(rss_series) // 2:]) / 1024 if rss_series else 0,
                peak_anon_mib=peak.get("RssAnon", 0) / 1024, peak_file_mib=peak.get("RssFile", 0) / 1024,
                peak_shmem_mib=peak.get("RssShmem", 0) / 1024,
                kinds_mib={k: v / 1024 for k, v in (peak_kinds or {}).items()},
@@ -210,6 +211,8 @@ def run_case(args, case, tmp, collector):
                samples=int(kept.group(1)) if kept else None, dropped=int(kept.group(2)) if kept else None,
                exit=daemon.returncode, cpu_s=usage.ru_utime + usage.ru_stime)
     log(json.dumps(row))
+    # VmRSS every 0.25 s (seconds since start, MiB): in --json only, to see when the peak came.
+    row["rss_series"] = [(s, round(r / 1024, 1)) for s, r in rss_series]
     return row
 
 

@@ -38,6 +38,7 @@ static const struct option long_options[] = {
 	{ "interval-memory", required_argument, NULL, OPT_INTERVAL_MEMORY },
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "symbol-cache", required_argument, NULL, OPT_SYMBOL_CACHE },
+	{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
 	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-threshold", required_argument, NULL, OPT_OFF_CPU_THRESHOLD },
@@ -203,6 +204,7 @@ static void options_init(struct options *opts)
 		.ringbuf_kib = OPTIONS_DEFAULT_RINGBUF_KIB,
 		.stack_copy = OPTIONS_DEFAULT_STACK_COPY,
 		.symbol_cache = OPTIONS_DEFAULT_SYMBOL_CACHE,
+		.memory_limit = OPTIONS_DEFAULT_MEMORY_LIMIT,
 		.max_stacks = OPTIONS_DEFAULT_MAX_STACKS,
 		.max_samples = OPTIONS_DEFAULT_MAX_SAMPLES,
 		.interval_memory = OPTIONS_DEFAULT_INTERVAL_MEMORY,
@@ -339,6 +341,16 @@ static int apply_option(struct options *opts, int c, const char *arg, FILE *err)
 			return -EINVAL;
 		}
 		opts->symbol_cache = bytes;
+		break;
+	}
+	case OPT_MEMORY_LIMIT: {
+		size_t bytes;
+
+		if (parse_size(arg, &bytes) || (bytes && bytes < (1u << 20))) {
+			fprintf(err, "otelprofd: --memory-limit: '%s' is not 0 or a size of at least 1MiB\n", arg);
+			return -EINVAL;
+		}
+		opts->memory_limit = bytes;
 		break;
 	}
 	case OPT_INTERVAL_MEMORY: {
@@ -680,6 +692,8 @@ enum options_result options_parse(struct options *opts, int argc, char **argv, F
 		/* Its modules' source lines and inline frames are worth more memory for its few minutes. */
 		if (!set[OPT_SYMBOL_CACHE] && !line[OPT_SYMBOL_CACHE])
 			opts->symbol_cache = OPTIONS_AD_HOC_SYMBOL_CACHE;
+		if (!set[OPT_MEMORY_LIMIT] && !line[OPT_MEMORY_LIMIT])
+			opts->memory_limit = OPTIONS_AD_HOC_MEMORY_LIMIT;
 	}
 	/* Named processes' switches are few and cheap to take all, and a 5% sample of a few seconds of
 	 * one thread is too noisy to read; a host watched as a service keeps its sampled default. */

@@ -38,6 +38,8 @@ struct export_loop {
 	size_t queued;
 	bool stopping;
 	void (*encoded)(void);         /* called by the encoder after each profile is freed, or NULL */
+	void (*at_peak)(void);         /* called by the encoder with a profile and its requests both in
+					  memory, or NULL */
 	uint64_t intervals;
 	uint64_t dropped_too_large; /* samples of processes larger than max_message_size alone */
 	uint64_t dropped_unencoded; /* samples of profiles dropped while the encoder was behind */
@@ -130,6 +132,8 @@ static void encode(struct export_loop *l, const struct profile *p, uint64_t inte
 			 batch.dropped_resources, plural(batch.dropped_resources, "process", "processes"), batch.dropped_samples,
 			 plural(batch.dropped_samples, "sample", "samples"));
 	}
+	if (l->at_peak)
+		l->at_peak();
 	for (size_t i = 0; i < batch.nmessages; i++) {
 		/* The exporter owns the data from here. */
 		exporter_enqueue(l->exporter, batch.messages[i].data, batch.messages[i].len, batch.messages[i].nsamples);
@@ -168,9 +172,10 @@ static void *encoder_main(void *arg)
 	return NULL;
 }
 
-void export_loop_on_encoded(struct export_loop *l, void (*encoded)(void))
+void export_loop_on_encoded(struct export_loop *l, void (*encoded)(void), void (*at_peak)(void))
 {
 	l->encoded = encoded;
+	l->at_peak = at_peak;
 }
 
 /* Started at the first profile: an idle daemon holds no encoder stack. Signals blocked, as the

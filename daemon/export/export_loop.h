@@ -29,9 +29,10 @@ uint64_t export_loop_next_interval_ns(struct export_loop *l);
  * thread; logs the exporter's failures since the last interval. 0, or -EBUSY when the encoder is
  * still on two profiles (p dropped, counted), or -errno. */
 int export_loop_submit(struct export_loop *l, struct profile *p);
-/* encoded() runs on the encoder thread after each profile is encoded and freed (memory handed back).
- * Set before the first export_loop_submit(). */
-void export_loop_on_encoded(struct export_loop *l, void (*encoded)(void));
+/* encoded() runs on the encoder thread after each profile is encoded and freed (memory handed back);
+ * at_peak() (NULL: none) once it is encoded, its requests made and the profile not yet freed: the
+ * export's high point of memory. Set before the first export_loop_submit(). */
+void export_loop_on_encoded(struct export_loop *l, void (*encoded)(void), void (*at_peak)(void));
 /* The exporter's counters now, and the samples dropped before any request held them: a process over
  * the size cap alone, a profile the encoder had no room for. */
 void export_loop_stats(struct export_loop *l, struct exporter_stats *stats, uint64_t *dropped_unsent);

@@ -265,6 +265,10 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		G("symbolizer_module_bytes", "bytes the cached modules account for", NULL, y->module_bytes),
 		C("symbolizer_module_bytes_over_total", "times only the module in use was left over the byte bound",
 		  NULL, y->module_bytes_over),
+		G("symbolizer_module_byte_bound", "bytes the symbol cache is kept under now: --symbol-cache, or less "
+		  "under --memory-limit", NULL, y->module_byte_bound),
+		C("symbolizer_byte_bound_evictions_total", "modules and perf maps evicted at once because "
+		  "--memory-limit lowered the symbol cache's bound", NULL, y->byte_bound_evictions),
 		G("symbolizer_files_kept", "files kept open for mappings whose module was evicted or not opened yet",
 		  NULL, y->files_kept),
 		C("symbolizer_files_kept_dropped_total", "such files not kept (bound reached): opened through /proc "
@@ -386,6 +390,14 @@ static size_t collect(const struct self_metrics *m, struct series *s, size_t max
 		C("cpu_seconds_total", "otelprofd's own user and system CPU time", NULL, m->cpu_seconds),
 		G("resident_memory_bytes", "otelprofd's resident memory", NULL, m->rss_bytes),
 		G("resident_memory_peak_bytes", "otelprofd's peak resident memory", NULL, m->peak_rss_bytes),
+		G("memory_limit_bytes", "--memory-limit: resident memory the symbol cache is shrunk to keep "
+		  "otelprofd under (0: none)", NULL, m->memory.limit),
+		C("memory_limit_over_total", "checks (one a second) that found otelprofd's resident memory over "
+		  "--memory-limit", NULL, m->memory.checks_over),
+		G("memory_limit_interval_bytes", "--memory-limit: the bytes an export interval may hold now "
+		  "(--interval-memory, or less while the limit is not kept)", NULL, m->memory.interval_budget),
+		C("memory_limit_intervals_shrunk_total", "times --memory-limit halved the bytes an export interval "
+		  "may hold (the symbol cache at its floor and the limit still not kept)", NULL, m->memory.intervals_shrunk),
 		G("heap_bytes", "the C library allocator's bytes: given out (in_use) and held free in its arenas (free)",
 		  "state=\"in_use\"", m->heap_in_use_bytes),
 		G("heap_bytes", NULL, "state=\"free\"", m->heap_free_bytes),

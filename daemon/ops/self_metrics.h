@@ -18,6 +18,7 @@
 #include "process/trace_table.h"
 #include "records.h"
 #include "ops/cpu_ceiling.h"
+#include "ops/memory_limit.h"
 #include "symbolizer.h"
 #include "sampling/alloc_probes.h"
 #include "sampling/heap.h"
@@ -50,6 +51,7 @@ struct self_metrics {
 					     two looks at signals and the deadline), those over
 					     LOOP_TURN_BOUND_MS, how many in each range of time */
 	struct cpu_ceiling ceiling;       /* --max-cpu: ceiling, level, last window's CPU */
+	struct memory_limit memory;       /* --memory-limit: the limit, checks over it */
 	struct agg_counters aggregate;
 	struct symbolizer_stats symbolizer;
 	struct process_table_counters processes;

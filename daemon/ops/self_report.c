@@ -47,6 +47,8 @@ void self_report_collect(const struct self_sources *src, struct self_metrics *m)
 		m->loop_turns = *src->turns;
 	if (src->ceiling)
 		m->ceiling = *src->ceiling;
+	if (src->memory)
+		m->memory = *src->memory;
 	m->aggregate = *aggregate_counters(src->agg);
 	m->symbolizer = *symbolizer_stats(src->sym);
 	m->processes = *process_table_counters(src->processes);
@@ -329,6 +331,13 @@ void self_report_log_counters(const struct self_sources *src)
 		  ss->files_kept_dropped, (double)ss->module_open_ns_total / 1e6,
 		  (double)ss->module_index_ns_total / 1e6, ss->module_index_builds_at_lookup,
 		  (double)ss->module_open_ns_max / 1e6, (double)ss->module_open_bytes_max / (1 << 20));
+	if (m.memory.limit)
+		log_debug("memory limit %.1f MiB: %" PRIu64 " of %" PRIu64 " checks over it (%.1f MiB resident at the last); "
+			  "symbol cache kept under %.1f MiB, %" PRIu64 " times lowered, %" PRIu64 " modules and perf maps "
+			  "evicted for it; intervals end at %.1f MiB (%" PRIu64 " times halved)", (double)m.memory.limit / (1 << 20),
+			  m.memory.checks_over, m.memory.checks, (double)m.memory.rss / (1 << 20),
+			  (double)ss->module_byte_bound / (1 << 20), m.memory.lowered, ss->byte_bound_evictions,
+			  (double)m.memory.interval_budget / (1 << 20), m.memory.intervals_shrunk);
 	if (ss->cu_builds || ss->cus_prebuilt)
 		log_debug("compile units: %" PRIu64 " built by their module's open (%.1f ms of CPU); %" PRIu64 " first "
 			  "lookups (function index, line program) took %.1f ms (%.1f ms of CPU) in all, %.2f ms (%.2f ms of "

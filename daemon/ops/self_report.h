@@ -45,6 +45,7 @@ struct self_sources {
 	struct off_cpu *off_cpu;         /* NULL without --off-cpu */
 	struct jvm_attacher *jvm;        /* NULL with --no-jvm-attach */
 	const struct cpu_ceiling *ceiling; /* --max-cpu's state, or NULL */
+	const struct memory_limit *memory; /* --memory-limit's state, or NULL */
 	struct heap *heap;               /* NULL without --alloc */
 	struct alloc_probes *alloc_probes; /* NULL without --alloc */
 	const struct loop_turns *turns;  /* the event loop's turns timed, or NULL (none yet) */
