@@ -100,9 +100,6 @@ int kallsyms_cache_key_read(struct kallsyms_cache_key *key, const char *kallsyms
 	return 0;
 }
 
-/* The names' pool ends a name, the modules' names are within it. The entries are checked as they
- * are used (kallsyms_lookup() bounds each one it returns): checking them all here would touch all
- * 2 MiB of them, which a run that names a few hundred kernel functions never needs. */
 /* len bytes at off of fd into buf: true when all were read. */
 static bool pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
